@@ -1,0 +1,5 @@
+import sys
+
+from subguard.cli import main
+
+sys.exit(main())

@@ -1,0 +1,48 @@
+"""Helpers shared by the subcommands: config loading, scanning several roots, stats."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional, Sequence
+
+import click
+
+from subguard.config import Config, ConfigError, load_config
+from subguard.scan import ScanResult, scan_repo
+
+
+def load_or_fail(config_file: Optional[str], paths: Sequence[str]) -> Config:
+    start = Path(paths[0]) if paths else Path.cwd()
+    try:
+        return load_config(Path(config_file) if config_file else None, start)
+    except ConfigError as exc:
+        raise click.UsageError(str(exc)) from None
+
+
+def scan_paths(paths: Sequence[str], config: Config) -> list[ScanResult]:
+    """Scan each root; a missing path is a usage error (exit 2)."""
+    missing = [p for p in paths if not Path(p).exists()]
+    if missing:
+        raise click.UsageError(f"path does not exist: {missing[0]}")
+    return [scan_repo(Path(p), config) for p in paths]
+
+
+def stats_text(results: Sequence[ScanResult]) -> str:
+    """Files parsed / skipped / failed, and the reasons, grouped."""
+    lines: list[str] = []
+    totals = {"parsed": 0, "skipped": 0, "failed": 0}
+    reasons: dict[tuple[str, str], int] = {}
+    for res in results:
+        for rec in res.files:
+            totals[rec.status.value] += 1
+            if rec.reason:
+                key = (rec.status.value, rec.reason)
+                reasons[key] = reasons.get(key, 0) + 1
+    total = sum(totals.values())
+    lines.append(f"files: {total} discovered, {totals['parsed']} parsed, {totals['skipped']} skipped, {totals['failed']} failed")
+    for (status, reason), n in sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0])):
+        lines.append(f"  {status:7} {n:6}  {reason}")
+    failed = [(r.path, r.reason) for res in results for r in res.files if r.status.value == "failed"]
+    for path, reason in failed[:50]:
+        lines.append(f"  failed: {path}: {reason}")
+    return "\n".join(lines)

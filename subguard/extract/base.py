@@ -1,0 +1,72 @@
+"""The extractor contract: what a scan hands an extractor and what it gets back."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Optional, Protocol, Sequence, TypeVar
+
+from subguard.config import Config
+from subguard.model import Consumer, Deployment, FileRecord, Finding
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    """One file of a repo, read once. `path` is POSIX and relative to the repo root."""
+
+    path: str
+    data: bytes
+
+    def text(self) -> str:
+        """Decode as UTF-8 (with BOM); raises UnicodeDecodeError for other encodings."""
+        return self.data.decode("utf-8-sig")
+
+
+T = TypeVar("T")
+
+
+def no_memo(extractor: str, path: str, data: bytes, compute: Callable[[], T]) -> T:
+    """The default per-file memo: no cache, just compute."""
+    return compute()
+
+
+@dataclass(frozen=True)
+class RepoContext:
+    """Everything an extractor may know about the repo besides its own files.
+
+    `read(path)` loads another file of the repo on demand (for example a constants module that the
+    prefilter skipped); it returns None when the path is not part of the scan or cannot be read.
+    `prior` holds the results of the extractors that ran before this one, by name.
+    `memo(extractor, path, data, compute)` returns `compute()` for one file's per-file parse, possibly
+    from the content cache: extractors put their pure per-file work (parse -> picklable facts)
+    behind it and do the cross-file linking outside it.
+    """
+
+    root: str
+    repo: str
+    config: Config
+    paths: frozenset[str]
+    read: Callable[[str], Optional[bytes]]
+    prior: Mapping[str, "ExtractResult"] = field(default_factory=dict)
+    memo: Callable[[str, str, bytes, Callable[[], Any]], Any] = no_memo
+
+
+@dataclass(frozen=True)
+class ExtractResult:
+    """An extractor's output for one repo. `files` has one record per file it was given or loaded."""
+
+    consumers: tuple[Consumer, ...] = ()
+    deployments: tuple[Deployment, ...] = ()
+    files: tuple[FileRecord, ...] = ()
+    findings: tuple[Finding, ...] = ()
+    facts: Mapping[str, Any] = field(default_factory=dict)
+
+
+class Extractor(Protocol):
+    """One source kind. `claims` picks files by path; `needles` is the byte prefilter (empty: all)."""
+
+    name: str
+    needles: tuple[bytes, ...]
+
+    def claims(self, path: str) -> bool: ...
+
+    def extract(self, files: Sequence[SourceFile], repo: RepoContext) -> ExtractResult: ...

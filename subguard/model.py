@@ -1,0 +1,255 @@
+"""Immutable records shared by every stage: extractors produce them, rules and reporters read them."""
+
+from __future__ import annotations
+
+import hashlib
+from enum import Enum
+from typing import Any, Optional
+
+from pydantic import BaseModel, ConfigDict
+
+
+class Record(BaseModel):
+    """Base of every record: frozen, no unknown fields."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Location(Record):
+    """A place in a scanned file. `path` is POSIX and relative to the scanned root; line/column 1-based."""
+
+    path: str
+    line: int = 1
+    column: int = 1
+    end_line: Optional[int] = None
+    end_column: Optional[int] = None
+    repo: str = ""
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}:{self.column}"
+
+
+class Resolution(str, Enum):
+    """How a value was obtained. Anything not statically known is DYNAMIC (unknown, never guessed)."""
+
+    LITERAL = "literal"
+    CONSTANT = "constant"  # module/class constant in the same file
+    IMPORTED_CONSTANT = "imported_constant"  # constant from another file of the same repo
+    PLACEHOLDER = "placeholder"  # Spring ${key} / ${key:default} resolved against config
+    ENV_DEFAULT = "env_default"  # os.getenv("X", "default"): the default, env var name in `detail`
+    DEFAULT = "default"  # not written anywhere: the client library's default applies
+    DYNAMIC = "dynamic"  # unknown; `detail` says why
+
+
+class Value(Record):
+    """A possibly-unknown string value with its provenance.
+
+    `value` is None exactly when the value is unknown (resolution DYNAMIC, or a placeholder without
+    a value); `detail` then says why. For known values `detail` names the source (constant name,
+    env var, placeholder key) when there is one.
+    """
+
+    value: Optional[str] = None
+    resolution: Resolution = Resolution.LITERAL
+    detail: str = ""
+    location: Optional[Location] = None
+
+    @property
+    def known(self) -> bool:
+        return self.value is not None
+
+    @classmethod
+    def literal(cls, value: str, location: Optional[Location] = None) -> "Value":
+        return cls(value=value, resolution=Resolution.LITERAL, location=location)
+
+    @classmethod
+    def default(cls, value: str, detail: str = "client default") -> "Value":
+        return cls(value=value, resolution=Resolution.DEFAULT, detail=detail)
+
+    @classmethod
+    def unknown(cls, reason: str, location: Optional[Location] = None) -> "Value":
+        return cls(value=None, resolution=Resolution.DYNAMIC, detail=reason, location=location)
+
+
+class ExpressionType(str, Enum):
+    TAG = "TAG"
+    SQL92 = "SQL92"
+
+
+class MessageModel(str, Enum):
+    CLUSTERING = "CLUSTERING"
+    BROADCASTING = "BROADCASTING"
+
+
+class ConsumeMode(str, Enum):
+    CONCURRENTLY = "CONCURRENTLY"
+    ORDERLY = "ORDERLY"
+
+
+class ClientFamily(str, Enum):
+    """Which client library and API declared the consumer; decides filtering and id semantics."""
+
+    JAVA_PUSH_4X = "java-push-4x"  # DefaultMQPushConsumer (remoting, 4.x and 5.x)
+    JAVA_LITE_PULL = "java-lite-pull"  # DefaultLitePullConsumer
+    JAVA_PULL = "java-pull"  # DefaultMQPullConsumer
+    JAVA_5X = "java-5x"  # gRPC PushConsumer/SimpleConsumer builders
+    SPRING_LISTENER = "spring-listener"  # rocketmq-spring @RocketMQMessageListener (push underneath)
+    SPRING_LITE_PULL = "spring-lite-pull"  # rocketmq-spring rocketmq.pull-consumer.* bean
+    SPRING_5X = "spring-5x"  # rocketmq-v5-client-spring-boot
+    SPRING_CLOUD_STREAM = "spring-cloud-stream"  # SCA binder (push underneath)
+    PYTHON_NATIVE_4X = "python-native-4x"  # rocketmq-client-python 2.x (C++ core)
+    PYTHON_ROCKETMQ_04 = "python-rocketmq-0.4"  # PyPI rocketmq 0.4.x (C++ core)
+    PYTHON_GRPC_5X = "python-grpc-5x"  # rocketmq-python-client 5.x
+
+
+# Families whose pulls carry their own expression (broker filters with it, not the group table).
+OWN_EXPRESSION_FAMILIES = frozenset(
+    {
+        ClientFamily.JAVA_LITE_PULL,
+        ClientFamily.JAVA_PULL,
+        ClientFamily.SPRING_LITE_PULL,
+        ClientFamily.PYTHON_NATIVE_4X,
+        ClientFamily.PYTHON_ROCKETMQ_04,
+    }
+)
+# gRPC / pop consumers: per-request filter with group-shared progress.
+POP_FAMILIES = frozenset({ClientFamily.JAVA_5X, ClientFamily.SPRING_5X, ClientFamily.PYTHON_GRPC_5X})
+# C++-core clients: heartbeat codeSet computed with atoi (0 for non-numeric tags).
+CPP_FAMILIES = frozenset({ClientFamily.PYTHON_NATIVE_4X, ClientFamily.PYTHON_ROCKETMQ_04})
+
+
+class Subscription(Record):
+    """One `subscribe(topic, expression)` as declared.
+
+    `expression` is exactly as written (untrimmed). `tags` is the broker's parse, order kept as
+    written, duplicates dropped; empty for `*`, SQL92, or an unknown expression.
+    """
+
+    topic: Value
+    expression: Value
+    expression_type: ExpressionType = ExpressionType.TAG
+    tags: tuple[str, ...] = ()
+    location: Location
+
+
+class Consumer(Record):
+    """One consumer instance as declared in code or config."""
+
+    consumer_id: str
+    group: Value
+    subscriptions: tuple[Subscription, ...] = ()
+    # earlier subscribe() calls of a topic that a later call on the same consumer overwrote
+    overridden: tuple[Subscription, ...] = ()
+    message_model: Value = Value.default(MessageModel.CLUSTERING.value)
+    consume_mode: Value = Value.default(ConsumeMode.CONCURRENTLY.value)
+    client: ClientFamily
+    service: str = ""
+    environment: str = ""
+    repo: str = ""
+    name_server: Optional[Value] = None
+    namespace: Optional[Value] = None
+    instance_name: Optional[Value] = None
+    client_ip: Optional[Value] = None
+    consume_from_where: Optional[Value] = None
+    location: Location
+    notes: tuple[str, ...] = ()
+
+    @property
+    def model(self) -> Optional[str]:
+        return self.message_model.value
+
+
+class Mount(Record):
+    """A volume mount of a container; `persistent` is None when the volume kind is not known."""
+
+    path: str
+    volume: str = ""
+    volume_kind: str = ""  # persistentVolumeClaim, emptyDir, hostPath, named, bind, image-volume, ...
+    persistent: Optional[bool] = None
+
+
+class Deployment(Record):
+    """What a manifest says about how a service runs."""
+
+    deployment_id: str
+    service: str
+    kind: str  # Deployment, StatefulSet, DaemonSet, Job, CronJob, Pod, compose, Dockerfile, helm-values
+    name: str = ""
+    namespace: str = ""
+    environment: str = ""
+    repo: str = ""
+    container: bool = True
+    image: str = ""
+    labels: tuple[tuple[str, str], ...] = ()
+    jvm_options: tuple[tuple[str, str], ...] = ()  # -Dkey=value, in order
+    env: tuple[tuple[str, str], ...] = ()
+    mounts: tuple[Mount, ...] = ()
+    instance_name: Optional[Value] = None
+    client_ip: Optional[Value] = None
+    replicas: Optional[int] = None
+    location: Location
+    notes: tuple[str, ...] = ()
+
+    def jvm_option(self, key: str) -> Optional[str]:
+        found = [v for k, v in self.jvm_options if k == key]
+        return found[-1] if found else None
+
+
+class Severity(str, Enum):
+    ERROR = "error"
+    WARNING = "warning"
+    NOTE = "note"
+
+    @property
+    def rank(self) -> int:
+        return {"error": 3, "warning": 2, "note": 1}[self.value]
+
+
+class Related(Record):
+    location: Location
+    message: str = ""
+
+
+class Suppression(Record):
+    kind: str  # inline | config | baseline
+    reason: str = ""
+    location: Optional[Location] = None
+
+
+class Finding(Record):
+    """A rule's verdict on one subject. The fingerprint never contains line numbers."""
+
+    rule: str
+    severity: Severity
+    message: str
+    location: Location
+    related: tuple[Related, ...] = ()
+    group: str = ""
+    topic: str = ""
+    fingerprint: str = ""
+    suppressed: Optional[Suppression] = None
+    impact: str = ""
+    properties: tuple[tuple[str, Any], ...] = ()
+
+
+def fingerprint(*parts: str) -> str:
+    """Stable, line-free fingerprint from identifying parts (rule id, group, topic, path, ...)."""
+    digest = hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()
+    return digest[:32]
+
+
+class FileStatus(str, Enum):
+    PARSED = "parsed"
+    SKIPPED = "skipped"
+    FAILED = "failed"
+
+
+class FileRecord(Record):
+    """What happened to one discovered file: exactly one status, with a reason unless parsed."""
+
+    path: str
+    status: FileStatus
+    reason: str = ""
+    extractor: str = ""
+    repo: str = ""
+    size: int = 0
