@@ -253,3 +253,23 @@ class FileRecord(Record):
     extractor: str = ""
     repo: str = ""
     size: int = 0
+
+
+class RuleDoc(Record):
+    """A rule's identity and documentation, from its policy file: what reporters and `explain` show."""
+
+    id: str
+    name: str
+    severity: Severity
+    scope: str
+    summary: str = ""  # one line (SARIF shortDescription)
+    what: str = ""  # "What it does"
+    why: str = ""  # "Why is this bad?"
+    example: str = ""
+    instead: str = ""  # "Use instead"
+    references: tuple[str, ...] = ()
+    source: str = ""  # the policy file it came from
+
+    @property
+    def help_uri(self) -> str:
+        return f"https://subguard.dev/rules/{self.id}-{self.name}"
