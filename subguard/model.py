@@ -269,7 +269,3 @@ class RuleDoc(Record):
     instead: str = ""  # "Use instead"
     references: tuple[str, ...] = ()
     source: str = ""  # the policy file it came from
-
-    @property
-    def help_uri(self) -> str:
-        return f"https://subguard.dev/rules/{self.id}-{self.name}"
