@@ -33,6 +33,7 @@ class Candidate:
     abspath: str
     size: int
     data: Optional[bytes] = None  # content already in memory (Spark's binaryFile rows); else read abspath
+    mtime_ns: int = 0
 
 
 @dataclass(frozen=True)
@@ -102,7 +103,7 @@ def classify(root: Path, rel: str, max_size: int) -> tuple[Optional[Candidate], 
             path=rel, status=FileStatus.SKIPPED, size=st.st_size,
             reason=f"larger than the size limit ({st.st_size} > {max_size} bytes)",
         )
-    return Candidate(rel, str(full), st.st_size), None
+    return Candidate(rel, str(full), st.st_size, mtime_ns=st.st_mtime_ns), None
 
 
 def discover(root: Path, exclude_dirs: frozenset[str] = DEFAULT_EXCLUDE_DIRS, max_size: int = DEFAULT_MAX_FILE_SIZE) -> Discovery:

@@ -6,15 +6,18 @@ so one repo gives the same records everywhere.
 
 from __future__ import annotations
 
+import hashlib
+import sys
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional, Sequence
 
+from subguard.cache import ContentCache, namespace
 from subguard.config import Config
 from subguard.discover import Candidate, discover, read_limited
 from subguard.extract import load_extractors
-from subguard.extract.base import Extractor, ExtractResult, RepoContext, SourceFile
+from subguard.extract.base import Extractor, ExtractResult, RepoContext, SourceFile, no_memo
 from subguard.model import Consumer, Deployment, FileRecord, FileStatus, Finding
 from subguard.service import attribute
 
@@ -62,8 +65,41 @@ def scan_files(
     skipped: Sequence[FileRecord],
     config: Config,
     extractors: Optional[Sequence[Extractor]] = None,
+    cache: Optional[ContentCache] = None,
 ) -> ScanResult:
-    """Run the extractors over already-discovered files of one repo."""
+    """Run the extractors over already-discovered files of one repo (reusing `cache` when given)."""
+    manifest = _manifest(repo, candidates, skipped) if cache is not None else ""
+    if cache is not None and manifest:
+        cached = cache.result(manifest)
+        if isinstance(cached, ScanResult) and cached.root == root:
+            return cached
+    result = _scan_files(root, repo, candidates, skipped, config, extractors, cache)
+    if cache is not None and manifest:
+        cache.store_result(manifest, result)
+    return result
+
+
+def _manifest(repo: str, candidates: Sequence[Candidate], skipped: Sequence[FileRecord]) -> str:
+    """Hash of every file's path, size and mtime; "" when a file has no mtime (in-memory content)."""
+    h = hashlib.sha256(repo.encode())
+    for c in candidates:
+        if not c.mtime_ns or c.data is not None:
+            return ""
+        h.update(f"\0{c.path}\0{c.size}\0{c.mtime_ns}".encode("utf-8", "surrogateescape"))
+    for r in skipped:
+        h.update(f"\1{r.path}\0{r.reason}".encode("utf-8", "surrogateescape"))
+    return h.hexdigest()
+
+
+def _scan_files(
+    root: str,
+    repo: str,
+    candidates: Sequence[Candidate],
+    skipped: Sequence[FileRecord],
+    config: Config,
+    extractors: Optional[Sequence[Extractor]],
+    cache: Optional[ContentCache],
+) -> ScanResult:
     extractors = list(extractors) if extractors is not None else load_extractors()
     records: dict[str, FileRecord] = {r.path: r.model_copy(update={"repo": repo}) for r in skipped}
     by_path = {c.path: c for c in candidates}
@@ -73,6 +109,11 @@ def scan_files(
         if ex is None:
             records[cand.path] = FileRecord(path=cand.path, status=FileStatus.SKIPPED, reason=NO_EXTRACTOR, repo=repo, size=cand.size)
             continue
+        if cache is not None and cache.needle_hit(cand.path, cand.size, cand.mtime_ns) is False and ex.needles:
+            records[cand.path] = FileRecord(
+                path=cand.path, status=FileStatus.SKIPPED, reason=NO_REFERENCE, extractor=ex.name, repo=repo, size=cand.size
+            )
+            continue
         try:
             data = _load(cand, config.max_file_size)
         except OSError as exc:
@@ -81,7 +122,10 @@ def scan_files(
                 extractor=ex.name, repo=repo, size=cand.size,
             )
             continue
-        if ex.needles and not any(n in data for n in ex.needles):
+        hit = not ex.needles or any(n in data for n in ex.needles)
+        if cache is not None:
+            cache.record_needle(cand.path, cand.size, cand.mtime_ns, hit)
+        if not hit:
             records[cand.path] = FileRecord(
                 path=cand.path, status=FileStatus.SKIPPED, reason=NO_REFERENCE, extractor=ex.name, repo=repo, size=cand.size
             )
@@ -103,9 +147,10 @@ def scan_files(
     findings: list[Finding] = []
     facts: dict[str, object] = {}
     paths = frozenset(by_path)
+    memo = cache.memo if cache is not None and cache.enabled else no_memo
     for ex in extractors:
         files = chosen[ex.name]
-        ctx = RepoContext(root=root, repo=repo, config=config, paths=paths, read=read, prior=dict(prior))
+        ctx = RepoContext(root=root, repo=repo, config=config, paths=paths, read=read, prior=dict(prior), memo=memo)
         try:
             result = ex.extract(files, ctx)
         except Exception as exc:  # an extractor bug must not lose the other files
@@ -136,8 +181,33 @@ def scan_files(
     )
 
 
-def scan_repo(path: Path, config: Config, repo: Optional[str] = None, extractors: Optional[Sequence[Extractor]] = None) -> ScanResult:
-    """Discover and extract one scan root (a directory, or a single file)."""
+def open_cache(root: Path, config: Config, key: str = "") -> ContentCache:
+    """The content cache of a scan root: `cache-dir` from config, else `<root>/.subguard_cache`."""
+    from subguard import __version__
+
+    directory = Path(config.cache_dir) if config.cache_dir else root / ".subguard_cache"
+    if not directory.is_absolute():
+        directory = root / directory
+    ns = namespace(__version__, config.model_dump_json(), key)
+    return ContentCache(directory, ns, lambda msg: print(msg, file=sys.stderr))
+
+
+def scan_repo(
+    path: Path,
+    config: Config,
+    repo: Optional[str] = None,
+    extractors: Optional[Sequence[Extractor]] = None,
+    cache_key: Optional[str] = None,
+) -> ScanResult:
+    """Discover and extract one scan root (a directory, or a single file).
+
+    With `cache_key` (anything that must invalidate the cache besides version and config, such as a
+    hash of the policy set), a directory root uses the content cache.
+    """
     found = discover(path, max_size=config.max_file_size)
     name = repo if repo is not None else Path(found.root).name
-    return scan_files(found.root, name, found.candidates, found.skipped, config, extractors)
+    cache = open_cache(Path(found.root), config, cache_key) if cache_key is not None and path.is_dir() else None
+    result = scan_files(found.root, name, found.candidates, found.skipped, config, extractors, cache)
+    if cache is not None:
+        cache.save()
+    return result

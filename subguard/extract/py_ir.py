@@ -1,0 +1,228 @@
+"""Picklable facts of one Python module: a tiny value IR plus the consumer-related events.
+
+The per-file parse (`py_parse`) turns source into these records; the per-repo link step
+(`py_link`) resolves them. Nothing here refers to a libcst node, so facts can be cached.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional, Union
+
+Scalar = Union[str, int, float, bool, None]
+
+
+@dataclass(frozen=True)
+class Loc:
+    """A span in the module: 1-based line and column."""
+
+    line: int
+    column: int
+    end_line: int = 0
+    end_column: int = 0
+
+
+NOWHERE = Loc(1, 1)
+
+
+# ---- value IR ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Lit:
+    """A literal scalar (str, int, float, bool, None)."""
+
+    value: Scalar
+
+
+@dataclass(frozen=True)
+class Glob:
+    """A module-level name of this module (constant, class, function or import alias)."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class Local:
+    """A local variable of function `scope`, read at `at` (the latest earlier assignment wins)."""
+
+    scope: str
+    name: str
+    at: tuple[int, int]
+
+
+@dataclass(frozen=True)
+class Param:
+    """A parameter of function `func` (qualified inside the module, e.g. `Worker.__init__`)."""
+
+    func: str
+    name: str
+
+
+@dataclass(frozen=True)
+class Imp:
+    """An imported dotted name, relative ones keep their leading dots (`.config.GROUP`)."""
+
+    dotted: str
+
+
+@dataclass(frozen=True)
+class Star:
+    """A name that only a star import can bind; `modules` are the star-imported modules."""
+
+    name: str
+    modules: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class AttrOf:
+    """`base.attr` where base is not an import (a class constant, an object)."""
+
+    base: "IR"
+    attr: str
+
+
+@dataclass(frozen=True)
+class SelfAttr:
+    """`self.attr` inside a method of class `cls` (module-qualified class name)."""
+
+    cls: str
+    attr: str
+
+
+@dataclass(frozen=True)
+class Concat:
+    """String concatenation: `a + b`, f-strings, `"%s" % x`, `"{}".format(x)`."""
+
+    parts: tuple["IR", ...]
+
+
+@dataclass(frozen=True)
+class Env:
+    """`os.getenv(var, default)` / `os.environ.get(var, default)` / `os.environ[var]`."""
+
+    var: "IR"
+    default: Optional["IR"]
+
+
+@dataclass(frozen=True)
+class CallIR:
+    """A call of a known or unknown callable; `func` is its dotted name as written/imported."""
+
+    func: "IR"
+    args: tuple["IR", ...] = ()
+    kwargs: tuple[tuple[str, "IR"], ...] = ()
+    arg_locs: tuple[Loc, ...] = ()
+    loc: Loc = NOWHERE
+
+
+@dataclass(frozen=True)
+class DictIR:
+    """A dict display; `locs` are the key locations."""
+
+    keys: tuple["IR", ...]
+    values: tuple["IR", ...]
+    locs: tuple[Loc, ...]
+
+
+@dataclass(frozen=True)
+class Subscript:
+    """`base[index]` (a constant dict or list lookup)."""
+
+    base: "IR"
+    index: "IR"
+
+
+@dataclass(frozen=True)
+class Dyn:
+    """Statically unknown; `reason` says why."""
+
+    reason: str
+
+
+IR = Union[Lit, Glob, Local, Param, Imp, Star, AttrOf, SelfAttr, Concat, Env, CallIR, DictIR, Subscript, Dyn]
+
+
+# ---- consumer facts ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Construct:
+    """A consumer class instantiated: `PushConsumer(...)`, `SimpleConsumer(...)`.
+
+    `key` is the binding it is stored in (`main:consumer`, `Worker.consumer`, `consumer`) or
+    "" when it is not stored; `scope` is the enclosing function ("" at module level).
+    """
+
+    index: int
+    qualname: str
+    key: str
+    scope: str
+    call: CallIR
+    order: tuple[int, int]
+
+
+@dataclass(frozen=True)
+class MethodCall:
+    """`<receiver>.method(...)`; `key` is the receiver's binding, or `#<construct index>` for a chain."""
+
+    key: str
+    method: str
+    call: CallIR
+    order: tuple[int, int]
+
+
+@dataclass(frozen=True)
+class FuncCall:
+    """A call of a repo function or class, recorded for factory linking.
+
+    `target` is how the callee is named (Glob / Imp / AttrOf), `key` the binding the result goes to.
+    """
+
+    target: IR
+    call: CallIR
+    key: str
+    scope: str
+    order: tuple[int, int]
+
+
+@dataclass(frozen=True)
+class Function:
+    """A function or method of the module: its parameters (without self) and defaults."""
+
+    qualname: str
+    params: tuple[str, ...]
+    defaults: tuple[tuple[str, IR], ...] = ()
+    returns: tuple[str, ...] = ()  # binding keys / `#<construct index>` it returns
+    is_method: bool = False
+
+
+@dataclass(frozen=True)
+class ModuleFacts:
+    """Everything the link step needs from one module."""
+
+    path: str
+    imports: tuple[tuple[str, str], ...] = ()  # local alias -> dotted (module-level)
+    star_imports: tuple[str, ...] = ()
+    globals: tuple[tuple[str, IR], ...] = ()  # module-level single-assignment names
+    classes: tuple[tuple[str, tuple[tuple[str, IR], ...]], ...] = ()  # class -> class attributes
+    instance_attrs: tuple[tuple[str, tuple[IR, ...]], ...] = ()  # "Cls.attr" -> assigned values
+    locals: tuple[tuple[str, tuple[tuple[tuple[int, int], IR], ...]], ...] = ()  # "scope:name" -> (pos, value)
+    functions: tuple[Function, ...] = ()
+    defs: tuple[str, ...] = ()  # top-level function and class names
+    constructs: tuple[Construct, ...] = ()
+    methods: tuple[MethodCall, ...] = ()
+    calls: tuple[FuncCall, ...] = ()
+    evidence: frozenset[str] = field(default_factory=frozenset)  # names hinting at the client package
+    full: bool = True  # False for the light (constants-only) parse
+
+
+@dataclass(frozen=True)
+class Failure:
+    """A file that could not be parsed: `status` is "failed" or "skipped"."""
+
+    status: str
+    reason: str
+
+
+ParseOutcome = Union[ModuleFacts, Failure]

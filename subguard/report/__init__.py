@@ -1,0 +1,134 @@
+"""Reporters: one module per output format, all with the same signature, chosen through `FORMATS`.
+
+A renderer is a pure function `render(findings, docs, ctx) -> str`. It sees suppressed findings too
+(marked `suppressed`) and decides how to show them; it never filters by severity or rule.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Mapping, Protocol, Sequence
+
+from subguard import __version__
+from subguard.model import Finding, Location, RuleDoc, Severity
+
+# format name -> "module:function" (explicit registry; a format's module loads only when used)
+FORMATS: dict[str, str] = {
+    "text": "subguard.report.text:render",
+    "json": "subguard.report.json_report:render",
+    "sarif": "subguard.report.sarif:render",
+    "github": "subguard.report.github:render",
+    "markdown": "subguard.report.markdown:render",
+}
+
+
+@dataclass(frozen=True)
+class Root:
+    """A scan root: the repo name findings carry in `Location.repo` and its absolute directory."""
+
+    repo: str
+    path: str
+
+
+@dataclass(frozen=True)
+class ReportContext:
+    """What a renderer may know besides the findings.
+
+    `roots` maps findings back to files; `workdir` is where paths are shown relative to (the
+    current directory, so `file=` in annotations and SARIF URIs resolve from a repo checkout).
+    """
+
+    version: str = __version__
+    roots: tuple[Root, ...] = ()
+    workdir: str = ""
+    parsed: int = 0
+    skipped: int = 0
+    failed: int = 0
+    color: bool = False
+
+    @property
+    def files(self) -> int:
+        return self.parsed + self.skipped + self.failed
+
+
+class Renderer(Protocol):
+    def __call__(self, findings: Sequence[Finding], docs: Mapping[str, RuleDoc], ctx: ReportContext) -> str: ...
+
+
+def get_renderer(name: str) -> Renderer:
+    """The render function of a registered format; KeyError names the unknown format."""
+    module, _, attr = FORMATS[name].partition(":")
+    fn: Renderer = getattr(importlib.import_module(module), attr)
+    return fn
+
+
+def render(name: str, findings: Sequence[Finding], docs: Mapping[str, RuleDoc], ctx: ReportContext) -> str:
+    return get_renderer(name)(findings, docs, ctx)
+
+
+def root_of(location: Location, ctx: ReportContext) -> Root | None:
+    """The scan root a location belongs to (by repo name; the first root when the repo is not set)."""
+    for root in ctx.roots:
+        if root.repo == location.repo:
+            return root
+    return ctx.roots[0] if ctx.roots else None
+
+
+def root_prefix(root: Root | None, ctx: ReportContext) -> str | None:
+    """POSIX path of a root relative to the workdir ('' for the workdir itself); None when outside it."""
+    if root is None or not ctx.workdir:
+        return ""
+    try:
+        rel = Path(root.path).resolve().relative_to(Path(ctx.workdir).resolve())
+    except ValueError:
+        return None
+    text = rel.as_posix()
+    return "" if text == "." else text
+
+
+def display_path(location: Location, ctx: ReportContext) -> str:
+    """The path to show: relative to the workdir when the root is inside it, else absolute."""
+    root = root_of(location, ctx)
+    prefix = root_prefix(root, ctx)
+    if prefix is None:
+        assert root is not None
+        return (PurePosixPath(Path(root.path).resolve().as_posix()) / location.path).as_posix()
+    return f"{prefix}/{location.path}" if prefix else location.path
+
+
+def active(findings: Sequence[Finding]) -> list[Finding]:
+    return [f for f in findings if f.suppressed is None]
+
+
+def severity_counts(findings: Sequence[Finding]) -> dict[Severity, int]:
+    """Counts of unsuppressed findings per severity, every severity present, highest first."""
+    counts = {s: 0 for s in sorted(Severity, key=lambda s: -s.rank)}
+    for f in active(findings):
+        counts[f.severity] += 1
+    return counts
+
+
+def summary_line(findings: Sequence[Finding], ctx: ReportContext) -> str:
+    """`2 findings (1 error, 1 warning, 0 note), 1 suppressed; 5 files scanned (4 parsed, 1 skipped, 0 failed)`."""
+    counts = severity_counts(findings)
+    total = sum(counts.values())
+    by_sev = ", ".join(f"{n} {s.value}" for s, n in counts.items())
+    suppressed = len(findings) - total
+    noun = "finding" if total == 1 else "findings"
+    head = f"{total} {noun} ({by_sev})"
+    if suppressed:
+        head += f", {suppressed} suppressed"
+    files = f"{ctx.files} file{'s' if ctx.files != 1 else ''} scanned ({ctx.parsed} parsed, {ctx.skipped} skipped, {ctx.failed} failed)"
+    return f"{head}; {files}"
+
+
+def sort_key(f: Finding) -> tuple[str, str, int, int, str]:
+    return (f.location.repo, f.location.path, f.location.line, f.location.column, f.rule)
+
+
+def use_color(isatty: bool, environ: Mapping[str, str] = os.environ) -> bool:
+    """Colour only on a terminal, and never when NO_COLOR is set (https://no-color.org)."""
+    return isatty and not environ.get("NO_COLOR")
