@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# The GitHub Action's check step. Inputs arrive only as SG_* environment variables (never interpolated
+# into this script); outputs go to $GITHUB_OUTPUT, the markdown summary to $GITHUB_STEP_SUMMARY.
+set -uo pipefail
+
+read -r -a paths <<< "${SG_PATHS:-.}"
+[ "${#paths[@]}" -gt 0 ] || paths=(.)
+common=()
+[ -n "${SG_CONFIG:-}" ] && common+=(--config "$SG_CONFIG")
+[ -n "${SG_BASELINE:-}" ] && common+=(--baseline "$SG_BASELINE")
+if [ -n "${SG_POLICIES:-}" ]; then
+  read -r -a dirs <<< "$SG_POLICIES"
+  for d in "${dirs[@]}"; do common+=(--policies "$d"); done
+fi
+sarif="${SG_SARIF:-subguard.sarif}"
+summary_md=$(mktemp)
+counts_json=$(mktemp)
+
+# One scan renders every report: annotations on stdout, SARIF, markdown and JSON to files.
+subguard check "${paths[@]}" "${common[@]}" --fail-on "${SG_FAIL_ON:-error}" --format github \
+  --also "sarif=$sarif" --also "markdown=$summary_md" --also "json=$counts_json"
+code=$?
+
+if [ -n "${GITHUB_STEP_SUMMARY:-}" ] && [ -s "$summary_md" ]; then
+  cat "$summary_md" >> "$GITHUB_STEP_SUMMARY"
+fi
+count() {
+  python3 - "$counts_json" "$1" <<'PY'
+import json, sys
+try:
+    data = json.load(open(sys.argv[1], encoding="utf-8"))
+except (OSError, ValueError):
+    print(0); raise SystemExit
+print(sum(1 for f in data if f.get("severity") == sys.argv[2] and not f.get("suppressed")))
+PY
+}
+inventory=""
+if [ -n "${SG_INVENTORY:-}" ]; then
+  if subguard inventory "${paths[@]}" ${SG_CONFIG:+--config "$SG_CONFIG"} --format jsonl --output "$SG_INVENTORY"; then
+    inventory="$SG_INVENTORY"
+  else
+    echo "::warning title=subguard::could not write the inventory to $SG_INVENTORY"
+  fi
+fi
+{
+  echo "errors=$(count error)"
+  echo "warnings=$(count warning)"
+  echo "notes=$(count note)"
+  [ -s "$sarif" ] && echo "sarif-file=$sarif" || echo "sarif-file="
+  echo "inventory-file=$inventory"
+  echo "exit-code=$code"
+} >> "${GITHUB_OUTPUT:-/dev/null}"
+rm -f "$summary_md" "$counts_json"
+# Usage and internal errors (exit 2) fail here; findings fail in the action's last step, after the upload.
+[ "$code" -eq 2 ] && exit 2
+exit 0
