@@ -11,6 +11,9 @@ from subguard.extract.base import Extractor
 # name -> "module:attribute"; imported lazily so that `subguard --version` stays fast.
 REGISTRY: dict[str, str] = {
     "python": "subguard.extract.python:EXTRACTOR",
+    "spring": "subguard.extract.spring:EXTRACTOR",
+    "java": "subguard.extract.java:EXTRACTOR",
+    "manifests": "subguard.extract.manifests:EXTRACTOR",  # keep last: claims every YAML nobody else took
 }
 
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import posixpath
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping, Optional
 
 from subguard.extract.spring_props import Entry
 
@@ -41,7 +41,7 @@ class Layer:
     entries: tuple[Entry, ...]
 
 
-def config_file(path: str) -> Optional[tuple[str, str, str]]:
+def config_file(path: str) -> tuple[str, str, str] | None:
     """(kind, profile, extension) for a Spring config file name, else None."""
     m = _FILE.match(posixpath.basename(path))
     if m is None:
@@ -112,10 +112,10 @@ class Resolved:
     when the whole text is a single placeholder that a config value answered.
     """
 
-    value: Optional[str]
+    value: str | None
     keys: tuple[str, ...] = ()
     missing: tuple[str, ...] = ()
-    source: Optional[ConfigValue] = None
+    source: ConfigValue | None = None
     defaulted: tuple[str, ...] = ()
 
 
@@ -139,7 +139,7 @@ def _find_close(text: str, start: int) -> int:
     return -1
 
 
-def _split_default(body: str) -> tuple[str, Optional[str]]:
+def _split_default(body: str) -> tuple[str, str | None]:
     depth = 0
     for i, ch in enumerate(body):
         if body.startswith("${", i):
@@ -159,7 +159,7 @@ def resolve(text: str, config: Mapping[str, ConfigValue], _depth: int = 0) -> Re
     keys: list[str] = []
     missing: list[str] = []
     defaulted: list[str] = []
-    source: Optional[ConfigValue] = None
+    source: ConfigValue | None = None
     i = 0
     while i < len(text):
         start = text.find("${", i)

@@ -1,0 +1,489 @@
+"""Per-file Java facts from a tree-sitter parse: imports, constants, listener annotations, consumers.
+
+`java_facts(data)` is pure and returns picklable records (so the content cache can hold them).
+Expressions stay unresolved (`Expr`); cross-file linking happens in `java_resolve`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+import tree_sitter_java
+from tree_sitter import Language, Node, Parser
+
+CONSUMER_TYPES = frozenset({"DefaultMQPushConsumer", "DefaultLitePullConsumer", "DefaultMQPullConsumer"})
+BUILDER_METHODS = frozenset({"newPushConsumerBuilder", "newSimpleConsumerBuilder"})
+LISTENER_ANNOTATIONS = frozenset({"RocketMQMessageListener", "ExtRocketMQConsumerConfiguration"})
+_SCOPES = frozenset({"method_declaration", "constructor_declaration", "static_initializer", "lambda_expression", "compact_constructor_declaration"})
+_CLASSES = frozenset({"class_declaration", "interface_declaration", "enum_declaration", "record_declaration", "annotation_type_declaration"})
+_ESC = {"b": "\b", "t": "\t", "n": "\n", "f": "\f", "r": "\r", "s": " ", '"': '"', "'": "'", "\\": "\\"}
+
+
+@dataclass(frozen=True)
+class Expr:
+    """An unresolved Java expression.
+
+    kind: str | num | bool | null | name | field | concat | call | new | map | other.
+    `text`: literal value, identifier, field or method name, created type, or source text (other).
+    `qual`: field qualifier or call receiver. `args`: concat parts, call/new arguments, or map
+    entries flattened as key, value, key, value.
+    """
+
+    kind: str
+    text: str = ""
+    qual: Expr | None = None
+    args: tuple[Expr, ...] = ()
+    line: int = 0
+    column: int = 0
+    source: str = ""
+
+    def dotted(self) -> str | None:
+        """`a.b.C` for a name/field chain, else None."""
+        if self.kind == "name":
+            return self.text
+        if self.kind == "field" and self.qual is not None:
+            head = self.qual.dotted()
+            return f"{head}.{self.text}" if head else None
+        return None
+
+
+@dataclass(frozen=True)
+class Call:
+    method: str
+    args: tuple[Expr, ...]
+    line: int
+    column: int
+    source: str = ""
+
+
+@dataclass(frozen=True)
+class ConsumerDecl:
+    """A consumer created in code: constructor or 5.x builder chain, plus the calls made on it."""
+
+    kind: str  # constructor type, or the builder method (newPushConsumerBuilder / newSimpleConsumerBuilder)
+    target: str
+    ctor_args: tuple[Expr, ...]
+    calls: tuple[Call, ...]
+    class_name: str
+    line: int
+    column: int
+
+
+@dataclass(frozen=True)
+class AnnotationUse:
+    name: str  # as written: simple or qualified
+    elements: tuple[tuple[str, Expr], ...]
+    class_name: str
+    line: int
+    column: int
+
+
+@dataclass(frozen=True)
+class ClassFacts:
+    name: str  # Outer.Inner within the file
+    constants: tuple[tuple[str, Expr], ...]
+    supers: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class JavaFacts:
+    package: str = ""
+    imports: tuple[str, ...] = ()
+    wildcards: tuple[str, ...] = ()
+    static_imports: tuple[str, ...] = ()
+    static_wildcards: tuple[str, ...] = ()
+    classes: tuple[ClassFacts, ...] = ()
+    annotations: tuple[AnnotationUse, ...] = ()
+    consumers: tuple[ConsumerDecl, ...] = ()
+    error: str | None = None
+    error_line: int = 0
+
+
+@lru_cache(maxsize=1)
+def _parser() -> Parser:
+    return Parser(Language(tree_sitter_java.language()))
+
+
+def _text(node: Node) -> str:
+    return (node.text or b"").decode("utf-8", "replace")
+
+
+def _walk(node: Node) -> Iterator[Node]:
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        stack.extend(reversed(n.children))
+
+
+def _first_error(root: Node) -> Node | None:
+    for n in _walk(root):
+        if n.type == "ERROR" or n.is_missing:
+            return n
+    return None
+
+
+def _string(node: Node) -> str:
+    out: list[str] = []
+    for child in node.named_children:
+        if child.type in ("string_fragment", "multiline_string_fragment"):
+            out.append(_text(child))
+        elif child.type == "escape_sequence":
+            esc = _text(child)[1:]
+            if esc.startswith("u"):
+                out.append(chr(int(esc.lstrip("u")[:4], 16)))
+            elif esc[:1].isdigit():
+                out.append(chr(int(esc, 8)))
+            else:
+                out.append(_ESC.get(esc, esc))
+    return "".join(out)
+
+
+class _Scope:
+    """Local variables of one method body: name -> initializer, and names assigned again later."""
+
+    def __init__(self, body: Node | None) -> None:
+        self.inits: dict[str, Node] = {}
+        self.reassigned: set[str] = set()
+        self.node = body
+        if body is None:
+            return
+        for n in _walk(body):
+            if n.type == "variable_declarator" and n.parent is not None and n.parent.type == "local_variable_declaration":
+                name, value = n.child_by_field_name("name"), n.child_by_field_name("value")
+                if name is not None and value is not None:
+                    self.inits.setdefault(_text(name), value)
+            elif n.type == "assignment_expression":
+                left = n.child_by_field_name("left")
+                if left is not None and left.type == "identifier":
+                    self.reassigned.add(_text(left))
+
+
+def _scope_node(node: Node) -> Node | None:
+    n = node.parent
+    while n is not None:
+        if n.type in _SCOPES:
+            return n
+        if n.type in _CLASSES or n.type == "class_body":
+            return None
+        n = n.parent
+    return None
+
+
+class _FileParser:
+    def __init__(self) -> None:
+        self.scopes: dict[int, _Scope] = {}
+
+    def scope(self, node: Node) -> _Scope:
+        owner = _scope_node(node)
+        key = owner.id if owner is not None else -1
+        if key not in self.scopes:
+            self.scopes[key] = _Scope(owner)
+        return self.scopes[key]
+
+    def expr(self, node: Node | None, depth: int = 0) -> Expr:
+        if node is None:
+            return Expr("other", "<missing>")
+        line, col = node.start_point[0] + 1, node.start_point[1] + 1
+        t = node.type
+        src = _text(node)
+        if depth > 8:
+            return Expr("other", src, line=line, column=col, source=src)
+        if t == "string_literal":
+            return Expr("str", _string(node), line=line, column=col, source=src)
+        if t in ("decimal_integer_literal", "hex_integer_literal", "decimal_floating_point_literal"):
+            return Expr("num", src.rstrip("lLfFdD"), line=line, column=col, source=src)
+        if t in ("true", "false"):
+            return Expr("bool", t, line=line, column=col, source=src)
+        if t == "null_literal":
+            return Expr("null", "null", line=line, column=col, source=src)
+        if t in ("parenthesized_expression", "cast_expression"):
+            inner = node.child_by_field_name("value") or (node.named_children[-1] if node.named_children else None)
+            return self.expr(inner, depth + 1)
+        if t == "identifier":
+            return self._identifier(node, depth)
+        if t == "field_access":
+            obj = node.child_by_field_name("object")
+            fld = node.child_by_field_name("field")
+            if obj is not None and obj.type == "this" and fld is not None:
+                return Expr("name", _text(fld), line=line, column=col, source=src)
+            return Expr("field", _text(fld) if fld is not None else "", self.expr(obj, depth + 1), line=line, column=col, source=src)
+        if t == "scoped_identifier":
+            scope, name = node.child_by_field_name("scope"), node.child_by_field_name("name")
+            return Expr("field", _text(name) if name is not None else "", self.expr(scope, depth + 1), line=line, column=col, source=src)
+        if t == "binary_expression" and (op := node.child_by_field_name("operator")) is not None and op.type == "+":
+            parts: list[Expr] = []
+            for side in (node.child_by_field_name("left"), node.child_by_field_name("right")):
+                e = self.expr(side, depth + 1)
+                parts.extend(e.args if e.kind == "concat" else (e,))
+            return Expr("concat", args=tuple(parts), line=line, column=col, source=src)
+        if t == "method_invocation":
+            obj = node.child_by_field_name("object")
+            name = node.child_by_field_name("name")
+            return Expr("call", _text(name) if name is not None else "", self.expr(obj, depth + 1) if obj is not None else None,
+                        self._args(node, depth), line, col, src)
+        if t == "object_creation_expression":
+            typ = node.child_by_field_name("type")
+            return Expr("new", _type_name(typ), None, self._args(node, depth), line, col, src)
+        return Expr("other", src, line=line, column=col, source=src)
+
+    def _args(self, node: Node, depth: int) -> tuple[Expr, ...]:
+        args = node.child_by_field_name("arguments")
+        return tuple(self.expr(a, depth + 1) for a in args.named_children) if args is not None else ()
+
+    def _identifier(self, node: Node, depth: int) -> Expr:
+        name = _text(node)
+        line, col = node.start_point[0] + 1, node.start_point[1] + 1
+        scope = self.scope(node)
+        init = scope.inits.get(name)
+        if init is not None and name not in scope.reassigned:
+            value = self.expr(init, depth + 1)
+            if value.kind == "new" and value.text.endswith("Map") and scope.node is not None:
+                return Expr("map", name, args=self._puts(scope.node, name, depth), line=line, column=col, source=name)
+            return value
+        return Expr("name", name, line=line, column=col, source=name)
+
+    def _puts(self, body: Node, name: str, depth: int) -> tuple[Expr, ...]:
+        out: list[Expr] = []
+        for n in _walk(body):
+            if n.type == "method_invocation" and _method(n) == "put" and _receiver(n) == name:
+                args = self._args(n, depth)
+                if len(args) == 2:
+                    out.extend(args)
+        return tuple(out)
+
+
+def _type_name(node: Node | None) -> str:
+    if node is None:
+        return ""
+    if node.type == "generic_type":
+        return _type_name(node.named_children[0]) if node.named_children else ""
+    return _text(node).split(".")[-1]
+
+
+def _method(node: Node) -> str:
+    name = node.child_by_field_name("name")
+    return _text(name) if name is not None else ""
+
+
+def _receiver(node: Node) -> str | None:
+    """`x` for `x.m()` and `this.x.m()`, else None."""
+    obj = node.child_by_field_name("object")
+    if obj is None:
+        return None
+    if obj.type == "identifier":
+        return _text(obj)
+    if obj.type == "field_access":
+        inner = obj.child_by_field_name("object")
+        if inner is not None and inner.type == "this":
+            fld = obj.child_by_field_name("field")
+            return _text(fld) if fld is not None else None
+    return None
+
+
+def _annotation_name(node: Node) -> str:
+    name = node.child_by_field_name("name")
+    return _text(name) if name is not None else ""
+
+
+def _class_name(node: Node) -> str:
+    names: list[str] = []
+    n: Node | None = node
+    while n is not None:
+        if n.type in _CLASSES:
+            name = n.child_by_field_name("name")
+            if name is not None:
+                names.append(_text(name))
+        n = n.parent
+    return ".".join(reversed(names))
+
+
+def _modifiers(node: Node) -> Node | None:
+    for child in node.children:
+        if child.type == "modifiers":
+            return child
+    return None
+
+
+@dataclass
+class _Collect:
+    package: str = ""
+    imports: list[str] = field(default_factory=list)
+    wildcards: list[str] = field(default_factory=list)
+    static_imports: list[str] = field(default_factory=list)
+    static_wildcards: list[str] = field(default_factory=list)
+    classes: list[ClassFacts] = field(default_factory=list)
+    annotations: list[AnnotationUse] = field(default_factory=list)
+    consumers: list[ConsumerDecl] = field(default_factory=list)
+
+
+def _import(node: Node, out: _Collect) -> None:
+    is_static = any(c.type == "static" for c in node.children)
+    wildcard = any(c.type == "asterisk" for c in node.children)
+    names = [c for c in node.named_children if c.type in ("scoped_identifier", "identifier")]
+    if not names:
+        return
+    target = _text(names[0])
+    lists = {(False, False): out.imports, (False, True): out.wildcards, (True, False): out.static_imports, (True, True): out.static_wildcards}
+    lists[(is_static, wildcard)].append(target)
+
+
+def _class_facts(node: Node, fp: _FileParser) -> ClassFacts:
+    name = _class_name(node)
+    interface = node.type in ("interface_declaration", "annotation_type_declaration")
+    supers: list[str] = []
+    for fname in ("superclass", "interfaces"):
+        sup = node.child_by_field_name(fname)
+        if sup is not None:
+            supers.extend(_type_name(t) if t.type == "generic_type" else _text(t) for t in _walk(sup) if t.type in ("type_identifier", "scoped_type_identifier", "generic_type") and t.parent is not None and t.parent.type in ("superclass", "type_list", "extends_interfaces", "super_interfaces"))
+    constants: list[tuple[str, Expr]] = []
+    body = node.child_by_field_name("body")
+    for member in body.named_children if body is not None else ():
+        if member.type not in ("field_declaration", "constant_declaration"):
+            continue
+        mods = _modifiers(member)
+        words = {c.type for c in mods.children} if mods is not None else set()
+        value_ann = _value_annotation(mods) if mods is not None else None
+        for decl in member.named_children:
+            if decl.type != "variable_declarator":
+                continue
+            dname, dvalue = decl.child_by_field_name("name"), decl.child_by_field_name("value")
+            if dname is None:
+                continue
+            if value_ann is not None:
+                constants.append((_text(dname), value_ann))
+            elif dvalue is not None and (interface or member.type == "constant_declaration" or "final" in words):
+                constants.append((_text(dname), fp.expr(dvalue)))
+    return ClassFacts(name, tuple(constants), tuple(s for s in supers if s))
+
+
+def _value_annotation(mods: Node) -> Expr | None:
+    """`@Value("${key}")` on a field: the field holds the placeholder's value."""
+    for ann in mods.named_children:
+        if ann.type == "annotation" and _annotation_name(ann).split(".")[-1] == "Value":
+            args = ann.child_by_field_name("arguments")
+            if args is not None and args.named_children:
+                first = args.named_children[0]
+                if first.type == "element_value_pair":
+                    first = first.child_by_field_name("value") or first
+                if first.type == "string_literal":
+                    return Expr("str", _string(first), line=first.start_point[0] + 1, column=first.start_point[1] + 1, source=_text(first))
+    return None
+
+
+def _annotation(node: Node, fp: _FileParser) -> AnnotationUse:
+    elements: list[tuple[str, Expr]] = []
+    args = node.child_by_field_name("arguments")
+    for child in args.named_children if args is not None else ():
+        if child.type == "element_value_pair":
+            key, value = child.child_by_field_name("key"), child.child_by_field_name("value")
+            elements.append((_text(key) if key is not None else "value", fp.expr(value)))
+        else:
+            elements.append(("value", fp.expr(child)))
+    owner = node.parent.parent if node.parent is not None and node.parent.parent is not None else node
+    return AnnotationUse(_annotation_name(node), tuple(elements), _class_name(owner) if owner.type in _CLASSES else _class_name(node),
+                         node.start_point[0] + 1, node.start_point[1] + 1)
+
+
+def _target(node: Node) -> tuple[str, bool]:
+    """(variable or field name, is_local) the created object is assigned to; ("", False) if none."""
+    parent = node.parent
+    while parent is not None and parent.type in ("parenthesized_expression", "cast_expression"):
+        parent = parent.parent
+    if parent is None:
+        return "", False
+    if parent.type == "variable_declarator":
+        name = parent.child_by_field_name("name")
+        local = parent.parent is not None and parent.parent.type == "local_variable_declaration"
+        return (_text(name) if name is not None else ""), local
+    if parent.type == "assignment_expression":
+        left = parent.child_by_field_name("left")
+        if left is None:
+            return "", False
+        if left.type == "identifier":
+            var = _text(left)
+            scope_owner = _scope_node(node)
+            return var, scope_owner is not None and var in _Scope(scope_owner).inits
+        if left.type == "field_access":
+            fld = left.child_by_field_name("field")
+            return (_text(fld) if fld is not None else ""), False
+    return "", False
+
+
+def _call(n: Node, fp: _FileParser) -> Call:
+    """A call record positioned at the method name (chained calls keep their own lines)."""
+    name = n.child_by_field_name("name") or n
+    return Call(_method(n), fp._args(n, 0), name.start_point[0] + 1, name.start_point[1] + 1, _text(n)[:200])
+
+
+def _calls_on(root: Node, name: str, fp: _FileParser) -> list[Call]:
+    out: list[Call] = []
+    for n in _walk(root):
+        if n.type == "method_invocation" and _receiver(n) == name:
+            out.append(_call(n, fp))
+    return out
+
+
+def _enclosing_class(node: Node) -> Node:
+    n = node.parent
+    while n is not None and n.type not in _CLASSES:
+        n = n.parent
+    return n if n is not None else node
+
+
+def _consumer(node: Node, fp: _FileParser) -> ConsumerDecl:
+    target, local = _target(node)
+    calls: list[Call] = []
+    if target:
+        root = _scope_node(node) if local else _enclosing_class(node)
+        calls = _calls_on(root if root is not None else node, target, fp)
+    typ = _type_name(node.child_by_field_name("type"))
+    return ConsumerDecl(typ, target, fp._args(node, 0), tuple(calls), _class_name(node), node.start_point[0] + 1, node.start_point[1] + 1)
+
+
+def _builder(node: Node, fp: _FileParser) -> ConsumerDecl:
+    calls: list[Call] = []
+    top = node
+    while top.parent is not None and top.parent.type == "method_invocation" and top.parent.child_by_field_name("object") == top:
+        top = top.parent
+        calls.append(_call(top, fp))
+    target, local = _target(top)
+    if target and not any(c.method == "build" for c in calls):
+        root = _scope_node(top) if local else _enclosing_class(top)
+        calls.extend(_calls_on(root if root is not None else top, target, fp))
+    return ConsumerDecl(_method(node), target, (), tuple(sorted(calls, key=lambda c: (c.line, c.column))), _class_name(node),
+                        node.start_point[0] + 1, node.start_point[1] + 1)
+
+
+def java_facts(data: bytes) -> JavaFacts:
+    """Parse one Java file; a syntax error gives facts with `error` set (and nothing else)."""
+    tree = _parser().parse(data)
+    root = tree.root_node
+    if root.has_error:
+        bad = _first_error(root)
+        line = bad.start_point[0] + 1 if bad is not None else 1
+        what = f"missing '{bad.type}'" if bad is not None and bad.is_missing else f"unexpected '{_text(bad)[:40]}'" if bad is not None else "syntax error"
+        return JavaFacts(error=f"Java syntax error: {what}", error_line=line)
+    fp = _FileParser()
+    out = _Collect()
+    for n in _walk(root):
+        t = n.type
+        if t == "package_declaration":
+            named = [c for c in n.named_children if c.type in ("scoped_identifier", "identifier")]
+            out.package = _text(named[0]) if named else ""
+        elif t == "import_declaration":
+            _import(n, out)
+        elif t in _CLASSES:
+            out.classes.append(_class_facts(n, fp))
+        elif t in ("annotation", "marker_annotation") and _annotation_name(n).split(".")[-1] in LISTENER_ANNOTATIONS:
+            out.annotations.append(_annotation(n, fp))
+        elif t == "object_creation_expression" and _type_name(n.child_by_field_name("type")) in CONSUMER_TYPES:
+            out.consumers.append(_consumer(n, fp))
+        elif t == "method_invocation" and _method(n) in BUILDER_METHODS:
+            out.consumers.append(_builder(n, fp))
+    return JavaFacts(
+        out.package, tuple(out.imports), tuple(out.wildcards), tuple(out.static_imports), tuple(out.static_wildcards),
+        tuple(out.classes), tuple(out.annotations), tuple(out.consumers),
+    )

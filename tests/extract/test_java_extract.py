@@ -1,0 +1,238 @@
+"""Java + Spring extraction over a multi-module Maven fixture shaped like a real shop system."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from subguard.config import Config
+from subguard.extract import load_extractors
+from subguard.model import ClientFamily, Consumer, FileStatus, Resolution
+from subguard.scan import ScanResult, scan_repo
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "java"
+SHOP = FIXTURES / "shop"
+
+
+def line_of(rel: str, needle: str, root: Path = SHOP) -> int:
+    """1-based line of the only occurrence of `needle` in a fixture file."""
+    lines = (root / rel).read_text(encoding="utf-8").splitlines()
+    hits = [i + 1 for i, text in enumerate(lines) if needle in text]
+    assert len(hits) == 1, (rel, needle, hits)
+    return hits[0]
+
+
+@pytest.fixture(scope="module")
+def shop() -> ScanResult:
+    return scan_repo(SHOP, Config(), extractors=load_extractors(["spring", "java"]))
+
+
+def by_group(result: ScanResult, group: str | None, env: str | None = None) -> list[Consumer]:
+    return [c for c in result.consumers if c.group.value == group and (env is None or c.environment == env)]
+
+
+def one(result: ScanResult, group: str, env: str | None = None) -> Consumer:
+    found = by_group(result, group, env)
+    assert len(found) == 1, [(c.group.value, c.environment) for c in result.consumers]
+    return found[0]
+
+
+ORDER = "order-service/src/main/java/com/acme/shop/order/"
+INV = "inventory-service/src/main/java/com/acme/shop/inventory/"
+
+
+# ---- rocketmq-spring listeners -------------------------------------------------------------------
+
+
+def test_listener_with_imported_constants_and_concatenation(shop: ScanResult) -> None:
+    consumers = by_group(shop, "shop_order_paid_cg")
+    # nameServer defaults to ${rocketmq.name-server:}, which differs per profile -> one per profile
+    assert sorted(c.environment for c in consumers) == ["dev", "prod", "test"]
+    c = one(shop, "shop_order_paid_cg", "dev")
+    assert c.client is ClientFamily.SPRING_LISTENER
+    assert c.group.resolution is Resolution.IMPORTED_CONSTANT and c.group.detail == "MqConstants.ORDER_GROUP"
+    sub = c.subscriptions[0]
+    assert (sub.topic.value, sub.expression.value, sub.tags) == ("shop_order", "paid || refunded", ("paid", "refunded"))
+    assert c.message_model.value == "BROADCASTING" and c.message_model.resolution is Resolution.LITERAL
+    assert c.location.line == line_of(ORDER + "OrderPaidListener.java", "@RocketMQMessageListener(")
+    assert sub.location.line == line_of(ORDER + "OrderPaidListener.java", "topic = MqConstants.ORDER_TOPIC")
+    assert c.name_server is not None and c.name_server.value == "dev-ns:9876"
+    assert one(shop, "shop_order_paid_cg", "prod").name_server.value == "prod-ns-1:9876;prod-ns-2:9876"  # type: ignore[union-attr]
+    assert one(shop, "shop_order_paid_cg", "test").name_server.value == "127.0.0.1:9876"  # type: ignore[union-attr]
+
+
+def test_listener_annotation_defaults(shop: ScanResult) -> None:
+    c = one(shop, "shop_order_paid_cg", "dev")
+    assert c.consume_mode.value == "CONCURRENTLY" and c.consume_mode.resolution is Resolution.DEFAULT
+    assert c.instance_name is not None and c.instance_name.value == "DEFAULT" and c.instance_name.resolution is Resolution.DEFAULT
+    assert c.consume_from_where is not None and c.consume_from_where.value == "CONSUME_FROM_LAST_OFFSET"
+    assert c.subscriptions[0].expression_type.value == "TAG"
+
+
+def test_placeholder_listener_one_consumer_per_profile(shop: ScanResult) -> None:
+    placed = [c for c in shop.consumers if c.location.path.endswith("OrderPlacedListener.java")]
+    groups = {c.environment: c.group.value for c in placed}
+    assert groups == {"dev": "order_placed_cg_dev", "test": "order_placed_cg_test", "prod": "order_placed_cg"}
+    for c in placed:
+        assert c.group.resolution is Resolution.PLACEHOLDER
+        assert c.consume_mode.value == "ORDERLY"
+        assert c.subscriptions[0].expression_type.value == "SQL92"
+        assert c.subscriptions[0].topic.value == "shop_order"
+
+
+def test_placeholder_value_points_at_the_config_line(shop: ScanResult) -> None:
+    dev = one(shop, "order_placed_cg_dev")
+    yml = "order-service/src/main/resources/application.yml"
+    assert dev.group.location is not None and dev.group.location.path == yml
+    assert dev.group.location.line == line_of(yml, "placedGroup: order_placed_cg_dev")
+    assert "shop.order.placed-group" in dev.group.detail
+    test = one(shop, "order_placed_cg_test")
+    assert test.group.location is not None and test.group.location.line == line_of(yml, "placed_group: order_placed_cg_test")
+
+
+def test_placeholder_default_and_properties_override(shop: ScanResult) -> None:
+    assert one(shop, "order_placed_cg_dev").subscriptions[0].expression.value == "amount > 100"
+    prod = one(shop, "order_placed_cg", "prod")
+    assert prod.subscriptions[0].expression.value == "amount > 1000 AND region = 'EU'"  # continuation line joined
+
+
+def test_unresolved_placeholder_is_unknown_with_reason(shop: ScanResult) -> None:
+    refunds = [c for c in shop.consumers if c.location.path.endswith("RefundListener.java")]
+    assert {c.environment for c in refunds} == {"dev", "test", "prod"}
+    prod = next(c for c in refunds if c.environment == "prod")
+    assert prod.group.value == "refund_cg_prod"
+    dev = next(c for c in refunds if c.environment == "dev")
+    assert dev.group.value is None and dev.group.resolution is Resolution.DYNAMIC
+    assert "shop.refund.group" in dev.group.detail and "literal" in dev.group.detail
+
+
+def test_empty_selector_expression_keeps_star(shop: ScanResult) -> None:
+    prod = one(shop, "refund_cg_prod")
+    assert prod.subscriptions[0].expression.value == "*"
+    assert prod.subscriptions[0].expression.resolution is Resolution.DEFAULT
+
+
+# ---- plain client --------------------------------------------------------------------------------
+
+
+def test_push_consumer_field_with_static_import_and_interface_constants(shop: ScanResult) -> None:
+    c = one(shop, "shop_stock_cg")
+    path = INV + "StockConsumerConfig.java"
+    assert c.client is ClientFamily.JAVA_PUSH_4X
+    assert c.group.resolution is Resolution.IMPORTED_CONSTANT
+    assert c.location.line == line_of(path, "consumer = new DefaultMQPushConsumer(")
+    topics = [(s.topic.value, s.expression.value, s.expression_type.value) for s in c.subscriptions]
+    assert topics == [("shop_stock", "reserve || release", "TAG"), ("shop_audit", "level > 2", "SQL92")]
+    assert c.subscriptions[0].location.line == line_of(path, "consumer.subscribe(STOCK_TOPIC, LOCAL_TAGS)")
+    assert c.subscriptions[1].location.line == line_of(path, 'MessageSelector.bySql("level > 2")')
+
+
+def test_resubscribe_records_the_overridden_call(shop: ScanResult) -> None:
+    c = one(shop, "shop_stock_cg")
+    assert [(s.topic.value, s.expression.value) for s in c.overridden] == [("shop_stock", "*")]
+    assert c.overridden[0].location.line == line_of(INV + "StockConsumerConfig.java", 'consumer.subscribe(STOCK_TOPIC, "*")')
+
+
+def test_push_consumer_setters(shop: ScanResult) -> None:
+    c = one(shop, "shop_stock_cg")
+    assert c.message_model.value == "BROADCASTING"
+    assert c.consume_mode.value == "ORDERLY"
+    assert c.consume_from_where is not None and c.consume_from_where.value == "CONSUME_FROM_FIRST_OFFSET"
+    assert c.instance_name is not None and c.instance_name.value == "stock-node"
+    # @Value("${inventory.namesrv}") field resolved against the module's application.properties
+    assert c.name_server is not None and c.name_server.value == "ns-a:9876;ns-b:9876"
+    assert c.name_server.resolution is Resolution.PLACEHOLDER
+
+
+def test_lite_pull_with_local_variable_and_client_ip(shop: ScanResult) -> None:
+    c = one(shop, "stock_lite_cg")
+    assert c.client is ClientFamily.JAVA_LITE_PULL
+    assert (c.subscriptions[0].topic.value, c.subscriptions[0].expression.value) == ("shop_stock", "reserve")
+    assert c.client_ip is not None and c.client_ip.value == "10.0.0.7"
+    assert c.message_model.resolution is Resolution.DEFAULT
+
+
+def test_pull_consumer_set_consumer_group(shop: ScanResult) -> None:
+    c = one(shop, "stock_pull_cg")
+    assert c.client is ClientFamily.JAVA_PULL and c.subscriptions == ()
+    assert c.location.line == line_of(INV + "Pullers.java", "new DefaultMQPullConsumer()")
+
+
+def test_namespace_constructor_and_null_expression(shop: ScanResult) -> None:
+    c = one(shop, "stock_ns_cg")
+    assert c.namespace is not None and c.namespace.value == "tenant_a" and c.namespace.resolution is Resolution.CONSTANT
+    sub = c.subscriptions[0]
+    assert sub.topic.value == "shop_notify" and sub.topic.detail == "MqConstants.Notify.TOPIC"
+    assert sub.expression.value == "*" and sub.tags == ()
+
+
+def test_rpc_hook_constructor_and_dynamic_topic(shop: ScanResult) -> None:
+    c = one(shop, "stock_hook_cg")
+    assert c.namespace is None
+    sub = c.subscriptions[0]
+    assert sub.topic.value is None and sub.topic.resolution is Resolution.DYNAMIC and "dynamicTopic()" in sub.topic.detail
+    assert sub.tags == ("a", "b")
+
+
+def test_grpc_push_builder_with_map_put(shop: ScanResult) -> None:
+    c = one(shop, "stock_grpc_cg")
+    assert c.client is ClientFamily.JAVA_5X
+    assert c.group.resolution is Resolution.CONSTANT
+    subs = [(s.topic.value, s.expression.value, s.expression_type.value) for s in c.subscriptions]
+    assert subs == [("shop_stock", "reserve", "TAG"), ("shop_audit", "level > 3", "SQL92")]
+    assert c.subscriptions[1].location.line == line_of(INV + "GrpcConsumers.java", 'subs.put("shop_audit"')
+
+
+def test_grpc_simple_builder_with_singleton_map(shop: ScanResult) -> None:
+    c = one(shop, "stock_simple_cg")
+    assert c.client is ClientFamily.JAVA_5X
+    assert [(s.topic.value, s.expression.value) for s in c.subscriptions] == [("shop_stock", "*")]
+
+
+# ---- v5 starter and Ext configuration -------------------------------------------------------------
+
+
+def test_v5_annotation_told_apart_by_import(shop: ScanResult) -> None:
+    c = one(shop, "notify_v5_cg")
+    assert c.client is ClientFamily.SPRING_5X
+    assert c.subscriptions[0].topic.value == "shop_notify"
+    assert c.subscriptions[0].tags == ("sms", "mail")
+    assert c.name_server is not None and c.name_server.value == "proxy:8081"
+
+
+def test_ext_consumer_configuration_is_lite_pull(shop: ScanResult) -> None:
+    c = one(shop, "notify_pull_cg")
+    assert c.client is ClientFamily.SPRING_LITE_PULL
+    assert c.subscriptions[0].expression.value == "push"
+
+
+# ---- files accounted for ---------------------------------------------------------------------------
+
+
+def test_constants_class_skipped_by_prefilter_is_loaded_and_recorded(shop: ScanResult) -> None:
+    rec = {r.path: r for r in shop.files}
+    assert rec["common/src/main/java/com/acme/shop/common/MqConstants.java"].status is FileStatus.PARSED
+    assert rec["common/src/main/java/com/acme/shop/common/Topics.java"].status is FileStatus.PARSED
+
+
+def test_broken_java_fails_with_line_and_rest_extracted(shop: ScanResult) -> None:
+    rec = {r.path: r for r in shop.files}
+    broken = rec["legacy-service/src/main/java/com/acme/shop/legacy/Broken.java"]
+    assert broken.status is FileStatus.FAILED and "syntax error" in broken.reason
+    assert broken.reason.startswith(f"line {line_of('legacy-service/src/main/java/com/acme/shop/legacy/Broken.java', 'legacy_cg')}:")
+    assert by_group(shop, "legacy_cg") == []
+    assert one(shop, "legacy_ok_cg").subscriptions[0].tags == ("old", "new")
+
+
+def test_every_file_has_one_record(shop: ScanResult) -> None:
+    on_disk = {p.relative_to(SHOP).as_posix() for p in SHOP.rglob("*") if p.is_file()}
+    assert {r.path for r in shop.files} == on_disk
+
+
+def test_comment_lines_keep_their_numbers(shop: ScanResult) -> None:
+    c = one(shop, "shop_order_paid_cg", "dev")
+    path = ORDER + "OrderPaidListener.java"
+    waiver = line_of(path, "subguard: ignore[SG102]")
+    assert waiver == line_of(path, "selectorExpression = MqConstants.TAG_PAID")
+    assert c.subscriptions[0].expression.location is not None
