@@ -1,0 +1,83 @@
+"""subguard check vs ruff and grep over the same tree, in one run.
+
+    python bench/check_speed.py TREE [--rounds 5]
+
+Runs, several rounds each: `subguard check` cold (cache emptied), `subguard check` warm (cache filled,
+nothing changed), `ruff check --no-cache`, and `grep -rl rocketmq`; prints medians, ratios against ruff
+and subguard's peak memory (max RSS of the child process).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Callable, Optional
+
+
+def run(cmd: list[str], cwd: Optional[Path] = None) -> tuple[float, int, int]:
+    """Wall seconds, exit code and max RSS (KiB) of one child process."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=cwd)
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return time.perf_counter() - start, proc.returncode, usage.ru_maxrss
+
+
+def rounds(n: int, cmd: list[str], before: Callable[[], None] = lambda: None) -> tuple[float, int, int]:
+    times, rss, code = [], 0, 0
+    for _ in range(n):
+        before()
+        t, code, r = run(cmd)
+        times.append(t)
+        rss = max(rss, r)
+    return statistics.median(times), code, rss
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("tree", type=Path)
+    ap.add_argument("--rounds", type=int, default=5)
+    args = ap.parse_args()
+    tree = args.tree.resolve()
+    bindir = Path(sys.executable).parent
+    subguard = str(bindir / "subguard") if (bindir / "subguard").exists() else "subguard"
+    ruff = str(bindir / "ruff") if (bindir / "ruff").exists() else shutil.which("ruff")
+    work = Path(tempfile.mkdtemp(prefix="sg-bench-"))
+    cache = work / "cache"
+    cfg = work / ".subguard.yaml"
+    cfg.write_text(f"cache-dir: {cache}\n", encoding="utf-8")
+    check = [subguard, "check", str(tree), "--config", str(cfg), "--format", "json", "--output", os.devnull, "--fail-on", "none"]
+    files = sum(len(f) for _, _, f in os.walk(tree))
+    print(f"tree: {tree} ({files} files), rounds: {args.rounds}")
+
+    cold = rounds(args.rounds, check, lambda: shutil.rmtree(cache, ignore_errors=True))
+    run(check)  # fill the cache
+    warm = rounds(args.rounds, check)
+    ruff_r = rounds(args.rounds, [ruff, "check", "--no-cache", "--exit-zero", "--quiet", str(tree)]) if ruff else None
+    grep_r = rounds(args.rounds, ["grep", "-rl", "rocketmq", str(tree)])
+    shutil.rmtree(work, ignore_errors=True)
+
+    rows = [("subguard check (cold)", cold), ("subguard check (warm)", warm), ("grep -rl rocketmq", grep_r)]
+    if ruff_r:
+        rows.insert(2, ("ruff check --no-cache", ruff_r))
+    print(f"{'command':26} {'median s':>9} {'files/s':>10} {'max RSS MB':>11} {'exit':>5}")
+    for name, (t, code, rss) in rows:
+        print(f"{name:26} {t:9.3f} {files / t:10.0f} {rss / 1024:11.1f} {code:5d}")
+    if ruff_r:
+        print(f"ratio cold/ruff: {cold[0] / ruff_r[0]:.2f} (target <= 1.0)")
+        print(f"ratio warm/ruff: {warm[0] / ruff_r[0]:.2f} (target <= 0.3)")
+    print(f"ratio cold/grep: {cold[0] / grep_r[0]:.2f}")
+    peak = max(cold[2], warm[2]) / 1024
+    print(f"subguard peak memory: {peak:.0f} MB (target < 300 MB)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

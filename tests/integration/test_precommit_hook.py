@@ -1,0 +1,72 @@
+"""The pre-commit hook, installed and run by real pre-commit from a clone of this repository."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+
+CONSUMER = '''from rocketmq.client import PushConsumer
+
+GROUP = "order-group"
+
+
+def start():
+    consumer = PushConsumer(GROUP)
+    consumer.subscribe("OrderTopic", on_message, expression="{tags}")
+    consumer.start()
+
+
+def on_message(msg):
+    return None
+'''
+
+
+def _git(cwd: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True).stdout.strip()
+
+
+def _pre_commit(cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "pre_commit", "run", "--all-files", "--color", "never"],
+        cwd=cwd, env=env, capture_output=True, text=True, timeout=900,
+    )
+
+
+@pytest.mark.slow
+def test_hook_fails_on_inconsistent_group_and_passes_after_fix(tmp_path: Path) -> None:
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    head = _git(REPO, "rev-parse", "HEAD")
+    project = tmp_path / "svc"
+    project.mkdir()
+    _git(project, "init", "-q")
+    _git(project, "config", "user.email", "t@example.com")
+    _git(project, "config", "user.name", "t")
+    (project / "billing").mkdir()
+    (project / "billing" / "consumer.py").write_text(CONSUMER.format(tags="tag1"), encoding="utf-8")
+    (project / "shipping").mkdir()
+    (project / "shipping" / "consumer.py").write_text(CONSUMER.format(tags="tag2"), encoding="utf-8")
+    (project / ".pre-commit-config.yaml").write_text(
+        f"repos:\n  - repo: {REPO}\n    rev: {head}\n    hooks:\n      - id: subguard\n", encoding="utf-8"
+    )
+    _git(project, "add", "-A")
+    _git(project, "commit", "-qm", "consumers")
+    env = {**os.environ, "PRE_COMMIT_HOME": str(REPO / ".pytest_cache" / "pre-commit-home"), "NO_COLOR": "1"}
+    env.pop("VIRTUAL_ENV", None)
+
+    failed = _pre_commit(project, env)
+    assert failed.returncode == 1, failed.stdout + failed.stderr
+    assert "SG102" in failed.stdout
+    assert "billing/consumer.py" in failed.stdout and "shipping/consumer.py" in failed.stdout
+
+    (project / "shipping" / "consumer.py").write_text(CONSUMER.format(tags="tag1"), encoding="utf-8")
+    _git(project, "commit", "-qam", "same tags")
+    passed = _pre_commit(project, env)
+    assert passed.returncode == 0, passed.stdout + passed.stderr
