@@ -1,0 +1,133 @@
+"""The manifests extractor: Kubernetes workloads, Helm values, docker-compose files and Dockerfiles
+become `Deployment` records (one per container).
+
+Claims every `*.yaml`/`*.yml` not claimed earlier (it is registered last) and every Dockerfile.
+`needles` is empty on purpose: the facts it needs (`-D` options, mounts, hostNetwork, HOME) carry
+no RocketMQ marker, and a Helm template must be seen to be recorded as not rendered. The cost is
+bounded by the few YAML files a repo has; files that are not manifests parse to nothing.
+
+Helm templates (`templates/*.yaml` with `{{ }}`) are skipped with the reason "Helm template, not
+rendered"; when such a template describes a workload, an SG901 note says its facts are missing.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from subguard.extract import manifest_compose as compose
+from subguard.extract import manifest_docker as docker
+from subguard.extract import manifest_helm as helm
+from subguard.extract import manifest_k8s as k8s
+from subguard.extract.base import ExtractResult, RepoContext, SourceFile
+from subguard.extract.manifest_common import Runtime, to_deployment
+from subguard.extract.manifest_yaml import Document, load_documents
+from subguard.model import Deployment, FileRecord, FileStatus, Finding, Location, Severity, fingerprint
+from subguard.service import service_for
+
+NAME = "manifests"
+TEMPLATE_RULE = "SG901"
+TEMPLATE_REASON = "Helm template, not rendered"
+TEMPLATE_SYNTAX_REASON = "template syntax ({{ }}), not rendered"
+# Words that make a skipped template matter: it describes a container whose facts SG301/SG302 need.
+_TEMPLATE_RELEVANT = (b"containers:", b"-D", b"JAVA_OPTS", b"JAVA_TOOL_OPTIONS", b"volumeMounts", b"rocketmq")
+
+
+def _is_yaml(path: str) -> bool:
+    return path.endswith((".yaml", ".yml"))
+
+
+@dataclass(frozen=True)
+class _Parsed:
+    path: str
+    docs: tuple[Document, ...]
+
+
+class ManifestsExtractor:
+    name = NAME
+    needles: tuple[bytes, ...] = ()
+
+    def claims(self, path: str) -> bool:
+        return _is_yaml(path) or docker.is_dockerfile_path(path)
+
+    def extract(self, files: Sequence[SourceFile], repo: RepoContext) -> ExtractResult:
+        records: list[FileRecord] = []
+        findings: list[Finding] = []
+        parsed: list[_Parsed] = []
+        runtimes: list[Runtime] = []
+        for f in files:
+            try:
+                text = f.text()
+            except UnicodeDecodeError as exc:
+                records.append(_record(f.path, FileStatus.FAILED, f"not UTF-8 text (byte {exc.start})"))
+                continue
+            if docker.is_dockerfile_path(f.path):
+                rt = docker.parse(text, f.path)
+                if rt is None:
+                    records.append(_record(f.path, FileStatus.SKIPPED, "Dockerfile without FROM"))
+                else:
+                    runtimes.append(rt)
+                continue
+            templated = helm.TEMPLATE_MARK in f.data
+            if templated and helm.is_template_path(f.path):
+                records.append(_record(f.path, FileStatus.SKIPPED, TEMPLATE_REASON))
+                if any(w in f.data for w in _TEMPLATE_RELEVANT):
+                    findings.append(_template_note(f.path, repo.repo))
+                continue
+            docs, failure = load_documents(text)
+            if failure is not None:
+                if templated:
+                    records.append(_record(f.path, FileStatus.SKIPPED, f"{TEMPLATE_SYNTAX_REASON} (line {failure.line})"))
+                    continue
+                records.append(_record(f.path, FileStatus.FAILED, f"{failure.reason} (line {failure.line})"))
+            parsed.append(_Parsed(f.path, tuple(docs)))
+        cms = k8s.ConfigMaps(
+            {key: data for p in parsed for d in p.docs for item in k8s.expand_lists(d.data) if (cm := k8s.config_map(item)) for key, data in [cm]}
+        )
+        for p in parsed:
+            runtimes.extend(_yaml_runtimes(p, cms))
+        deployments = [_with_service(to_deployment(rt), rt, repo) for rt in runtimes]
+        return ExtractResult(deployments=tuple(deployments), files=tuple(records), findings=tuple(findings))
+
+
+def _yaml_runtimes(p: _Parsed, cms: k8s.ConfigMaps) -> list[Runtime]:
+    out: list[Runtime] = []
+    for doc in p.docs:
+        for item in k8s.expand_lists(doc.data):
+            if k8s.is_workload(item):
+                out.extend(k8s.runtimes(item, p.path, doc.line, cms))
+        if compose.is_compose_path(p.path) or compose.looks_like_compose(doc.data):
+            out.extend(compose.runtimes(doc.data, p.path))
+        elif helm.is_values_path(p.path):
+            out.extend(helm.runtimes(doc.data, p.path))
+    return out
+
+
+def _with_service(dep: Deployment, rt: Runtime, repo: RepoContext) -> Deployment:
+    """A compose service built from a directory of the repo belongs to the service of that directory."""
+    if rt.build_context is None:
+        return dep
+    context = posixpath.normpath(posixpath.join(posixpath.dirname(rt.path), rt.build_context))
+    if context.startswith(".."):
+        return dep
+    marker = f"{context}/Dockerfile" if context != "." else "Dockerfile"
+    return dep.model_copy(update={"service": service_for(marker, repo.paths | {marker}, repo.repo, repo.config)})
+
+
+def _record(path: str, status: FileStatus, reason: str) -> FileRecord:
+    return FileRecord(path=path, status=status, reason=reason, extractor=NAME)
+
+
+def _template_note(path: str, repo: str) -> Finding:
+    return Finding(
+        rule=TEMPLATE_RULE,
+        severity=Severity.NOTE,
+        message=f"{path} is a Helm template and is not rendered: the JVM options, mounts and client identity it sets "
+        "are unknown, so SG301/SG302 cannot judge the consumers it runs (values files are read as data)",
+        location=Location(path=path, line=1, repo=repo),
+        fingerprint=fingerprint(TEMPLATE_RULE, repo, path, "helm-template"),
+    )
+
+
+EXTRACTOR = ManifestsExtractor()
