@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
 
-from subguard.model import Consumer
+from subguard.model import Consumer, Subscription
 
 # Keep these names and their order stable: other tools (and the audit) read them.
 ROW_KEYS = (
@@ -80,3 +82,58 @@ def _unresolved(consumer: Consumer, sub_index: int | None) -> dict[str, str]:
 
 def sort_consumers(consumers: Sequence[Consumer]) -> list[Consumer]:
     return sorted(consumers, key=lambda c: (c.repo, c.location.path, c.location.line, c.location.column, c.consumer_id))
+
+
+# --- the group map -------------------------------------------------------------------------------
+# RocketMQ keeps one ConsumerGroupInfo per group on each broker: one consumer-id list and one
+# subscription table for every topic of the group (rocketmq-semantics.md §2, §4.1). The group map
+# therefore joins consumers by group name across every scanned repo and language. A namespace, when
+# one is known, is part of the name the broker sees (`namespace%group`).
+
+
+@dataclass(frozen=True)
+class Group:
+    """Every declared consumer of one group, in a stable order (repo, path, line, column, id)."""
+
+    name: str
+    members: tuple[Consumer, ...]
+
+    def subscriptions(self, topic: str) -> list[tuple[Consumer, Subscription]]:
+        """(member, subscription) for each member subscription of `topic`, in member order."""
+        return [(c, s) for c in self.members for s in c.subscriptions if s.topic.value == topic]
+
+    @property
+    def topics(self) -> tuple[str, ...]:
+        """Every known topic any member subscribes, sorted."""
+        return tuple(sorted({s.topic.value for c in self.members for s in c.subscriptions if s.topic.value is not None}))
+
+
+@dataclass(frozen=True)
+class GroupMap:
+    """Groups by name, plus consumers whose group is unknown (never grouped; SG902 names them)."""
+
+    groups: dict[str, Group]
+    ungrouped: tuple[Consumer, ...]
+
+
+def group_name(consumer: Consumer) -> str | None:
+    """The group name the broker sees, or None when the group is not statically known."""
+    group = consumer.group.value
+    if group is None:
+        return None
+    ns = consumer.namespace.value if consumer.namespace is not None else None
+    return f"{ns}%{group}" if ns else group
+
+
+def group_map(consumers: Iterable[Consumer]) -> GroupMap:
+    """Join consumers (from any number of repos) into groups."""
+    by_name: dict[str, list[Consumer]] = {}
+    ungrouped: list[Consumer] = []
+    for consumer in sort_consumers(list(consumers)):
+        name = group_name(consumer)
+        if name is None:
+            ungrouped.append(consumer)
+        else:
+            by_name.setdefault(name, []).append(consumer)
+    groups = {name: Group(name, tuple(members)) for name, members in sorted(by_name.items())}
+    return GroupMap(groups, tuple(ungrouped))

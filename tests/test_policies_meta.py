@@ -1,0 +1,46 @@
+"""Every built-in policy parses, has a unique id matching its file name, and complete docs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from subguard.policy import BUILTIN_DIR, load_policies, load_policy, rule_docs
+
+POLICY_FILES = sorted(BUILTIN_DIR.glob("*.y*ml"))
+MINE = ("SG1", "SG4", "SG9")
+
+
+def test_builtin_dir_is_the_packaged_link() -> None:
+    assert BUILTIN_DIR.resolve() == (Path(__file__).resolve().parents[1] / "policies").resolve()
+    assert len(POLICY_FILES) >= 13
+
+
+@pytest.mark.parametrize("path", POLICY_FILES, ids=[p.stem for p in POLICY_FILES])
+def test_policy_file(path: Path) -> None:
+    policy = load_policy(path)
+    assert path.stem == f"{policy.id}-{policy.name}"
+    doc = policy.doc
+    assert doc.summary and "\n" not in doc.summary, "summary must be one line"
+    for section in ("what", "why", "example", "instead"):
+        assert getattr(doc, section).strip(), f"{path.name}: docs.{section} is empty"
+    assert doc.references and all(r.strip() for r in doc.references)
+    if policy.scope not in ("tool", "evidence"):  # tool and evidence findings are emitted by code
+        assert policy.condition is not None, "a rule without a condition reports every subject"
+
+
+def test_ids_unique_and_catalogue_complete() -> None:
+    policies = load_policies()
+    ids = [p.id for p in policies]
+    assert len(ids) == len(set(ids))
+    required = {f"SG10{i}" for i in range(1, 8)} | {"SG401", "SG402", "SG403", "SG901", "SG902", "SG903"}
+    assert required <= set(ids)
+    docs = rule_docs(policies)
+    assert docs["SG102"].name == "group-tag-set-mismatch" and docs["SG102"].scope == "group/topic"
+
+
+def test_every_rule_of_mine_has_a_fixture() -> None:
+    fixtures = {p.name.split("-")[0] for p in (Path(__file__).parent / "fixtures" / "rules").iterdir() if p.is_dir()}
+    missing = {p.id for p in load_policies() if p.id.startswith(MINE) and p.scope != "tool"} - fixtures
+    assert not missing, f"rules without fixtures: {sorted(missing)}"
