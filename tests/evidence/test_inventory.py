@@ -1,0 +1,57 @@
+"""Evidence against a declared inventory (the Python fixture repo: tag1 and tag2 in one group)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from subguard.cli import main
+
+FIX = Path(__file__).resolve().parents[1] / "fixtures" / "evidence"
+
+
+@pytest.fixture()
+def in_fixtures(monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(FIX)
+    return FIX
+
+
+def run_json(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, list[dict[str, object]]]:
+    code = main(["evidence", *args, "--format", "json"])
+    out = json.loads(capsys.readouterr().out)
+    findings = out["findings"] if isinstance(out, dict) else out
+    assert isinstance(findings, list)
+    return code, findings
+
+
+def test_tag_flip_names_log_lines_and_declaring_files(in_fixtures: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, findings = run_json(["flapping_broker.log", "--inventory", "tagflip_repo"], capsys)
+    assert code == 1
+    flaps = [f for f in findings if f["rule"] == "SG501"]
+    assert len(flaps) == 1
+    text = json.dumps(flaps[0])
+    assert "flapping_broker.log" in text
+    assert "tagflip_repo/worker_a.py" in text and "tagflip_repo/worker_b.py" in text
+    assert not [f for f in findings if f["rule"] in ("SG507", "SG508")]  # both variants are declared
+    # the other groups of the same log are declared nowhere
+    assert sorted(str(f["group"]) for f in findings if f["rule"] == "SG509") == ["legacy-billing", "mixed-group"]
+
+
+def test_live_subscription_undeclared_from_mqadmin(in_fixtures: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _, findings = run_json(["tagflip.consumerConnection.txt", "--inventory", "tagflip_repo"], capsys)
+    undeclared = [f for f in findings if f["rule"] == "SG507"]
+    assert len(undeclared) == 1 and "tag3 || tag4" in json.dumps(undeclared[0])
+    # neither declared consumer (tag1, tag2) matches the only live subscription
+    assert len([f for f in findings if f["rule"] == "SG508"]) == 2
+
+
+def test_text_format_and_exit_codes(in_fixtures: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["evidence", "seed000_rocketmq_client.log"]) == 0  # a note only
+    assert "SG504" in capsys.readouterr().out
+    assert main(["evidence", "seed000_rocketmq_client.log", "--fail-on", "note"]) == 1
+    capsys.readouterr()
+    assert main(["evidence", "does-not-exist.log"]) == 2
+    assert os.getcwd() == str(FIX)
