@@ -1,0 +1,82 @@
+"""`subguard simulate`: JSON shape, text tables, one-line errors with exit 2."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from subguard.cli import main
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "scenarios" / "seed002-tags-race.yaml"
+
+
+def test_json_has_the_documented_shape(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["simulate", str(EXAMPLE), "--runs", "40", "--seed", "9", "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["runs"] == 40
+    received = data["consumers"]["consumer1"]["received"]
+    assert set(received) == {"mean", "min", "max", "histogram"} and sum(received["histogram"].values()) == 40
+    assert {"sent", "delivered_mean", "lost_mean", "loss_rate"} <= set(data["tags"]["tag1"])
+    assert {"subscription_not_latest", "offset_moved", "subscription_not_exist"} <= set(data["events"])
+    assert sum(w["runs"] for w in data["winners"].values()) == 40
+
+
+def test_same_seed_same_output(capsys: pytest.CaptureFixture[str]) -> None:
+    main(["simulate", str(EXAMPLE), "--runs", "10", "--seed", "4", "--format", "json"])
+    first = capsys.readouterr().out
+    main(["simulate", str(EXAMPLE), "--runs", "10", "--seed", "4", "--format", "json"])
+    assert capsys.readouterr().out == first
+
+
+def test_text_shows_tables(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["simulate", str(EXAMPLE), "--runs", "5"]) == 0
+    out = capsys.readouterr().out
+    assert "consumers" in out and "loss rate" in out and "consumer2" in out
+
+
+@pytest.mark.parametrize(
+    ("text", "key"),
+    [
+        ("topics: {T: 4}\nmembers: [{name: a, subscriptions: {T: x}, message_model: BOTH}]\nmessages: [{count: 1}]\n",
+         "members.0.message_model"),
+        ("topics: {T: 4}\nmembers: [{name: a, subscriptions: {U: x}}]\nmessages: [{count: 1}]\n",
+         "members.0.subscriptions.U"),
+        ("topics: {T: 4}\nmembers: [{name: a, subscriptions: {T: '||'}}]\nmessages: [{count: 1}]\n",
+         "members.0.subscriptions.T"),
+        ("topics: {T: 4}\nmembers: [{name: a, subscriptions: {T: x}, start: soon}]\nmessages: [{count: 1}]\n",
+         "members.0.start"),
+        ("topics: {T: 4}\nmembers: [{name: a, subscriptions: {T: x}}]\nmessages: [{tag: x}]\n", "messages.0"),
+        ("topics: {T: 4}\nmembers: [{name: a, subscriptions: {T: x}}]\nmessages: [{count: 1}]\nbogus: 1\n", "bogus"),
+        ("- just a list\n", "(top level)"),
+    ],
+)
+def test_invalid_scenario_exits_2_with_one_line_naming_the_key(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, key: str
+) -> None:
+    path = tmp_path / "s.yaml"
+    path.write_text(text)
+    assert main(["simulate", str(path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and key in err
+
+
+def test_inventory_simulates_every_scanned_group(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    for name, tag in (("a.py", "tag1"), ("b.py", "tag2")):
+        (tmp_path / name).write_text(
+            "from rocketmq.client import PushConsumer\n\n"
+            'c = PushConsumer("orders-group")\n'
+            f'c.subscribe("orders", callback, "{tag}")\n'
+            "c.start()\n"
+        )
+    assert main(["simulate", "--inventory", str(tmp_path), "--runs", "4", "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    (row,) = data["groups"]
+    assert row["group"] == "orders-group" and row["members"] == 2
+    # C++-based clients filter with their own expression: each loses the other tag in its queues
+    assert set(row["loss"]) == {"tag1", "tag2"} and all(0.3 < r < 0.7 for r in row["loss"].values())
+
+
+def test_inventory_of_an_empty_tree_is_an_error(tmp_path: Path) -> None:
+    assert main(["simulate", "--inventory", str(tmp_path)]) == 2

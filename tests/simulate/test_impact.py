@@ -1,0 +1,65 @@
+"""Per-group impact from declared consumers: the line `check` prints, the record the audit stores."""
+
+from __future__ import annotations
+
+from subguard.expression import parse
+from subguard.model import ClientFamily, Consumer, Location, MessageModel, Subscription, Value
+from subguard.simulate.impact import describe_group, disagreements, self_check, simulate_group
+
+
+def consumer(path: str, line: int, topic: str, expr: str, client: ClientFamily = ClientFamily.JAVA_PUSH_4X,
+             model: MessageModel = MessageModel.CLUSTERING, group: str = "g") -> Consumer:
+    loc = Location(path=path, line=line)
+    sub = Subscription(topic=Value.literal(topic), expression=Value.literal(expr), tags=parse(expr).tags, location=loc)
+    return Consumer(consumer_id=f"{path}:{line}", group=Value.literal(group), subscriptions=(sub,),
+                    message_model=Value.literal(model.value), client=client, location=loc)
+
+
+def test_different_tags_describe_loss_and_the_silent_member() -> None:
+    group = [consumer("a.py", 3, "T", "tag1"), consumer("b.py", 7, "T", "tag2")]
+    impact = simulate_group(group, runs=6, seed=1)
+    rates = dict(impact.loss)
+    assert set(rates) == {"tag1", "tag2"}
+    # each run: the loser's tag is all lost, about half of the winner's; averaged over the runs
+    assert 1.3 < rates["tag1"] + rates["tag2"] < 1.7 and min(rates.values()) >= 0.4
+    assert sum(n for _, n in impact.silent) == 6  # exactly one member receives nothing in every run
+    text = describe_group(group, runs=6, seed=1)
+    assert text.startswith("simulated: tag1 ") and "lost" in text and "receives nothing in" in text
+
+
+def test_consistent_group_has_no_impact_and_passes_the_self_check() -> None:
+    group = [consumer("a.py", 3, "T", "tag1 || tag2"), consumer("b.py", 7, "T", "tag1 || tag2")]
+    assert disagreements(group) == ()
+    assert describe_group(group, runs=4) == ""
+    assert self_check(group, runs=4) is None
+
+
+def test_tag_order_only_is_no_loss() -> None:
+    group = [consumer("a.py", 3, "T", "tag1 || tag2"), consumer("b.py", 7, "T", "tag2||tag1")]
+    assert describe_group(group, runs=4) == ""
+
+
+def test_different_topics_leave_queues_never_pulled() -> None:
+    group = [consumer("a.py", 3, "T1", "*"), consumer("b.py", 7, "T2", "*")]
+    text = describe_group(group, runs=4)
+    assert "never pulled" in text and "topic sets differ" in disagreements(group)
+
+
+def test_mixed_generations_are_a_disagreement() -> None:
+    group = [consumer("A.java", 10, "T", "TagA"), consumer("b.py", 7, "T", "TagA", ClientFamily.PYTHON_NATIVE_4X)]
+    assert disagreements(group) == ("C++-based and Java push clients share the group",)
+
+
+def test_self_check_is_silent_when_a_disagreement_explains_the_loss() -> None:
+    inconsistent = [consumer("a.py", 3, "T", "tag1"), consumer("b.py", 7, "T", "tag2")]
+    assert simulate_group(inconsistent, runs=2).has_loss
+    assert self_check(inconsistent, runs=2) is None
+
+
+def test_unknown_values_are_not_simulated() -> None:
+    loc = Location(path="x.py", line=1)
+    sub = Subscription(topic=Value.literal("T"), expression=Value.unknown("from env"), location=loc)
+    c = Consumer(consumer_id="x", group=Value.literal("g"), subscriptions=(sub,), client=ClientFamily.JAVA_PUSH_4X,
+                 location=loc)
+    impact = simulate_group([c])
+    assert impact.runs == 0 and not impact.has_loss
