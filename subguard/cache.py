@@ -15,8 +15,9 @@ import os
 import pickle
 import secrets
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, Optional, TypeVar
+from typing import Any, TypeVar
 
 T = TypeVar("T")
 _MAGIC = b"subguard-cache-v1\n"
@@ -84,11 +85,11 @@ class ContentCache:
         try:
             state = pickle.loads(body)
             self.stats, self.parses, self.results = state["stats"], state["parses"], state["results"]
-        except Exception as exc:  # a signed but unreadable cache (older format): start over
+        except Exception as exc:  # noqa: BLE001 - a signed but unreadable cache (older format): start over
             self._warn(f"subguard: warning: cache ignored: {self.file}: {type(exc).__name__}")
             self.stats, self.parses, self.results = {}, {}, {}
 
-    def needle_hit(self, path: str, size: int, mtime_ns: int) -> Optional[bool]:
+    def needle_hit(self, path: str, size: int, mtime_ns: int) -> bool | None:
         """The cached prefilter verdict for an unchanged file, else None."""
         entry = self.stats.get(path)
         if entry is not None and entry[0] == size and entry[1] == mtime_ns and mtime_ns:
@@ -135,7 +136,7 @@ class ContentCache:
             with os.fdopen(fd, "wb") as fh:
                 fh.write(_MAGIC + sig + body)
             os.replace(tmp, self.file)
-        except Exception as exc:  # unwritable directory, full disk, unpicklable facts: never fatal
+        except Exception as exc:  # noqa: BLE001 - unwritable directory, full disk, unpicklable facts: never fatal
             self._warn(f"subguard: warning: cache not written: {type(exc).__name__}: {exc}")
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import sys
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -28,9 +28,9 @@ class Waiver(_Strict):
 
     rule: str
     group: str
-    topic: Optional[str] = None
+    topic: str | None = None
     reason: str
-    expires: Optional[dt.date] = None
+    expires: dt.date | None = None
 
 
 class EnvironmentSpec(_Strict):
@@ -57,16 +57,16 @@ class Config(_Strict):
     policies: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
     max_file_size: int = Field(default=2 * 1024 * 1024, alias="max-file-size")
-    baseline: Optional[str] = None
+    baseline: str | None = None
     waivers: tuple[Waiver, ...] = ()
     no_inline_waivers: tuple[str, ...] = Field(default=(), alias="no-inline-waivers")
     environments: dict[str, EnvironmentSpec] = {}
     services: dict[str, ServiceSpec] = {}
     topic_environment_patterns: dict[str, str] = Field(default={}, alias="topic-environment-patterns")
-    cache_dir: Optional[str] = Field(default=None, alias="cache-dir")
+    cache_dir: str | None = Field(default=None, alias="cache-dir")
     simulate: bool = True
     # where this config was read from (not a user key)
-    source: Optional[str] = Field(default=None, exclude=True)
+    source: str | None = Field(default=None, exclude=True)
 
 
 def _normalise(data: dict[str, Any]) -> dict[str, Any]:
@@ -112,7 +112,7 @@ def load_file(path: Path) -> Config:
     return parse_config(data, str(path))
 
 
-def find_config(start: Path) -> Optional[Path]:
+def find_config(start: Path) -> Path | None:
     """Nearest `.subguard.yaml` or pyproject.toml with a [tool.subguard] table, walking up."""
     here = start.resolve()
     if here.is_file():
@@ -133,7 +133,7 @@ def find_config(start: Path) -> Optional[Path]:
     return None
 
 
-def load_config(explicit: Optional[Path], start: Path) -> Config:
+def load_config(explicit: Path | None, start: Path) -> Config:
     """The explicit file if given, else the nearest one, else defaults."""
     path = explicit if explicit is not None else find_config(start)
     if path is None:

@@ -9,9 +9,9 @@ from __future__ import annotations
 import os
 import stat
 import subprocess
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Optional
 
 from subguard.model import FileRecord, FileStatus
 
@@ -32,7 +32,7 @@ class Candidate:
     path: str  # POSIX, relative to root
     abspath: str
     size: int
-    data: Optional[bytes] = None  # content already in memory (Spark's binaryFile rows); else read abspath
+    data: bytes | None = None  # content already in memory (Spark's binaryFile rows); else read abspath
     mtime_ns: int = 0
 
 
@@ -43,7 +43,7 @@ class Discovery:
     skipped: tuple[FileRecord, ...]
 
 
-def _git_files(root: Path) -> Optional[list[str]]:
+def _git_files(root: Path) -> list[str] | None:
     """Tracked plus untracked-not-ignored files, relative to root; None outside a work tree."""
     try:
         top = subprocess.run(
@@ -87,7 +87,7 @@ def _walk(root: Path, exclude_dirs: frozenset[str]) -> Iterable[str]:
                 yield child
 
 
-def classify(root: Path, rel: str, max_size: int) -> tuple[Optional[Candidate], Optional[FileRecord]]:
+def classify(root: Path, rel: str, max_size: int) -> tuple[Candidate | None, FileRecord | None]:
     """Decide whether a path may be read, without opening it."""
     full = root / rel
     try:

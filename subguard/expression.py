@@ -6,7 +6,6 @@ Every rule and the simulator use this module; see rocketmq-semantics.md §1.2-1.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
 
 from subguard.model import ExpressionType
 
@@ -67,12 +66,12 @@ class ParsedExpression:
     `error` is set when the client would throw at `subscribe()` (then tags are empty).
     """
 
-    raw: Optional[str]
+    raw: str | None
     expression_type: ExpressionType
     sub_string: str
     tags: tuple[str, ...]
     codes: tuple[int, ...]
-    error: Optional[str] = None
+    error: str | None = None
 
     @property
     def match_all(self) -> bool:
@@ -83,7 +82,7 @@ class ParsedExpression:
         """A TAG expression that is not match-all and has no tag (e.g. " "): nothing is delivered."""
         return self.expression_type is ExpressionType.TAG and not self.match_all and not self.tags
 
-    def matches_tag(self, tag: Optional[str]) -> bool:
+    def matches_tag(self, tag: str | None) -> bool:
         """Broker hash match then the Java client's exact string re-filter (TAG only)."""
         if self.error is not None:
             return False
@@ -92,7 +91,7 @@ class ParsedExpression:
         return bool(tag) and tag in self.tags
 
 
-def parse(raw: Optional[str], expression_type: ExpressionType = ExpressionType.TAG) -> ParsedExpression:
+def parse(raw: str | None, expression_type: ExpressionType = ExpressionType.TAG) -> ParsedExpression:
     """Parse an expression as `FilterAPI.build(topic, raw, type)` does."""
     if expression_type is ExpressionType.SQL92:
         if raw is None or raw == "":
@@ -111,7 +110,7 @@ def parse(raw: Optional[str], expression_type: ExpressionType = ExpressionType.T
     return ParsedExpression(raw, expression_type, raw, tuple(tags), tuple(java_hash(t) for t in tags))
 
 
-def raw_equal(a: Optional[str], b: Optional[str]) -> bool:
+def raw_equal(a: str | None, b: str | None) -> bool:
     """What mqadmin's consistency check compares: `topic@subString`, raw text (null/""/* all `*`)."""
     return parse(a).sub_string == parse(b).sub_string if a != b else True
 
@@ -139,7 +138,7 @@ class Smell:
     message: str
 
 
-def smells(raw: Optional[str]) -> tuple[Smell, ...]:
+def smells(raw: str | None) -> tuple[Smell, ...]:
     """Lint smells of a TAG expression (§1.2): things that parse but do not do what they look like."""
     if raw is None or raw == "" or raw == SUB_ALL:
         return ()

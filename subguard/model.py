@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from enum import Enum
-from typing import Any, Optional
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
@@ -21,8 +21,8 @@ class Location(Record):
     path: str
     line: int = 1
     column: int = 1
-    end_line: Optional[int] = None
-    end_column: Optional[int] = None
+    end_line: int | None = None
+    end_column: int | None = None
     repo: str = ""
 
     def __str__(self) -> str:
@@ -49,25 +49,25 @@ class Value(Record):
     env var, placeholder key) when there is one.
     """
 
-    value: Optional[str] = None
+    value: str | None = None
     resolution: Resolution = Resolution.LITERAL
     detail: str = ""
-    location: Optional[Location] = None
+    location: Location | None = None
 
     @property
     def known(self) -> bool:
         return self.value is not None
 
     @classmethod
-    def literal(cls, value: str, location: Optional[Location] = None) -> "Value":
+    def literal(cls, value: str, location: Location | None = None) -> Value:
         return cls(value=value, resolution=Resolution.LITERAL, location=location)
 
     @classmethod
-    def default(cls, value: str, detail: str = "client default") -> "Value":
+    def default(cls, value: str, detail: str = "client default") -> Value:
         return cls(value=value, resolution=Resolution.DEFAULT, detail=detail)
 
     @classmethod
-    def unknown(cls, reason: str, location: Optional[Location] = None) -> "Value":
+    def unknown(cls, reason: str, location: Location | None = None) -> Value:
         return cls(value=None, resolution=Resolution.DYNAMIC, detail=reason, location=location)
 
 
@@ -146,16 +146,16 @@ class Consumer(Record):
     service: str = ""
     environment: str = ""
     repo: str = ""
-    name_server: Optional[Value] = None
-    namespace: Optional[Value] = None
-    instance_name: Optional[Value] = None
-    client_ip: Optional[Value] = None
-    consume_from_where: Optional[Value] = None
+    name_server: Value | None = None
+    namespace: Value | None = None
+    instance_name: Value | None = None
+    client_ip: Value | None = None
+    consume_from_where: Value | None = None
     location: Location
     notes: tuple[str, ...] = ()
 
     @property
-    def model(self) -> Optional[str]:
+    def model(self) -> str | None:
         return self.message_model.value
 
 
@@ -165,7 +165,7 @@ class Mount(Record):
     path: str
     volume: str = ""
     volume_kind: str = ""  # persistentVolumeClaim, emptyDir, hostPath, named, bind, image-volume, ...
-    persistent: Optional[bool] = None
+    persistent: bool | None = None
 
 
 class Deployment(Record):
@@ -184,13 +184,13 @@ class Deployment(Record):
     jvm_options: tuple[tuple[str, str], ...] = ()  # -Dkey=value, in order
     env: tuple[tuple[str, str], ...] = ()
     mounts: tuple[Mount, ...] = ()
-    instance_name: Optional[Value] = None
-    client_ip: Optional[Value] = None
-    replicas: Optional[int] = None
+    instance_name: Value | None = None
+    client_ip: Value | None = None
+    replicas: int | None = None
     location: Location
     notes: tuple[str, ...] = ()
 
-    def jvm_option(self, key: str) -> Optional[str]:
+    def jvm_option(self, key: str) -> str | None:
         found = [v for k, v in self.jvm_options if k == key]
         return found[-1] if found else None
 
@@ -213,7 +213,7 @@ class Related(Record):
 class Suppression(Record):
     kind: str  # inline | config | baseline
     reason: str = ""
-    location: Optional[Location] = None
+    location: Location | None = None
 
 
 class Finding(Record):
@@ -227,7 +227,7 @@ class Finding(Record):
     group: str = ""
     topic: str = ""
     fingerprint: str = ""
-    suppressed: Optional[Suppression] = None
+    suppressed: Suppression | None = None
     impact: str = ""
     properties: tuple[tuple[str, Any], ...] = ()
 

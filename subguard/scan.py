@@ -9,9 +9,9 @@ from __future__ import annotations
 import hashlib
 import sys
 import traceback
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional, Sequence
 
 from subguard.cache import ContentCache, namespace
 from subguard.config import Config
@@ -51,7 +51,7 @@ def _load(cand: Candidate, max_size: int) -> bytes:
     return read_limited(cand.abspath, max_size)
 
 
-def _claim(extractors: Sequence[Extractor], path: str) -> Optional[Extractor]:
+def _claim(extractors: Sequence[Extractor], path: str) -> Extractor | None:
     for ex in extractors:
         if ex.claims(path):
             return ex
@@ -64,8 +64,8 @@ def scan_files(
     candidates: Sequence[Candidate],
     skipped: Sequence[FileRecord],
     config: Config,
-    extractors: Optional[Sequence[Extractor]] = None,
-    cache: Optional[ContentCache] = None,
+    extractors: Sequence[Extractor] | None = None,
+    cache: ContentCache | None = None,
 ) -> ScanResult:
     """Run the extractors over already-discovered files of one repo (reusing `cache` when given)."""
     manifest = _manifest(repo, candidates, skipped) if cache is not None else ""
@@ -97,8 +97,8 @@ def _scan_files(
     candidates: Sequence[Candidate],
     skipped: Sequence[FileRecord],
     config: Config,
-    extractors: Optional[Sequence[Extractor]],
-    cache: Optional[ContentCache],
+    extractors: Sequence[Extractor] | None,
+    cache: ContentCache | None,
 ) -> ScanResult:
     extractors = list(extractors) if extractors is not None else load_extractors()
     records: dict[str, FileRecord] = {r.path: r.model_copy(update={"repo": repo}) for r in skipped}
@@ -132,7 +132,7 @@ def _scan_files(
             continue
         chosen[ex.name].append(SourceFile(cand.path, data))
 
-    def read(path: str) -> Optional[bytes]:
+    def read(path: str) -> bytes | None:
         cand = by_path.get(path)
         if cand is None:
             return None
@@ -153,7 +153,7 @@ def _scan_files(
         ctx = RepoContext(root=root, repo=repo, config=config, paths=paths, read=read, prior=dict(prior), memo=memo)
         try:
             result = ex.extract(files, ctx)
-        except Exception as exc:  # an extractor bug must not lose the other files
+        except Exception as exc:  # noqa: BLE001 - an extractor bug must not lose the other files
             last = traceback.extract_tb(exc.__traceback__)[-1]
             reason = f"internal error in the {ex.name} extractor: {type(exc).__name__}: {exc} ({Path(last.filename).name}:{last.lineno})"
             result = ExtractResult(
@@ -195,9 +195,9 @@ def open_cache(root: Path, config: Config, key: str = "") -> ContentCache:
 def scan_repo(
     path: Path,
     config: Config,
-    repo: Optional[str] = None,
-    extractors: Optional[Sequence[Extractor]] = None,
-    cache_key: Optional[str] = None,
+    repo: str | None = None,
+    extractors: Sequence[Extractor] | None = None,
+    cache_key: str | None = None,
 ) -> ScanResult:
     """Discover and extract one scan root (a directory, or a single file).
 

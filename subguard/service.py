@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import fnmatch
 import posixpath
-from typing import Iterable, Optional, Sequence, TypeVar
+from collections.abc import Iterable, Sequence
+from typing import TypeVar
 
 from subguard.config import Config
 from subguard.model import Consumer, Deployment
@@ -22,9 +23,7 @@ def match_glob(path: str, pattern: str) -> bool:
         return True
     if pattern.endswith("/**") and (path == pattern[:-3] or path.startswith(pattern[:-3] + "/")):
         return True
-    if "**/" in pattern and fnmatch.fnmatchcase(path, pattern.replace("**/", "")):
-        return True
-    return False
+    return "**/" in pattern and fnmatch.fnmatchcase(path, pattern.replace("**/", ""))
 
 
 def module_dir(path: str, paths: Iterable[str]) -> str:
@@ -49,7 +48,7 @@ def service_for(path: str, paths: Iterable[str], repo: str, config: Config) -> s
     return f"{repo}/{module}" if repo else module
 
 
-def environment_for(path: str, config: Config, hints: Sequence[str] = ()) -> Optional[str]:
+def environment_for(path: str, config: Config, hints: Sequence[str] = ()) -> str | None:
     """Environment named by config path globs, Spring profiles or namespaces in `hints`."""
     for name, spec in config.environments.items():
         if any(match_glob(path, g) for g in spec.paths):

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Optional, Sequence
 
 import click
 
@@ -11,7 +11,7 @@ from subguard.config import Config, ConfigError, load_config
 from subguard.scan import ScanResult, scan_repo
 
 
-def load_or_fail(config_file: Optional[str], paths: Sequence[str]) -> Config:
+def load_or_fail(config_file: str | None, paths: Sequence[str]) -> Config:
     start = Path(paths[0]) if paths else Path.cwd()
     try:
         return load_config(Path(config_file) if config_file else None, start)

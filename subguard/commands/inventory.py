@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from typing import Optional
 
 import click
 
@@ -26,7 +25,7 @@ def _table(rows: list[dict[str, object]]) -> str:
 @click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True), help="Write here instead of stdout.")
 @click.option("--stats", is_flag=True, help="Print files parsed/skipped/failed and why (to stderr).")
 @click.option("--config", "config_file", type=click.Path(dir_okay=False), help="Config file to use.")
-def inventory(paths: tuple[str, ...], fmt: str, output: Optional[str], stats: bool, config_file: Optional[str]) -> int:
+def inventory(paths: tuple[str, ...], fmt: str, output: str | None, stats: bool, config_file: str | None) -> int:
     """Print every declared subscription under PATHS (default: the current directory)."""
     roots = paths or (".",)
     config = load_or_fail(config_file, roots)

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Optional, Protocol, Sequence, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from subguard.config import Config
 from subguard.model import Consumer, Deployment, FileRecord, Finding
@@ -45,8 +46,8 @@ class RepoContext:
     repo: str
     config: Config
     paths: frozenset[str]
-    read: Callable[[str], Optional[bytes]]
-    prior: Mapping[str, "ExtractResult"] = field(default_factory=dict)
+    read: Callable[[str], bytes | None]
+    prior: Mapping[str, ExtractResult] = field(default_factory=dict)
     memo: Callable[[str, str, bytes, Callable[[], Any]], Any] = no_memo
 
 
