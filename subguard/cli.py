@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import importlib
 import sys
-from typing import Any, Optional, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import click
 
@@ -13,6 +14,12 @@ from subguard import __version__
 # subcommand -> "module:attribute" (an explicit registry; modules import only when the command runs)
 COMMANDS: dict[str, str] = {
     "inventory": "subguard.commands.inventory:inventory",
+    "check": "subguard.commands.check:check",
+    "audit": "subguard.commands.audit:audit",
+    "rules": "subguard.commands.rules:rules",
+    "explain": "subguard.commands.explain:explain",
+    "evidence": "subguard.commands.evidence:evidence",
+    "simulate": "subguard.commands.simulate:simulate",
 }
 
 
@@ -20,7 +27,7 @@ class LazyGroup(click.Group):
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(COMMANDS)
 
-    def get_command(self, ctx: click.Context, name: str) -> Optional[click.Command]:
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         target = COMMANDS.get(name)
         if target is None:
             return None
@@ -36,7 +43,7 @@ def cli() -> None:
     """subguard: lint RocketMQ consumer subscriptions before they reach production."""
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI and return its exit code (0 clean, 1 findings, 2 usage or internal error)."""
     try:
         result: Any = cli.main(args=list(argv) if argv is not None else None, prog_name="subguard", standalone_mode=False)

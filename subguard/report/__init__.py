@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import importlib
 import os
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Mapping, Protocol, Sequence
+from typing import Protocol
 
 from subguard import __version__
 from subguard.model import Finding, Location, RuleDoc, Severity
@@ -91,6 +92,8 @@ def root_prefix(root: Root | None, ctx: ReportContext) -> str | None:
 
 def display_path(location: Location, ctx: ReportContext) -> str:
     """The path to show: relative to the workdir when the root is inside it, else absolute."""
+    if PurePosixPath(location.path).is_absolute():  # e.g. a config file outside every root
+        return location.path
     root = root_of(location, ctx)
     prefix = root_prefix(root, ctx)
     if prefix is None:

@@ -1,0 +1,37 @@
+"""JSON report: a list of findings (suppressed ones included, marked), paths relative to the scan root."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from subguard.model import Finding, RuleDoc
+from subguard.report import ReportContext, sort_key
+
+
+def finding_dict(f: Finding) -> dict[str, Any]:
+    """The stable JSON shape of one finding."""
+    loc = f.location
+    return {
+        "rule": f.rule,
+        "severity": f.severity.value,
+        "message": f.message,
+        "path": loc.path,
+        "line": loc.line,
+        "column": loc.column,
+        "repo": loc.repo,
+        "group": f.group,
+        "topic": f.topic,
+        "related": [
+            {"path": r.location.path, "line": r.location.line, "column": r.location.column, "message": r.message}
+            for r in f.related
+        ],
+        "fingerprint": f.fingerprint,
+        "suppressed": None if f.suppressed is None else {"kind": f.suppressed.kind, "reason": f.suppressed.reason},
+        "impact": f.impact or None,
+    }
+
+
+def render(findings: Sequence[Finding], docs: Mapping[str, RuleDoc], ctx: ReportContext) -> str:
+    return json.dumps([finding_dict(f) for f in sorted(findings, key=sort_key)], indent=2, ensure_ascii=False) + "\n"

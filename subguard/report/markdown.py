@@ -1,0 +1,71 @@
+"""Markdown summary for a PR comment or `$GITHUB_STEP_SUMMARY`: totals, a table per group, the rest."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from subguard.model import Finding, RuleDoc, Severity
+from subguard.report import ReportContext, active, display_path, severity_counts, sort_key, summary_line
+from subguard.report.members import members_of
+
+
+def cell(text: str) -> str:
+    """A table cell: pipes escaped (also inside code spans, per GFM), newlines flattened."""
+    return text.replace("|", "\\|").replace("\r", " ").replace("\n", " ")
+
+
+def code(value: str | None) -> str:
+    """A value as a code span that survives backticks inside it; `?` when unknown."""
+    if value is None:
+        return "?"
+    if value == "":
+        return '`""`'
+    fence = "``" if "`" in value else "`"
+    pad = " " if value.startswith("`") or value.endswith("`") else ""
+    return f"{fence}{pad}{value}{pad}{fence}"
+
+
+def _rule_title(f: Finding, docs: Mapping[str, RuleDoc]) -> str:
+    doc = docs.get(f.rule)
+    return f"{f.rule} {doc.name}" if doc else f.rule
+
+
+def _group_section(group: str, findings: Sequence[Finding], docs: Mapping[str, RuleDoc], ctx: ReportContext) -> list[str]:
+    lines = [f"### Group {code(group)}", ""]
+    for f in findings:
+        lines += [f"**{_rule_title(f, docs)}** ({f.severity.value}): {cell(f.message)}", ""]
+        lines += ["| member | topic | expression | model |", "| --- | --- | --- | --- |"]
+        for m in members_of(f):
+            where = cell(code(f"{display_path(m.location, ctx)}:{m.location.line}"))
+            expr = code(m.expression) if m.expression is not None else (cell(m.message) or "?")
+            lines.append(f"| {where} | {cell(code(m.topic))} | {cell(expr)} | {cell(m.model or '?')} |")
+        lines.append("")
+        if f.impact:
+            first, *rest = f.impact.splitlines() or [""]
+            lines += [f"> **Impact:** {first}", *(f"> {line}" for line in rest), ""]
+    return lines
+
+
+def _other_section(findings: Sequence[Finding], docs: Mapping[str, RuleDoc], ctx: ReportContext) -> list[str]:
+    lines = ["### Other findings", "", "| location | rule | severity | message |", "| --- | --- | --- | --- |"]
+    for f in findings:
+        where = cell(code(f"{display_path(f.location, ctx)}:{f.location.line}:{f.location.column}"))
+        lines.append(f"| {where} | {cell(_rule_title(f, docs))} | {f.severity.value} | {cell(f.message)} |")
+    return lines + [""]
+
+
+def render(findings: Sequence[Finding], docs: Mapping[str, RuleDoc], ctx: ReportContext) -> str:
+    shown = sorted(active(findings), key=sort_key)
+    icon = ":x:" if severity_counts(findings)[Severity.ERROR] else (":warning:" if shown else ":white_check_mark:")
+    lines = ["## subguard", "", f"{icon} {summary_line(findings, ctx)}", ""]
+    if not shown:
+        lines += ["No findings." if ctx.files else "No files were scanned.", ""]
+    groups: dict[str, list[Finding]] = {}
+    rest: list[Finding] = []
+    for f in shown:
+        (groups.setdefault(f.group, []) if f.group and f.related else rest).append(f)
+    for group in sorted(groups):
+        lines += _group_section(group, groups[group], docs, ctx)
+    if rest:
+        lines += _other_section(rest, docs, ctx)
+    return "\n".join(lines).rstrip("\n") + "\n"

@@ -1,0 +1,87 @@
+"""The members of a group finding: where each disagreeing consumer is, and what it declares.
+
+`attach_members` runs once in `check` (it needs the scanned consumers); renderers then read
+`members_of(finding)`, which falls back to the finding's own locations when nothing was attached.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from subguard.model import Consumer, Finding, Location, Record, Subscription
+
+MEMBERS = "members"  # key in Finding.properties
+
+
+class Member(Record):
+    """One location of a group finding with the subscription declared there (None: not known)."""
+
+    location: Location
+    message: str = ""
+    topic: str | None = None
+    expression: str | None = None
+    model: str | None = None
+    client: str | None = None
+
+
+def _locations(finding: Finding) -> list[tuple[Location, str]]:
+    return [(finding.location, "")] + [(r.location, r.message) for r in finding.related]
+
+
+def _same_place(a: Location, b: Location) -> bool:
+    return a.path == b.path and a.line == b.line and (not a.repo or not b.repo or a.repo == b.repo)
+
+
+def _match(finding: Finding, loc: Location, consumers: Sequence[Consumer]) -> tuple[Consumer, Subscription | None] | None:
+    def topic_ok(sub: Subscription) -> bool:
+        return not finding.topic or sub.topic.value == finding.topic
+
+    for c in consumers:
+        for sub in (*c.subscriptions, *c.overridden):  # SG107 points at the overwritten subscribe() too
+            if _same_place(sub.location, loc) and topic_ok(sub):
+                return c, sub
+    for c in consumers:
+        if _same_place(c.location, loc):
+            return c, next((s for s in c.subscriptions if topic_ok(s)), None)
+    return None
+
+
+def member_list(finding: Finding, consumers: Sequence[Consumer]) -> tuple[Member, ...]:
+    """One Member per location of the finding, filled from the consumer declared there."""
+    group = [c for c in consumers if c.group.value == finding.group] if finding.group else list(consumers)
+    out: list[Member] = []
+    for loc, message in _locations(finding):
+        hit = _match(finding, loc, group)
+        if hit is None:
+            out.append(Member(location=loc, message=message))
+            continue
+        consumer, sub = hit
+        out.append(
+            Member(
+                location=loc,
+                message=message,
+                topic=sub.topic.value if sub else finding.topic or None,
+                expression=sub.expression.value if sub else None,
+                model=consumer.message_model.value,
+                client=consumer.client.value,
+            )
+        )
+    return tuple(out)
+
+
+def attach_members(findings: Iterable[Finding], consumers: Sequence[Consumer]) -> list[Finding]:
+    """Add a `members` property to every group finding that has related locations and none yet."""
+    out: list[Finding] = []
+    for f in findings:
+        if f.group and f.related and MEMBERS not in dict(f.properties):
+            f = f.model_copy(update={"properties": (*f.properties, (MEMBERS, member_list(f, consumers)))})
+        out.append(f)
+    return out
+
+
+def members_of(finding: Finding) -> tuple[Member, ...]:
+    """The attached members, or bare locations (primary first) when none were attached."""
+    attached = dict(finding.properties).get(MEMBERS)
+    if isinstance(attached, tuple) and all(isinstance(m, Member) for m in attached):
+        return attached
+    return tuple(Member(location=loc, message=msg) for loc, msg in _locations(finding))

@@ -1,0 +1,171 @@
+"""SARIF 2.1.0: one run; rule help from the policy docs; stable partial fingerprints; suppressions.
+
+URIs are relative to `%SRCROOT%` (the working directory) when the scan root lies inside it, so
+GitHub code scanning resolves them from a checkout; roots outside it get their own base id.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path, PurePosixPath
+from typing import Any
+from urllib.parse import quote
+
+from subguard.model import Finding, Location, RuleDoc
+from subguard.report import ReportContext, Root, root_of, root_prefix, sort_key
+
+SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
+SRCROOT = "%SRCROOT%"
+FINGERPRINT_KEY = "subguard/v1"
+_SUPPRESSION_KIND = {"inline": "inSource"}  # config waivers and baselines live outside the source
+
+
+def _dir_uri(path: str) -> str:
+    uri = Path(path).resolve().as_uri()
+    return uri if uri.endswith("/") else uri + "/"
+
+
+def _base(root: Root | None, ctx: ReportContext) -> tuple[str, str]:
+    """(uriBaseId, prefix to put before the root-relative path)."""
+    prefix = root_prefix(root, ctx)
+    if prefix is None and root is not None:
+        return f"ROOT{ctx.roots.index(root)}", ""
+    return SRCROOT, f"{prefix}/" if prefix else ""
+
+
+def _physical(loc: Location, ctx: ReportContext) -> dict[str, Any]:
+    region: dict[str, Any] = {"startLine": max(loc.line, 1), "startColumn": max(loc.column, 1)}
+    if loc.end_line is not None and loc.end_line >= loc.line:
+        region["endLine"] = loc.end_line
+        if loc.end_column is not None and (loc.end_line > loc.line or loc.end_column > loc.column):
+            region["endColumn"] = loc.end_column
+    if PurePosixPath(loc.path).is_absolute():  # outside every root (e.g. a config file): a plain file URI
+        return {"artifactLocation": {"uri": Path(loc.path).as_uri()}, "region": region}
+    base_id, prefix = _base(root_of(loc, ctx), ctx)
+    return {"artifactLocation": {"uri": quote(prefix + loc.path), "uriBaseId": base_id}, "region": region}
+
+
+def _base_ids(ctx: ReportContext) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if ctx.workdir:
+        out[SRCROOT] = {"uri": _dir_uri(ctx.workdir), "description": {"text": "The directory subguard ran in."}}
+    for root in ctx.roots:
+        base_id, _ = _base(root, ctx)
+        if base_id != SRCROOT:
+            out[base_id] = {"uri": _dir_uri(root.path), "description": {"text": f"Scan root of {root.repo}."}}
+    return out
+
+
+def help_text(doc: RuleDoc) -> str:
+    parts = [
+        ("What it does", doc.what or doc.summary),
+        ("Why is this bad?", doc.why),
+        ("Example", doc.example),
+        ("Use instead", doc.instead),
+        ("References", "\n".join(f"- {r}" for r in doc.references)),
+    ]
+    return "\n\n".join(f"{title}\n{body.strip()}" for title, body in parts if body.strip())
+
+
+def help_markdown(doc: RuleDoc) -> str:
+    def code(body: str) -> str:
+        return f"```\n{body.strip()}\n```"
+
+    parts = [
+        ("What it does", doc.what or doc.summary),
+        ("Why is this bad?", doc.why),
+        ("Example", code(doc.example) if doc.example.strip() else ""),
+        ("Use instead", code(doc.instead) if doc.instead.strip() else ""),
+        ("References", "\n".join(f"- {r}" for r in doc.references)),
+    ]
+    return "\n\n".join(f"## {title}\n\n{body.strip()}" for title, body in parts if body.strip())
+
+
+def _rule(doc: RuleDoc) -> dict[str, Any]:
+    short = doc.summary or doc.name
+    return {
+        "id": doc.id,
+        "name": doc.name,
+        "shortDescription": {"text": short},
+        "fullDescription": {"text": (doc.what or short).strip()},
+        "help": {"text": help_text(doc) or short, "markdown": help_markdown(doc) or short},
+        "defaultConfiguration": {"level": doc.severity.value},
+        "properties": {"scope": doc.scope, "tags": [doc.scope]},
+    }
+
+
+def _rules(findings: Sequence[Finding], docs: Mapping[str, RuleDoc]) -> list[RuleDoc]:
+    """Every documented rule, plus a minimal entry for any rule a finding names without docs."""
+    known = dict(docs)
+    for f in findings:
+        if f.rule not in known:
+            known[f.rule] = RuleDoc(id=f.rule, name=f.rule.lower(), severity=f.severity, scope="", summary=f.rule)
+    return [known[k] for k in sorted(known)]
+
+
+def _escape(text: str) -> str:
+    """Message text may embed links `[text](id)`, so literal brackets and backslashes are escaped."""
+    return text.replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]")
+
+
+def _result(f: Finding, index: int, ctx: ReportContext) -> dict[str, Any]:
+    text = _escape(f.message)
+    if f.related:
+        links = ", ".join(f"[{_escape(r.location.path)}:{r.location.line}]({i})" for i, r in enumerate(f.related, 1))
+        text += f" (also: {links})"
+    if f.impact:
+        text += f"\nImpact: {_escape(f.impact)}"
+    result: dict[str, Any] = {
+        "ruleId": f.rule,
+        "ruleIndex": index,
+        "level": f.severity.value,
+        "message": {"text": text},
+        "locations": [{"physicalLocation": _physical(f.location, ctx)}],
+    }
+    if f.related:
+        result["relatedLocations"] = [
+            {"id": i, "physicalLocation": _physical(r.location, ctx), "message": {"text": _escape(r.message or f.rule)}}
+            for i, r in enumerate(f.related, 1)
+        ]
+    if f.fingerprint:
+        result["partialFingerprints"] = {FINGERPRINT_KEY: f.fingerprint}
+    if f.suppressed is not None:
+        result["suppressions"] = [
+            {
+                "kind": _SUPPRESSION_KIND.get(f.suppressed.kind, "external"),
+                "status": "accepted",
+                "justification": f.suppressed.reason or f.suppressed.kind,
+            }
+        ]
+    props = {k: v for k, v in (("group", f.group), ("topic", f.topic), ("impact", f.impact)) if v}
+    if props:
+        result["properties"] = props
+    return result
+
+
+def sarif_log(findings: Sequence[Finding], docs: Mapping[str, RuleDoc], ctx: ReportContext) -> dict[str, Any]:
+    rules = _rules(findings, docs)
+    index = {r.id: i for i, r in enumerate(rules)}
+    run: dict[str, Any] = {
+        "tool": {
+            "driver": {
+                "name": "subguard",
+                "version": ctx.version,
+                "semanticVersion": ctx.version,
+                "rules": [_rule(r) for r in rules],
+            }
+        },
+        "columnKind": "unicodeCodePoints",
+        "results": [_result(f, index[f.rule], ctx) for f in sorted(findings, key=sort_key)],
+        "invocations": [{"executionSuccessful": True}],
+    }
+    base_ids = _base_ids(ctx)
+    if base_ids:
+        run["originalUriBaseIds"] = base_ids
+    return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
+
+
+def render(findings: Sequence[Finding], docs: Mapping[str, RuleDoc], ctx: ReportContext) -> str:
+    return json.dumps(sarif_log(findings, docs, ctx), indent=2, ensure_ascii=False) + "\n"
+
