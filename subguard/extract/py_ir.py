@@ -7,9 +7,8 @@ The per-file parse (`py_parse`) turns source into these records; the per-repo li
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional, Union
 
-Scalar = Union[str, int, float, bool, None]
+Scalar = str | int | float | bool | None
 
 
 @dataclass(frozen=True)
@@ -78,7 +77,7 @@ class Star:
 class AttrOf:
     """`base.attr` where base is not an import (a class constant, an object)."""
 
-    base: "IR"
+    base: IR
     attr: str
 
 
@@ -94,34 +93,35 @@ class SelfAttr:
 class Concat:
     """String concatenation: `a + b`, f-strings, `"%s" % x`, `"{}".format(x)`."""
 
-    parts: tuple["IR", ...]
+    parts: tuple[IR, ...]
 
 
 @dataclass(frozen=True)
 class Env:
     """`os.getenv(var, default)` / `os.environ.get(var, default)` / `os.environ[var]`."""
 
-    var: "IR"
-    default: Optional["IR"]
+    var: IR
+    default: IR | None
 
 
 @dataclass(frozen=True)
 class CallIR:
     """A call of a known or unknown callable; `func` is its dotted name as written/imported."""
 
-    func: "IR"
-    args: tuple["IR", ...] = ()
-    kwargs: tuple[tuple[str, "IR"], ...] = ()
+    func: IR
+    args: tuple[IR, ...] = ()
+    kwargs: tuple[tuple[str, IR], ...] = ()
     arg_locs: tuple[Loc, ...] = ()
     loc: Loc = NOWHERE
+    kw_locs: tuple[tuple[str, Loc], ...] = ()
 
 
 @dataclass(frozen=True)
 class DictIR:
     """A dict display; `locs` are the key locations."""
 
-    keys: tuple["IR", ...]
-    values: tuple["IR", ...]
+    keys: tuple[IR, ...]
+    values: tuple[IR, ...]
     locs: tuple[Loc, ...]
 
 
@@ -129,8 +129,8 @@ class DictIR:
 class Subscript:
     """`base[index]` (a constant dict or list lookup)."""
 
-    base: "IR"
-    index: "IR"
+    base: IR
+    index: IR
 
 
 @dataclass(frozen=True)
@@ -140,7 +140,7 @@ class Dyn:
     reason: str
 
 
-IR = Union[Lit, Glob, Local, Param, Imp, Star, AttrOf, SelfAttr, Concat, Env, CallIR, DictIR, Subscript, Dyn]
+IR = Lit | Glob | Local | Param | Imp | Star | AttrOf | SelfAttr | Concat | Env | CallIR | DictIR | Subscript | Dyn
 
 
 # ---- consumer facts ---------------------------------------------------------------------------
@@ -225,4 +225,4 @@ class Failure:
     reason: str
 
 
-ParseOutcome = Union[ModuleFacts, Failure]
+ParseOutcome = ModuleFacts | Failure
