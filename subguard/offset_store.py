@@ -18,6 +18,7 @@ import posixpath
 import re
 from dataclasses import dataclass
 
+from subguard.client_versions import UNSTABLE, is_unstable
 from subguard.extract import manifest_jvm as jvm
 from subguard.extract.manifest_common import CONTAINER_IP, FIELD_REF, HOST_IP, NODE_IP, POD_IP, parse_ref, under
 from subguard.model import CPP_FAMILIES, ClientFamily, Consumer, Deployment, Mount, Resolution
@@ -189,9 +190,11 @@ def _ip(consumer: Consumer, dep: Deployment, store: str) -> tuple[bool | None, s
 
 
 def _instance(consumer: Consumer, dep: Deployment) -> tuple[bool | None, str]:
-    if consumer.client == ClientFamily.SPRING_CLOUD_STREAM:
-        return False, "the Spring Cloud Stream RocketMQ binder (2.2.7+) puts the pid and a timestamp into the instance name"
     name = consumer.instance_name
+    if is_unstable(name):  # a version-specific name with a timestamp (client_versions)
+        return False, name.detail.removesuffix(UNSTABLE).strip() if name is not None else ""
+    if consumer.client == ClientFamily.SPRING_CLOUD_STREAM and name is None:
+        return False, "the Spring Cloud Stream RocketMQ binder puts the pid and a timestamp into the instance name (2.2.10, 2021.0.5.0, 2022.0.0.0 and later)"
     if name is not None and not name.known:
         return None, f"instance name not known statically ({name.detail or 'dynamic'})"
     if name is not None and name.value and name.resolution != Resolution.DEFAULT:
@@ -200,7 +203,7 @@ def _instance(consumer: Consumer, dep: Deployment) -> tuple[bool | None, str]:
     if option is not None:
         return True, f"instance name '{option}' (-D{jvm.CLIENT_NAME})"
     if consumer.client == ClientFamily.SPRING_LISTENER:
-        return True, "instance name DEFAULT (rocketmq-spring 2.2.3+; 2.2.0-2.2.2 used nameServer@pid@nanoTime)"
+        return True, "instance name DEFAULT (rocketmq-spring 2.2.3+; 2.2.0 used nameServer@pid, 2.2.1-2.2.2 nameServer@pid@nanoTime)"
     return True, "instance name DEFAULT"
 
 

@@ -4,13 +4,14 @@
 from __future__ import annotations
 
 import importlib
-from typing import Sequence
+from collections.abc import Sequence
 
 from subguard.extract.base import Extractor
 
 # name -> "module:attribute"; imported lazily so that `subguard --version` stays fast.
 REGISTRY: dict[str, str] = {
     "python": "subguard.extract.python:EXTRACTOR",
+    "build": "subguard.extract.build:EXTRACTOR",  # before spring and java: they read its versions
     "spring": "subguard.extract.spring:EXTRACTOR",
     "java": "subguard.extract.java:EXTRACTOR",
     "manifests": "subguard.extract.manifests:EXTRACTOR",  # keep last: claims every YAML nobody else took

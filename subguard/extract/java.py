@@ -16,7 +16,9 @@ from subguard.extract.java_facts import JavaFacts, java_facts
 from subguard.extract.java_resolve import Symbols, Where
 from subguard.extract.java_spring import module_for
 from subguard.extract.spring import ModuleConfig
+from subguard.extract.spring_versions import adjust_listener, build_versions
 from subguard.model import Consumer, FileRecord, FileStatus
+from subguard.service import module_dir
 
 
 def _failed(path: str, facts: JavaFacts, name: str) -> FileRecord:
@@ -53,10 +55,15 @@ class JavaExtractor:
         spring = repo.prior.get("spring")
         modules: Mapping[str, ModuleConfig] = spring.facts.get("modules", {}) if spring is not None else {}
         consumers: list[Consumer] = []
+        versions = build_versions(repo)
         for path, facts in parsed.items():
             module = module_for(path, modules, repo.paths)
+            build_dir = module_dir(path, repo.paths)
             for ann in facts.annotations:
-                consumers.extend(listener_consumers(ann, Where(path, facts, ann.class_name), symbols, module))
+                for c in listener_consumers(ann, Where(path, facts, ann.class_name), symbols, module):
+                    kept = adjust_listener(c, build_dir, module.profiles if module else (), module.views if module else {}, versions)
+                    if kept is not None:  # rocketmq.consumer.listeners.<group>.<topic>=false drops it
+                        consumers.append(kept)
             for decl in facts.consumers:
                 consumers.extend(code_consumers(decl, Where(path, facts, decl.class_name), symbols, module))
         for path, loaded in symbols.loaded.items():

@@ -10,13 +10,19 @@ Files under `src/test/` are parsed and validated but neither feed views nor decl
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from subguard.extract.base import ExtractResult, RepoContext, SourceFile
-from subguard.extract.spring_consumers import BUILDERS
+from subguard.extract.spring_consumers import BUILDERS, Builder
 from subguard.extract.spring_env import BASE, ConfigValue, Layer, config_file, layer_rank, profiles, view
 from subguard.extract.spring_props import PropertiesError, read_properties
+from subguard.extract.spring_versions import (
+    adjust_config_consumers,
+    build_versions,
+    legacy_pull_consumer,
+    wants_legacy_pull,
+)
 from subguard.extract.spring_yaml import YamlError, read_yaml
 from subguard.model import Consumer, FileRecord, FileStatus
 from subguard.service import module_dir
@@ -77,12 +83,12 @@ def _strip_env(c: Consumer) -> Consumer:
     return c.model_copy(update={"environment": ""})
 
 
-def module_consumers(mod: ModuleConfig) -> list[Consumer]:
+def module_consumers(mod: ModuleConfig, builders: Mapping[str, Builder] = BUILDERS) -> list[Consumer]:
     """Config-declared consumers of a module, collapsed across profiles when identical."""
     per_profile: dict[str, dict[str, Consumer]] = {}
     for profile in (BASE, *mod.profiles):
         found: dict[str, Consumer] = {}
-        for builder in BUILDERS.values():
+        for builder in builders.values():
             found.update(builder(mod.views[profile]))
         per_profile[profile] = found
     identities = sorted({i for found in per_profile.values() for i in found})
@@ -117,9 +123,13 @@ class SpringExtractor:
             layers_by_path[f.path] = parsed
             records.append(FileRecord(path=f.path, status=FileStatus.PARSED, extractor=self.name))
         modules = build_modules(layers_by_path, repo.paths)
+        versions = build_versions(repo)
         consumers: list[Consumer] = []
         for mod in modules.values():
-            consumers.extend(module_consumers(mod))
+            builders: Mapping[str, Builder] = BUILDERS
+            if wants_legacy_pull(mod.module, versions):  # 2.2.0-2.2.2: rocketmq.consumer.* instead of pull-consumer.*
+                builders = {**{k: b for k, b in BUILDERS.items() if k != "pull-consumer"}, "legacy-pull": legacy_pull_consumer}
+            consumers.extend(adjust_config_consumers(module_consumers(mod, builders), mod.module, versions))
         return ExtractResult(consumers=tuple(consumers), files=tuple(records), facts={"modules": modules})
 
 

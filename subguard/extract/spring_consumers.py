@@ -233,7 +233,8 @@ def _model(view: View, binding: str, new: bool, notes: list[str]) -> tuple[Value
     return raw.model_copy(update={"value": text, "detail": f"messageModel={raw.value}"}), mode
 
 
-BUILDERS: dict[str, Callable[[View], list[tuple[str, Consumer]]]] = {
+Builder = Callable[[View], list[tuple[str, Consumer]]]
+BUILDERS: dict[str, Builder] = {
     "pull-consumer": pull_consumer,
     "simple-consumer": simple_consumer,
     "stream": stream_bindings,
