@@ -34,7 +34,7 @@ def java_split(text: str, delimiter: str = _DELIMITER) -> list[str]:
 def java_hash(text: str) -> int:
     """Java `String.hashCode` over UTF-16 code units, as a signed int32."""
     h = 0
-    data = text.encode("utf-16-be")
+    data = text.encode("utf-16-be", "surrogatepass")  # a lone surrogate is one code unit, as in Java
     for i in range(0, len(data), 2):
         h = (31 * h + ((data[i] << 8) | data[i + 1])) & 0xFFFFFFFF
     return h - 0x100000000 if h & 0x80000000 else h

@@ -40,12 +40,13 @@ def hostile_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def _run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "NO_COLOR": "1"}
     env.pop("SUBGUARD_DEBUG", None)
-    return subprocess.run([sys.executable, "-m", "subguard", *args], cwd=cwd, capture_output=True, text=True, timeout=60, env=env)
+    return subprocess.run([sys.executable, "-m", "subguard", *args], cwd=cwd, capture_output=True, text=True, timeout=60, env=env, check=False)
 
 
 def _discovered(root: Path) -> set[str]:
     out = set()
     for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if d != ".subguard_cache"]  # subguard's own cache, not input
         for name in dirnames + filenames:
             full = Path(dirpath) / name
             if full.is_symlink() or not full.is_dir():
@@ -105,3 +106,162 @@ def test_scan_records_reasons(hostile_repo: Path) -> None:
     assert by_path["chart/templates/deployment.yaml"].status.value in ("skipped", "failed")
     for bad in ("config/application-laughs.yml", "config/application-deep.yml", "deploy/deep.yaml", "app/deep_expr.py"):
         assert by_path[bad].status.value in ("failed", "parsed"), by_path[bad]
+
+
+# ---- regressions: one test per crash or hang found by the hostile fixtures and the fuzzers ----------
+
+
+def test_regression_reasons_for_crashers(hostile_repo: Path) -> None:
+    """Each of these crashed or hung a parser before its fix (see the report of issue 9)."""
+    from subguard.config import load_config
+    from subguard.scan import scan_repo
+
+    result = scan_repo(hostile_repo, load_config(None, hostile_repo))
+    by_path = {r.path: r for r in result.files}
+    expect = {
+        "app/deep_expr.py": "too many nested parentheses",  # libcst segfault (C stack overflow)
+        "app/long_concat.py": "too deeply nested",  # libcst segfault on a 10,000-term concatenation
+        "app/long_boolop.py": "too deeply nested",  # 20,000 `and` terms: flat for CPython, nested for libcst: segfault
+        "app/long_then_error.py": "syntax error at line 3",  # CPython rejects -> libcst had the last word: segfault
+        "config/application-laughs.yml": "aliases expand",  # spring: exponential flattening (hang)
+        "config/application-deep.yml": "nested deeper than 100",  # RecursionError took down every spring file
+        "config/application-badvalue.yml": "invalid YAML value",  # ValueError (2001-13-45) escaped the YAML reader
+        "deploy/laughs.yaml": "aliases expand",
+        "deploy/deep.yaml": "nested deeper than 100",
+        "deploy/recursive-alias.yaml": "recursive alias",
+    }
+    for path, needle in expect.items():
+        assert by_path[path].status.value == "failed", by_path[path]
+        assert needle in (by_path[path].reason or ""), by_path[path]
+    # tagged collections and merge keys lack positions in ruamel: a TypeError failed all spring files
+    assert by_path["config/application-tagged.yml"].status.value == "parsed", by_path["config/application-tagged.yml"]
+    assert not [r for r in result.files if "internal error" in (r.reason or "")]
+
+
+def test_yaml_limits_are_fast_and_safe() -> None:
+    from ruamel.yaml.error import YAMLError
+
+    from subguard.limits import YAML_MAX_ALIAS_EXPANSION, safe_yaml
+
+    laughs = "a: &a [x,x,x,x,x,x,x,x,x,x]\n" + "".join(f"{c}: &{c} [{','.join([f'*{p}'] * 10)}]\n" for p, c in zip("abcdefg", "bcdefgh"))
+    bombs = {
+        "laughs": laughs,
+        "flow": "a: " + "[" * 20000 + "]" * 20000 + "\n",
+        "block": "- " * 5000 + "x\n",
+        "recursive": "a: &a {b: *a}\n",
+    }
+    for name, text in bombs.items():
+        for typ in ("safe", "rt"):
+            start = time.monotonic()
+            with pytest.raises(YAMLError):
+                list(safe_yaml(typ).load_all(text))
+            assert time.monotonic() - start < 1.0, (name, typ)
+    shared = "a: &a [" + ",".join(["x"] * 100) + "]\nb: [" + ",".join(["*a"] * 50) + "]\n"  # 5,000 extra: fine
+    assert len(next(iter(safe_yaml("rt").load_all(shared)))["b"]) == 50 and YAML_MAX_ALIAS_EXPANSION > 5000
+    with pytest.raises(YAMLError):
+        safe_yaml("safe").load("!!python/object/apply:os.system ['touch /tmp/subguard-pwned']\n")
+    data = safe_yaml("rt").load("a: !!python/object/apply:os.system ['touch /tmp/subguard-pwned']\n")
+    assert list(data["a"]) == ["touch /tmp/subguard-pwned"] and not MARKER.exists()
+
+
+def test_time_budget_interrupts_and_restores() -> None:
+    import signal
+    import threading
+
+    from subguard.limits import ParseTimeout, can_time_out, time_budget
+
+    assert can_time_out()
+    start = time.monotonic()
+    with pytest.raises(ParseTimeout), time_budget(0.2):
+        while True:
+            pass
+    assert time.monotonic() - start < 2
+    assert signal.getsignal(signal.SIGALRM) is signal.SIG_DFL and signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+    with time_budget(0.5), time_budget(0.01):  # nested: the outer budget governs
+        time.sleep(0.05)
+    seen: list[bool] = []
+    worker = threading.Thread(target=lambda: seen.append(can_time_out()))
+    worker.start()
+    worker.join()
+    assert seen == [False]  # off the main thread the budget is not enforced (documented)
+
+
+def test_slow_file_fails_on_its_time_budget_alone(tmp_path: Path) -> None:
+    """The pure-Python YAML scanner is quadratic in flow depth: such a file fails on `parse-timeout`."""
+    from subguard.config import Config
+    from subguard.scan import scan_repo
+
+    slow = "[" + ",".join(["[" * 90 + "]" * 90] * 300) + "]\n"  # ~5 s unbounded on an idle core
+    (tmp_path / "deploy").mkdir()
+    (tmp_path / "deploy" / "slow.yaml").write_text("kind: Deployment\nspec:\n  x: " + slow)
+    (tmp_path / "application-slow.yml").write_text("rocketmq:\n  consumer:\n    group: " + slow)
+    (tmp_path / "application.yml").write_text("rocketmq:\n  name-server: a:9876\n  pull-consumer:\n    group: fine-group\n    topic: T\n")
+    config = Config.model_validate({"parse-timeout": 0.5})
+    start = time.monotonic()
+    result = scan_repo(tmp_path, config)
+    assert time.monotonic() - start < 4
+    by_path = {r.path: r for r in result.files}
+    for path in ("deploy/slow.yaml", "application-slow.yml"):
+        assert by_path[path].status.value == "failed" and "time budget" in (by_path[path].reason or ""), by_path[path]
+    assert by_path["application.yml"].status.value == "parsed"
+    assert {c.group.value for c in result.consumers} == {"fine-group"}
+
+
+class _Fragile:
+    """A real extractor (not a mock) with two bugs: one file crashes its parse, one its linking."""
+
+    name = "fragile"
+    needles: tuple[bytes, ...] = ()
+
+    def claims(self, path: str) -> bool:
+        return path.endswith(".frag")
+
+    def extract(self, files, repo):  # type: ignore[no-untyped-def]
+        from subguard.extract.base import ExtractResult
+        from subguard.model import FileRecord, FileStatus
+
+        def parse(data: bytes) -> str:
+            if data == b"recurse":
+                return parse(data)
+            return data.decode()
+
+        texts = {f.path: repo.memo(self.name, f.path, f.data, lambda f=f: parse(f.data)) for f in files}
+        if "boom" in texts.values():
+            raise KeyError("boom")
+        return ExtractResult(files=tuple(FileRecord(path=p, status=FileStatus.PARSED) for p in texts))
+
+
+def test_extractor_failure_is_isolated_to_its_file() -> None:
+    from subguard.config import Config
+    from subguard.discover import Candidate
+    from subguard.scan import scan_files
+
+    files = {"a.frag": b"fine", "b.frag": b"recurse", "c.frag": b"boom", "d.frag": b"also fine"}
+    cands = [Candidate(p, "/nonexistent/" + p, len(d), data=d) for p, d in files.items()]
+    result = scan_files("/nonexistent", "r", cands, (), Config(), extractors=[_Fragile()])
+    by_path = {r.path: r for r in result.files}
+    assert set(by_path) == set(files)
+    assert by_path["a.frag"].status.value == by_path["d.frag"].status.value == "parsed"
+    assert "recursion limit" in (by_path["b.frag"].reason or "")
+    assert "internal error in the fragile extractor: KeyError" in (by_path["c.frag"].reason or "")
+
+
+def test_hostile_values_cannot_break_or_forge_output(tmp_path: Path) -> None:
+    """Lone surrogates crashed every format (exit 2); a newline in a group name forged output lines."""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "c.py").write_text(
+        "from rocketmq.client import PushConsumer\n"
+        "c = PushConsumer('g\\ud800\\n::error file=evil::pwned\\x1b[31m')\nc.subscribe('T', print, expression='a')\n"
+        "d = PushConsumer('g\\ud800\\n::error file=evil::pwned\\x1b[31m')\nd.subscribe('T', print, expression='b')\n"
+    )
+    (tmp_path / "application.yml").write_text('rocketmq:\n  consumer:\n    group: "y\\ud800\\e[2J"\n    topic: T\n')
+    for fmt in ("text", "json", "sarif", "github", "markdown"):
+        proc = _run("check", ".", "--format", fmt, "--no-simulate", "--no-cache", cwd=tmp_path)
+        assert proc.returncode == 1, (fmt, proc.stderr)
+        assert "Traceback" not in proc.stderr and "internal error" not in proc.stderr
+        assert not any(line.startswith("::error file=evil") for line in proc.stdout.splitlines()), fmt
+        assert "\x1b[2J" not in proc.stdout and "\x1b[31m" not in proc.stdout
+        if fmt in ("json", "sarif"):
+            json.loads(proc.stdout)
+    proc = _run("inventory", ".", "--format", "jsonl", cwd=tmp_path)
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr

@@ -12,6 +12,8 @@ from typing import Any
 from ruamel.yaml import YAML
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
+from subguard.limits import safe_yaml
+
 
 class YamlFailure(Exception):
     """A document that cannot be parsed; `line` is 1-based."""
@@ -29,7 +31,7 @@ class Document:
 
 
 def _loader() -> YAML:
-    yaml = YAML(typ="rt", pure=True)
+    yaml = safe_yaml("rt")  # depth and alias-expansion limits (billion laughs)
     yaml.allow_duplicate_keys = True
     return yaml
 

@@ -23,6 +23,7 @@ from subguard.extract import manifest_k8s as k8s
 from subguard.extract.base import ExtractResult, RepoContext, SourceFile
 from subguard.extract.manifest_common import Runtime, to_deployment
 from subguard.extract.manifest_yaml import Document, load_documents
+from subguard.limits import ParseTimeout, time_budget
 from subguard.model import Deployment, FileRecord, FileStatus, Finding, Location, Severity, fingerprint
 from subguard.service import service_for
 
@@ -31,6 +32,8 @@ TEMPLATE_RULE = "SG901"
 TEMPLATE_REASON = "Helm template, not rendered"
 TEMPLATE_SYNTAX_REASON = "template syntax ({{ }}), not rendered"
 # Words that make a skipped template matter: it describes a container whose facts SG301/SG302 need.
+NOT_A_MANIFEST = "YAML without kind or services (not a manifest)"
+_MANIFEST_MARKS = (b"kind", b"services")
 _TEMPLATE_RELEVANT = (b"containers:", b"-D", b"JAVA_OPTS", b"JAVA_TOOL_OPTIONS", b"volumeMounts", b"rocketmq")
 
 
@@ -75,7 +78,18 @@ class ManifestsExtractor:
                 if any(w in f.data for w in _TEMPLATE_RELEVANT):
                     findings.append(_template_note(f.path, repo.repo))
                 continue
-            docs, failure = load_documents(text)
+            if not (templated or any(m in f.data for m in _MANIFEST_MARKS) or compose.is_compose_path(f.path)
+                    or helm.is_values_path(f.path)):
+                # only a `kind:` (workload, ConfigMap, List) or a `services:` (compose) makes a runtime:
+                # the line-numbering loader costs ~5 ms a file, and most YAML of a monorepo is settings
+                records.append(_record(f.path, FileStatus.SKIPPED, NOT_A_MANIFEST))
+                continue
+            try:
+                with time_budget(repo.config.parse_timeout):
+                    docs, failure = load_documents(text)
+            except ParseTimeout as exc:
+                records.append(_record(f.path, FileStatus.FAILED, str(exc)))
+                continue
             if failure is not None:
                 if templated:
                     records.append(_record(f.path, FileStatus.SKIPPED, f"{TEMPLATE_SYNTAX_REASON} (line {failure.line})"))

@@ -13,6 +13,7 @@ import io
 import re
 import sys
 import tokenize
+import warnings
 from collections.abc import Callable, Sequence
 
 import libcst as cst
@@ -119,12 +120,15 @@ def _guard(text: str) -> tuple[Failure | None, SyntaxError | None]:
     syntax) gets the final word.
     """
     try:
-        tree = ast.parse(text)
+        with warnings.catch_warnings():  # invalid escapes in scanned code are not ours to report
+            warnings.simplefilter("ignore")
+            tree = ast.parse(text)
     except (RecursionError, MemoryError):
         return Failure("failed", "too deeply nested to parse (recursion limit)"), None
     except SyntaxError as exc:
-        if "too many nested" in str(exc.msg) or "too complex" in str(exc.msg):
-            return Failure("failed", f"syntax error at line {exc.lineno}: {exc.msg}"), None
+        if "too many nested" in str(exc.msg) or "too complex" in str(exc.msg) or _long_chain(text):
+            # no depth probe for a file CPython rejects: libcst only sees it when no statement is long
+            return Failure("failed", f"syntax error at line {exc.lineno}, column {exc.offset or 1}: {exc.msg}"), None
         return None, exc
     except ValueError as exc:  # e.g. source with NUL bytes that slipped through
         return Failure("failed", f"cannot parse: {exc}"), None
@@ -134,8 +138,30 @@ def _guard(text: str) -> tuple[Failure | None, SyntaxError | None]:
         line = getattr(node, "lineno", line)
         if depth > MAX_DEPTH:
             return Failure("failed", f"too deeply nested to analyse (syntax tree deeper than {MAX_DEPTH} at line {line})"), None
-        stack.extend((child, depth + 1, line) for child in ast.iter_child_nodes(node))
+        # libcst nests `a and b and c` as binary operations; CPython keeps one flat BoolOp
+        step = len(node.values) if isinstance(node, ast.BoolOp) else 1
+        stack.extend((child, depth + step, line) for child in ast.iter_child_nodes(node))
     return None, None
+
+
+_CHAIN_TOKENS = frozenset({"+", "-", "*", "/", "//", "%", "**", "@", "<<", ">>", "&", "|", "^", "~", ".", "(", "[", "{", "and", "or", "not", "if", "lambda"})
+
+
+def _long_chain(text: str) -> bool:
+    """Whether some statement has more operators, calls or brackets than MAX_DEPTH (or cannot be
+    tokenized): the shape that overflows libcst's native parser when CPython's cannot probe it."""
+    count = 0
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+            if tok.type in (tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT):
+                count = 0
+            elif tok.string in _CHAIN_TOKENS and tok.type in (tokenize.OP, tokenize.NAME):
+                count += 1
+                if count > MAX_DEPTH:
+                    return True
+    except (tokenize.TokenError, SyntaxError, ValueError):
+        return True
+    return False
 
 
 class _DeepStack:

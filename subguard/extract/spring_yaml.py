@@ -10,11 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
 from subguard.extract.spring_props import Entry
+from subguard.limits import safe_yaml
 
 
 @dataclass(frozen=True)
@@ -50,11 +50,21 @@ def _key(parent: str, key: Any) -> str:
     return f"{parent}.{text}" if parent else text
 
 
+def _pos(get: Any, arg: Any, line: int, column: int) -> tuple[int, int]:
+    """0-based (line, column) from ruamel's `lc`; the parent's position for merged (`<<`) keys and
+    tagged collections, which ruamel records no position for."""
+    try:
+        pos = get(arg)
+    except (KeyError, IndexError, TypeError):
+        pos = None
+    return (int(pos[0]), int(pos[1])) if pos else (line - 1, column - 1)
+
+
 def _flatten(node: Any, prefix: str, line: int, column: int, out: list[Entry]) -> None:
     if isinstance(node, CommentedMap):
         for key in node:
-            kline, kcol = node.lc.key(key)
-            vline, vcol = node.lc.value(key)
+            kline, kcol = _pos(node.lc.key, key, line, column)
+            vline, vcol = _pos(node.lc.value, key, line, column)
             child = node[key]
             if isinstance(child, (CommentedMap, CommentedSeq)):
                 _flatten(child, _key(prefix, key), kline + 1, kcol + 1, out)
@@ -63,7 +73,7 @@ def _flatten(node: Any, prefix: str, line: int, column: int, out: list[Entry]) -
         return
     if isinstance(node, CommentedSeq):
         for i, item in enumerate(node):
-            iline, icol = node.lc.item(i)
+            iline, icol = _pos(node.lc.item, i, line, column)
             _flatten(item, f"{prefix}[{i}]", iline + 1, icol + 1, out)
         if prefix and len(node) and all(not isinstance(x, (CommentedMap, CommentedSeq)) for x in node):
             out.append(Entry(prefix, ",".join(_scalar(x) for x in node), line, column))
@@ -82,7 +92,7 @@ def _profile_of(entries: list[Entry]) -> str:
 
 def read_yaml(text: str) -> list[Document]:
     """Every document of a Spring YAML file, flattened; raises YamlError on broken input."""
-    loader = YAML(typ="rt", pure=True)
+    loader = safe_yaml("rt")  # depth and alias-expansion limits (billion laughs)
     loader.allow_duplicate_keys = False
     try:
         docs = list(loader.load_all(text))
@@ -93,6 +103,8 @@ def read_yaml(text: str) -> list[Document]:
         raise YamlError(f"invalid YAML: {problem.strip()}", line) from None
     except YAMLError as exc:
         raise YamlError(f"invalid YAML: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}", 1) from None
+    except (ValueError, TypeError, RecursionError) as exc:  # scalar constructors: 2001-13-45, a 5000-digit int
+        raise YamlError(f"invalid YAML value: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}", 1) from None
     out: list[Document] = []
     for index, doc in enumerate(docs):
         if doc is None:

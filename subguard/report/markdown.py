@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from subguard.limits import escape_controls
 from subguard.model import Finding, RuleDoc, Severity
 from subguard.report import ReportContext, active, display_path, severity_counts, sort_key, summary_line
 from subguard.report.members import members_of
@@ -55,6 +56,7 @@ def _other_section(findings: Sequence[Finding], docs: Mapping[str, RuleDoc], ctx
 
 
 def render(findings: Sequence[Finding], docs: Mapping[str, RuleDoc], ctx: ReportContext) -> str:
+    findings = escape_controls(tuple(findings))  # scanned values must not forge lines (workflow commands in logs)
     shown = sorted(active(findings), key=sort_key)
     icon = ":x:" if severity_counts(findings)[Severity.ERROR] else (":warning:" if shown else ":white_check_mark:")
     lines = ["## subguard", "", f"{icon} {summary_line(findings, ctx)}", ""]

@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 
 import click
 
+from subguard.limits import escape_controls
 from subguard.model import Finding, RuleDoc, Severity
 from subguard.report import ReportContext, active, display_path, sort_key, summary_line
 from subguard.report.members import Member, members_of
@@ -74,6 +75,7 @@ def _flat(f: Finding, ctx: ReportContext) -> list[str]:
 
 def render(findings: Sequence[Finding], docs: Mapping[str, RuleDoc], ctx: ReportContext) -> str:
     """Group findings first (one block per consumer group), then the rest, then a summary line."""
+    findings = escape_controls(tuple(findings))  # scanned values must not forge lines or terminal escapes
     shown = sorted(active(findings), key=sort_key)
     groups: dict[str, list[Finding]] = {}
     flat: list[Finding] = []

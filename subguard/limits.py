@@ -1,0 +1,298 @@
+"""Resource limits for untrusted input, shared by every reader of scanned files and loaded config.
+
+What is limited, and how:
+
+- **File size**: `discover.DEFAULT_MAX_FILE_SIZE` / `max-file-size` in config (checked before reading).
+- **YAML**: `safe_yaml()` builds a pure-Python ruamel loader whose composer refuses documents nested
+  deeper than `YAML_MAX_DEPTH` and documents whose aliases would expand to more than
+  `YAML_MAX_ALIAS_EXPANSION` extra nodes ("billion laughs") or refer to themselves (recursive
+  aliases). The loaded data still shares aliased nodes; the check is on the node graph, so it costs
+  one pass over the composed nodes and no expansion. Violations raise `YamlLimitError`, a
+  `MarkedYAMLError`, so every existing `except YAMLError` reports it with a line.
+  Loaders never construct objects from tags: `typ="safe"` (SafeConstructor: unknown tags are an
+  error) or `typ="rt"` (round-trip: tags stay inert data).
+- **Per-file parse time**: `time_budget(seconds)` arms a SIGALRM interval timer when it runs on
+  the main thread of a platform that has `signal.setitimer` (Linux, macOS) and raises
+  `ParseTimeout` when the budget is spent. The signal is delivered between Python bytecodes, so a
+  single long call into a C extension (libcst's native parser, tree-sitter) finishes before the
+  timeout is seen; those parsers are protected by depth guards instead. Elsewhere (worker threads,
+  Windows) the budget is not enforced. `scan` applies it to every per-file parse (`RepoContext.memo`).
+- **Recursion**: `RecursionError` raised while parsing one file is reported as that file's failure
+  (see `scan`); parsers that overflow the C stack instead of raising are guarded by depth probes in
+  their extractor (`py_parse.MAX_DEPTH`).
+"""
+
+from __future__ import annotations
+
+import pickle
+import re
+import signal
+import threading
+import traceback
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from types import FrameType
+from typing import Any, Literal, TypeVar, cast
+
+from pydantic import BaseModel
+from ruamel.yaml import YAML
+from ruamel.yaml.composer import Composer
+from ruamel.yaml.error import MarkedYAMLError
+from ruamel.yaml.events import AliasEvent
+from ruamel.yaml.nodes import MappingNode, Node, SequenceNode
+from ruamel.yaml.scanner import RoundTripScanner, Scanner
+
+T = TypeVar("T")
+YAML_MAX_DEPTH = 100
+YAML_MAX_ALIAS_EXPANSION = 100_000
+PARSE_TIME_BUDGET = 10.0  # seconds per file parse; `parse-timeout` in config
+
+
+class YamlLimitError(MarkedYAMLError):
+    """A YAML document over a resource limit (too deep, alias bomb, recursive alias)."""
+
+
+class ParseTimeout(BaseException):
+    """A per-file parse ran over its time budget.
+
+    A BaseException, like KeyboardInterrupt, so that a parser's broad `except Exception` cannot
+    swallow it and keep running unbounded; `scan` catches it at the per-file boundary.
+    """
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"parse took longer than the {seconds:g} s time budget")
+        self.seconds = seconds
+
+
+def _children(node: Node) -> list[Node]:
+    if isinstance(node, SequenceNode):
+        return list(node.value)
+    if isinstance(node, MappingNode):
+        return [n for pair in node.value for n in pair]
+    return []
+
+
+def expanded_size(root: Node) -> tuple[int, int]:
+    """(nodes after expanding every alias, distinct nodes); raises YamlLimitError on a recursive alias."""
+    size: dict[int, int] = {}
+    active: set[int] = set()
+    stack: list[tuple[Node, bool]] = [(root, False)]
+    while stack:
+        node, done = stack.pop()
+        key = id(node)
+        if done:
+            active.discard(key)
+            size[key] = 1 + sum(size[id(c)] for c in _children(node))
+            continue
+        if key in size:
+            continue
+        if key in active:
+            raise YamlLimitError(None, None, "recursive alias (a node that contains itself)", node.start_mark)
+        active.add(key)
+        stack.append((node, True))
+        stack.extend((c, False) for c in _children(node) if id(c) not in size)
+    return size[id(root)], len(size)
+
+
+class LimitedComposer(Composer):
+    """ruamel's composer with a depth limit and an alias-expansion limit per document."""
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.depth >= YAML_MAX_DEPTH and not self.parser.check_event(AliasEvent):
+            raise YamlLimitError(
+                None, None, f"nested deeper than {YAML_MAX_DEPTH} levels", self.parser.peek_event().start_mark
+            )
+        return super().compose_node(parent, index)
+
+    def compose_document(self) -> Any:
+        node = super().compose_document()
+        if node is not None:
+            expanded, distinct = expanded_size(node)
+            if expanded - distinct > YAML_MAX_ALIAS_EXPANSION:
+                raise YamlLimitError(
+                    None, None,
+                    f"aliases expand to {expanded} nodes (limit: {YAML_MAX_ALIAS_EXPANSION} beyond the {distinct} written)",
+                    node.start_mark,
+                )
+        return node
+
+
+class _FlowDepthLimit:
+    """Refuse `[`/`{` nested deeper than YAML_MAX_DEPTH while scanning.
+
+    The pure scanner keeps one pending simple key per flow level and walks them all for every
+    token, so deep flow nesting is quadratic well before the composer sees the depth.
+    """
+
+    flow_level: int
+    reader: Any
+
+    def fetch_flow_collection_start(self, TokenClass: Any, to_push: str) -> None:
+        if self.flow_level >= YAML_MAX_DEPTH:
+            raise YamlLimitError(None, None, f"nested deeper than {YAML_MAX_DEPTH} levels", self.reader.get_mark())
+        super().fetch_flow_collection_start(TokenClass, to_push)  # type: ignore[misc]
+
+
+class _LimitedScanner(_FlowDepthLimit, Scanner):
+    pass
+
+
+class _LimitedRoundTripScanner(_FlowDepthLimit, RoundTripScanner):
+    pass
+
+
+def safe_yaml(typ: Literal["safe", "rt"] = "safe") -> YAML:
+    """A pure-Python ruamel loader that constructs data only and enforces the YAML limits above."""
+    yaml = YAML(typ=typ, pure=True)
+    yaml.Composer = LimitedComposer
+    yaml.Scanner = _LimitedRoundTripScanner if typ == "rt" else _LimitedScanner
+    return yaml
+
+
+def _on_alarm(signum: int, frame: FrameType | None) -> None:
+    raise ParseTimeout(_armed[-1] if _armed else PARSE_TIME_BUDGET)
+
+
+_armed: list[float] = []
+
+
+def can_time_out() -> bool:
+    """Whether `time_budget` is enforced here (main thread, platform with setitimer)."""
+    return hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
+
+
+@contextmanager
+def time_budget(seconds: float) -> Iterator[None]:
+    """Raise `ParseTimeout` in the body after `seconds` (see the module doc for where it applies).
+
+    Nested budgets do not re-arm the timer: the outermost one governs. A handler someone else
+    installed for SIGALRM is left alone (the budget is then not enforced).
+    """
+    if seconds <= 0 or _armed or not can_time_out():
+        yield
+        return
+    previous = signal.getsignal(signal.SIGALRM)
+    if previous not in (signal.SIG_DFL, signal.SIG_IGN, None):
+        yield
+        return
+    signal.signal(signal.SIGALRM, _on_alarm)
+    _armed.append(seconds)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, seconds)
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        _armed.pop()
+        signal.signal(signal.SIGALRM, previous)
+
+
+class FileFailure(Exception):
+    """One file's parse failed in a way its parser did not report (an exception, a timeout).
+
+    Raised by `guard_memo` around a per-file parse so that `scan` can fail that file alone and
+    run the extractor again over the others.
+    """
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(f"{path}: {reason}")
+        self.path = path
+        self.reason = reason
+
+
+def describe(exc: BaseException) -> str:
+    """A one-line reason for an unexpected exception: type, message and the innermost frame."""
+    if isinstance(exc, ParseTimeout):
+        return str(exc)
+    if isinstance(exc, RecursionError):
+        return "too deeply nested to analyse (recursion limit)"
+    tb = traceback.extract_tb(exc.__traceback__)
+    where = f" ({Path(tb[-1].filename).name}:{tb[-1].lineno})" if tb else ""
+    text = str(exc).splitlines()[0] if str(exc) else ""
+    return f"{type(exc).__name__}: {text}{where}"
+
+
+Memo = Callable[[str, str, bytes, Callable[[], Any]], Any]
+
+
+def guard_memo(memo: Memo, seconds: float) -> Memo:
+    """Wrap a `RepoContext.memo`: each per-file parse runs under `time_budget(seconds)`, and an
+    exception escaping it (RecursionError, a parser bug, the timeout) becomes `FileFailure(path)`."""
+
+    def guarded(kind: str, path: str, data: bytes, compute: Callable[[], Any]) -> Any:
+        def run() -> Any:
+            try:
+                with time_budget(seconds):
+                    return compute()
+            except (Exception, ParseTimeout) as exc:  # attributed to the file, never lost
+                raise FileFailure(path, describe(exc)) from exc
+
+        return memo(kind, path, data, run)
+
+    return guarded
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_SURROGATE_UTF8 = re.compile(b"\xed[\xa0-\xbf][\x80-\xbf]")  # how pickle (surrogatepass) writes one
+
+
+def scrub(value: T) -> T:
+    """`value` with every lone surrogate in its strings replaced by U+FFFD.
+
+    Scanned text can smuggle lone surrogates in through escapes ("\\ud800" in YAML, Python, Java or
+    properties) or undecodable file names; they crash every UTF-8 encoder downstream (JSON, SARIF,
+    fingerprints, the terminal). Pydantic models are rebuilt with `model_copy`, sharing everything
+    that did not change; a value without surrogates is returned as is (one pickle to find out).
+    """
+    try:
+        if not _SURROGATE_UTF8.search(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)):
+            return value
+    except (pickle.PicklingError, TypeError, AttributeError, RecursionError):
+        pass  # not picklable: walk it
+    return cast(T, _walk(value, _no_surrogates))
+
+
+def _no_surrogates(text: str) -> str:
+    return _SURROGATE.sub("\ufffd", text) if _SURROGATE.search(text) else text
+
+
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def _escape_control(text: str) -> str:
+    return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text) if _CONTROL.search(text) else text
+
+
+def escape_controls(value: T) -> T:
+    """`value` with control characters in its strings written as escapes (`\\n`, `\\x1b`, `\\u202e`).
+
+    For terminal output: a group name holding a newline could forge an output line (in GitHub
+    Actions logs, a workflow command), an ESC sequence could rewrite the terminal, a bidi override
+    could reverse what a reviewer reads.
+    """
+    return cast(T, _walk(value, _escape_control))
+
+
+def _walk(value: Any, fix: Callable[[str], str]) -> Any:
+    """Apply `fix` to every string inside value (models, tuples, lists, sets, dicts), sharing what did not change."""
+    if isinstance(value, str):
+        return fix(value)
+    if isinstance(value, BaseModel):
+        changes = {}
+        for name in type(value).model_fields:
+            old = getattr(value, name)
+            new = _walk(old, fix)
+            if new is not old:
+                changes[name] = new
+        return value.model_copy(update=changes) if changes else value
+    if isinstance(value, (tuple, list, frozenset, set)):
+        items = [_walk(v, fix) for v in value]
+        if all(a is b for a, b in zip(items, value)):
+            return value
+        return type(value)(items)
+    if isinstance(value, dict):
+        pairs = [(_walk(k, fix), _walk(v, fix)) for k, v in value.items()]
+        if all(a is k and b is v for (a, b), (k, v) in zip(pairs, value.items())):
+            return value
+        return type(value)(pairs)
+    return value
