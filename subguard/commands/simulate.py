@@ -11,7 +11,7 @@ import click
 from subguard.commands.common import load_or_fail, scan_paths
 from subguard.model import Consumer
 from subguard.simulate.declared import declared_group
-from subguard.simulate.impact import describe_impact, simulate_group
+from subguard.simulate.impact import describe_impact, disagreements, simulate_group
 from subguard.simulate.render import render_text
 from subguard.simulate.runs import simulate_runs
 from subguard.simulate.scenario import ScenarioError, compile_scenario, load_scenario
@@ -57,9 +57,12 @@ def _inventory(paths: tuple[str, ...], runs: int, seed: int, fmt: str, queues: i
     if not groups:
         raise click.UsageError("no consumer group with a known name found under " + " ".join(paths))
     rows: list[dict[str, Any]] = []
+    internal: list[str] = []
     for name in sorted(groups):
         members = groups[name]
         impact = simulate_group(members, runs, seed, queues) if declared_group(members) else None
+        if impact is not None and impact.has_loss and not disagreements(members):
+            internal.append(f"simulator self-check: group {name!r} has no consistency disagreement but {describe_impact(impact)}")
         rows.append({
             "group": name,
             "members": len(members),
@@ -69,8 +72,10 @@ def _inventory(paths: tuple[str, ...], runs: int, seed: int, fmt: str, queues: i
             "summary": (describe_impact(impact) or "no predicted loss") if impact else "nothing simulable (unknown values)",
         })
     if fmt == "json":
-        click.echo(json.dumps({"runs": runs, "groups": rows}, indent=2))
+        click.echo(json.dumps({"runs": runs, "groups": rows, "internal_errors": internal}, indent=2))
     else:
         for row in rows:
             click.echo(f"{row['group']} ({row['members']} consumers): {row['summary']}")
-    return 0
+    for line in internal:  # the consistency view and the simulator disagree: never hidden
+        click.echo(f"subguard: internal error: {line}", err=True)
+    return 2 if internal else 0

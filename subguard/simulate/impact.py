@@ -102,7 +102,8 @@ def disagreements(consumers: Sequence[Consumer]) -> tuple[str, ...]:
 
 def self_check(consumers: Sequence[Consumer], runs: int = DEFAULT_RUNS, seed: int = 0) -> str | None:
     """A disagreement between the consistency view and the simulator: a group with no disagreement
-    that simulates with loss. None when both agree; `check` reports the text as an internal error."""
+    that simulates with loss. None when both agree; `simulate --inventory` and the audit report the
+    text as an internal error."""
     if disagreements(consumers):
         return None
     impact = simulate_group(consumers, runs, seed)

@@ -76,6 +76,22 @@ def test_inventory_simulates_every_scanned_group(tmp_path: Path, capsys: pytest.
     assert row["group"] == "orders-group" and row["members"] == 2
     # C++-based clients filter with their own expression: each loses the other tag in its queues
     assert set(row["loss"]) == {"tag1", "tag2"} and all(0.3 < r < 0.7 for r in row["loss"].values())
+    assert data["internal_errors"] == []
+
+
+def test_inventory_self_check_agrees_on_a_consistent_group(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    for name in ("a.py", "b.py"):
+        (tmp_path / name).write_text(
+            "from rocketmq.client import PushConsumer\n\n"
+            'c = PushConsumer("orders-group")\n'
+            'c.subscribe("orders", callback, "tag1||tag2")\n'
+            "c.start()\n"
+        )
+    assert main(["simulate", "--inventory", str(tmp_path), "--runs", "4", "--format", "json"]) == 0
+    captured = capsys.readouterr()
+    data = json.loads(captured.out)
+    assert data["groups"][0]["loss"] == {} or all(r == 0 for r in data["groups"][0]["loss"].values())
+    assert data["internal_errors"] == [] and "internal error" not in captured.err
 
 
 def test_inventory_of_an_empty_tree_is_an_error(tmp_path: Path) -> None:
