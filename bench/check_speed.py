@@ -2,8 +2,8 @@
 
     python bench/check_speed.py TREE [--rounds 5]
 
-Runs, several rounds each: `subguard check` cold (cache emptied), `subguard check` warm (cache filled,
-nothing changed), `ruff check --no-cache`, and `grep -rl rocketmq`; prints medians, ratios against ruff
+Runs, several rounds each: `subguard check` cold (content cache, parsed-policy cache and impact memo
+emptied), `subguard check` warm (caches filled, nothing changed), `ruff check --no-cache`, and `grep -rl rocketmq`; prints medians, ratios against ruff
 and subguard's peak memory (max RSS of the child process).
 """
 
@@ -17,14 +17,16 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable, Optional
+
+ENV: dict[str, str] = dict(os.environ)
 
 
-def run(cmd: list[str], cwd: Optional[Path] = None) -> tuple[float, int, int]:
+def run(cmd: list[str], cwd: Path | None = None) -> tuple[float, int, int]:
     """Wall seconds, exit code and max RSS (KiB) of one child process."""
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=cwd)
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=cwd, env=ENV)
     _, status, usage = os.wait4(proc.pid, 0)
     proc.returncode = os.waitstatus_to_exitcode(status)
     return time.perf_counter() - start, proc.returncode, usage.ru_maxrss
@@ -51,13 +53,23 @@ def main() -> int:
     ruff = str(bindir / "ruff") if (bindir / "ruff").exists() else shutil.which("ruff")
     work = Path(tempfile.mkdtemp(prefix="sg-bench-"))
     cache = work / "cache"
+    user_cache = work / "xdg"  # parsed policies and simulated impacts: emptied for cold runs too
+    ENV["XDG_CACHE_HOME"] = str(user_cache)
     cfg = work / ".subguard.yaml"
     cfg.write_text(f"cache-dir: {cache}\n", encoding="utf-8")
     check = [subguard, "check", str(tree), "--config", str(cfg), "--format", "json", "--output", os.devnull, "--fail-on", "none"]
     files = sum(len(f) for _, _, f in os.walk(tree))
-    print(f"tree: {tree} ({files} files), rounds: {args.rounds}")
+    stats = subprocess.run([*check, "--stats", "--no-cache"], capture_output=True, text=True, env=ENV, check=False).stderr
+    seen = next((line.split()[1] for line in stats.splitlines() if line.startswith("files: ")), "?")
+    print(f"tree: {tree} ({files} files on disk, {seen} discovered by subguard), rounds: {args.rounds}")
 
-    cold = rounds(args.rounds, check, lambda: shutil.rmtree(cache, ignore_errors=True))
+    def empty_caches() -> None:
+        shutil.rmtree(cache, ignore_errors=True)
+        shutil.rmtree(user_cache / "subguard" / "policies", ignore_errors=True)
+        for memo in (user_cache / "subguard").glob("impact-*.pickle"):
+            memo.unlink()
+
+    cold = rounds(args.rounds, check, empty_caches)
     run(check)  # fill the cache
     warm = rounds(args.rounds, check)
     ruff_r = rounds(args.rounds, [ruff, "check", "--no-cache", "--exit-zero", "--quiet", str(tree)]) if ruff else None

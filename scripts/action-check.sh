@@ -3,13 +3,14 @@
 # into this script); outputs go to $GITHUB_OUTPUT, the markdown summary to $GITHUB_STEP_SUMMARY.
 set -uo pipefail
 
-read -r -a paths <<< "${SG_PATHS:-.}"
+# Words separated by spaces or newlines; read never evaluates them (no expansion, no globbing).
+read -r -d '' -a paths <<< "${SG_PATHS:-.}" || true
 [ "${#paths[@]}" -gt 0 ] || paths=(.)
 common=()
 [ -n "${SG_CONFIG:-}" ] && common+=(--config "$SG_CONFIG")
 [ -n "${SG_BASELINE:-}" ] && common+=(--baseline "$SG_BASELINE")
 if [ -n "${SG_POLICIES:-}" ]; then
-  read -r -a dirs <<< "$SG_POLICIES"
+  read -r -d '' -a dirs <<< "$SG_POLICIES" || true
   for d in "${dirs[@]}"; do common+=(--policies "$d"); done
 fi
 sarif="${SG_SARIF:-subguard.sarif}"

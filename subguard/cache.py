@@ -1,14 +1,16 @@
 """Content cache: per-file prefilter verdicts and parse results, and whole-repo scan results.
 
 Keys: a file's path, size and mtime (to skip reading it at all) and its content hash (to reuse a
-parse). A namespace built from the subguard version, the policy set and the config invalidates
-everything when any of them changes. Entries are pickles signed with an HMAC whose key lives in the
+parse). A namespace built from the subguard version and code, the policy set and the scan-relevant
+config invalidates everything when any of them changes. The user's cache directory also holds small
+signed memos keyed by content (parsed policies, simulated group impacts: `read_signed`, `MemoFile`). Entries are pickles signed with an HMAC whose key lives in the
 user's cache directory, outside every scanned repo, so a cache file planted in a repository is
 never unpickled. A corrupt or unwritable cache is ignored with one warning, never fatal.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import os
@@ -24,9 +26,14 @@ _MAGIC = b"subguard-cache-v1\n"
 _GITIGNORE = "# created by subguard\n*\n"
 
 
+def user_cache_dir() -> Path:
+    """`$XDG_CACHE_HOME/subguard` (default `~/.cache/subguard`): per user, outside every scanned repo."""
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "subguard"
+
+
 def _user_key() -> bytes:
     """The per-user HMAC key; created on first use with mode 0600."""
-    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "subguard"
+    base = user_cache_dir()
     key_file = base / "hmac.key"
     try:
         return key_file.read_bytes()
@@ -34,60 +41,86 @@ def _user_key() -> bytes:
         pass
     base.mkdir(parents=True, exist_ok=True)
     key = secrets.token_bytes(32)
-    fd = os.open(key_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        fd = os.open(key_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:  # another subguard process made it first
+        return key_file.read_bytes()
     with os.fdopen(fd, "wb") as fh:
         fh.write(key)
     return key
 
 
 class ContentCache:
-    """One cache file per scan root and namespace; load once, save once."""
+    """The cache of one scan root and namespace, in two signed files loaded on first use: the
+    whole-repo result (`result-*.pickle`, all a warm run with nothing changed reads) and the per-file
+    state (`scan-*.pickle`: prefilter verdicts and parse results, read only when something changed)."""
 
     def __init__(self, directory: Path, namespace: str, warn: Callable[[str], None]) -> None:
         self.directory = directory
         self.file = directory / f"scan-{namespace}.pickle"
+        self.result_file = directory / f"result-{namespace}.pickle"
         self._warn = warn
         self._key = b""
-        self.stats: dict[str, tuple[int, int, bool]] = {}  # path -> (size, mtime_ns, needle hit)
-        self.parses: dict[tuple[str, str, str], Any] = {}  # (extractor, path, sha1) -> facts
-        self.results: dict[str, Any] = {}  # manifest key -> ScanResult
-        self._dirty = False
+        self._stats: dict[str, tuple[int, int, bool]] | None = None  # path -> (size, mtime_ns, needle hit)
+        self._parses: dict[tuple[str, str, str], Any] = {}  # (extractor, path, sha1) -> facts
+        self._results: dict[str, Any] | None = None  # manifest key -> ScanResult
+        self._dirty = self._results_dirty = False
         self._used: set[tuple[str, str, str]] = set()
         try:
             self._key = _user_key()
         except OSError as exc:
             self._disable(f"no cache key ({exc})")
-            return
-        self._load()
 
     def _disable(self, why: str) -> None:
         self._warn(f"subguard: warning: cache disabled: {why}")
-        self.file = Path()
         self._key = b""
 
     @property
     def enabled(self) -> bool:
         return bool(self._key)
 
-    def _load(self) -> None:
+    def _read(self, file: Path) -> Any:
+        """The unpickled content of one signed cache file; None (with a warning when it exists) otherwise."""
+        if not self.enabled:
+            return None
         try:
-            blob = self.file.read_bytes()
+            blob = file.read_bytes()
         except FileNotFoundError:
-            return
+            return None
         except OSError as exc:
-            self._warn(f"subguard: warning: cache ignored: cannot read {self.file}: {exc.strerror}")
-            return
+            self._warn(f"subguard: warning: cache ignored: cannot read {file}: {exc.strerror}")
+            return None
         body = blob[len(_MAGIC) + 32:]
         sig = blob[len(_MAGIC):len(_MAGIC) + 32]
         if not blob.startswith(_MAGIC) or not hmac.compare_digest(sig, hmac.new(self._key, body, hashlib.sha256).digest()):
-            self._warn(f"subguard: warning: cache ignored: {self.file} is corrupt or was not written by this user")
-            return
+            self._warn(f"subguard: warning: cache ignored: {file} is corrupt or was not written by this user")
+            return None
         try:
-            state = pickle.loads(body)
-            self.stats, self.parses, self.results = state["stats"], state["parses"], state["results"]
+            return pickle.loads(body)
         except Exception as exc:  # noqa: BLE001 - a signed but unreadable cache (older format): start over
-            self._warn(f"subguard: warning: cache ignored: {self.file}: {type(exc).__name__}")
-            self.stats, self.parses, self.results = {}, {}, {}
+            self._warn(f"subguard: warning: cache ignored: {file}: {type(exc).__name__}")
+            return None
+
+    @property
+    def stats(self) -> dict[str, tuple[int, int, bool]]:
+        if self._stats is None:
+            state = self._read(self.file)
+            ok = isinstance(state, dict) and isinstance(state.get("stats"), dict) and isinstance(state.get("parses"), dict)
+            self._stats = state["stats"] if ok else {}
+            self._parses = state["parses"] if ok else {}
+        return self._stats
+
+    @property
+    def parses(self) -> dict[tuple[str, str, str], Any]:
+        self.stats  # noqa: B018 - loads the per-file state
+        return self._parses
+
+    @property
+    def results(self) -> dict[str, Any]:
+        if self._results is None:
+            loaded = self._read(self.result_file)
+            self._results = loaded if isinstance(loaded, dict) else {}
+        return self._results
 
     def needle_hit(self, path: str, size: int, mtime_ns: int) -> bool | None:
         """The cached prefilter verdict for an unchanged file, else None."""
@@ -105,10 +138,11 @@ class ContentCache:
         """Per-file parse result by content hash (the `RepoContext.memo` hook)."""
         key = (extractor, path, hashlib.sha1(data).hexdigest())
         self._used.add(key)
-        if key in self.parses:
-            return self.parses[key]  # type: ignore[no-any-return]
+        parses = self.parses
+        if key in parses:
+            return parses[key]  # type: ignore[no-any-return]
         value = compute()
-        self.parses[key] = value
+        parses[key] = value
         self._dirty = True
         return value
 
@@ -116,30 +150,112 @@ class ContentCache:
         return self.results.get(manifest)
 
     def store_result(self, manifest: str, result: Any) -> None:
-        self.results = {manifest: result}
-        self._dirty = True
+        self._results = {manifest: result}
+        self._results_dirty = True
 
     def save(self) -> None:
-        """Write the cache atomically; drop parse entries not used in this run."""
-        if not self.enabled or not self._dirty:
+        """Write what changed, atomically; drop parse entries not used in this run."""
+        if not self.enabled or not (self._dirty or self._results_dirty):
             return
-        if self._used:
-            self.parses = {k: v for k, v in self.parses.items() if k in self._used}
         try:
-            body = pickle.dumps({"stats": self.stats, "parses": self.parses, "results": self.results}, protocol=pickle.HIGHEST_PROTOCOL)
             self.directory.mkdir(parents=True, exist_ok=True)
             ignore = self.directory / ".gitignore"
             if not ignore.exists():
                 ignore.write_text(_GITIGNORE, encoding="utf-8")
-            sig = hmac.new(self._key, body, hashlib.sha256).digest()
-            fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".tmp-")
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(_MAGIC + sig + body)
-            os.replace(tmp, self.file)
+            if self._dirty:
+                if self._used:
+                    self._parses = {k: v for k, v in self.parses.items() if k in self._used}
+                write_signed(self.file, {"stats": self.stats, "parses": self.parses})
+            if self._results_dirty:
+                write_signed(self.result_file, self.results)
         except Exception as exc:  # noqa: BLE001 - unwritable directory, full disk, unpicklable facts: never fatal
             self._warn(f"subguard: warning: cache not written: {type(exc).__name__}: {exc}")
+        self._dirty = self._results_dirty = False
 
 
 def namespace(*parts: str) -> str:
     """A short hash of everything that invalidates the cache (version, policies, config)."""
     return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:16]
+
+
+def read_signed(path: Path) -> Any:
+    """The object pickled in `path` by `write_signed`, or None when the file is missing, unreadable or
+    not signed with this user's key (then it is never unpickled)."""
+    try:
+        blob = path.read_bytes()
+        key = _user_key()
+    except OSError:
+        return None
+    sig, body = blob[len(_MAGIC):len(_MAGIC) + 32], blob[len(_MAGIC) + 32:]
+    if not blob.startswith(_MAGIC) or not hmac.compare_digest(sig, hmac.new(key, body, hashlib.sha256).digest()):
+        return None
+    try:
+        return pickle.loads(body)
+    except Exception:  # noqa: BLE001 - signed by us but from another version of the code: a miss
+        return None
+
+
+def write_signed(path: Path, value: Any) -> None:
+    """Pickle `value` to `path` atomically, signed with the user's key. Raises OSError (or a pickling
+    error) on failure; callers treat the cache as optional."""
+    body = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+    sig = hmac.new(_user_key(), body, hashlib.sha256).digest()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(_MAGIC + sig + body)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def code_stamp(*folders: Path) -> str:
+    """Names, sizes and mtimes of the `.py` files in `folders`: memos of pure functions are keyed by it,
+    so a changed implementation (even at the same version) does not reuse old answers."""
+    parts: list[str] = []
+    for folder in folders:
+        try:
+            with os.scandir(folder) as it:
+                for e in it:
+                    if e.name.endswith(".py"):
+                        st = e.stat()
+                        parts.append(f"{folder.name}/{e.name}:{st.st_size}:{st.st_mtime_ns}")
+        except OSError:
+            continue
+    return ",".join(sorted(parts))
+
+
+class MemoFile:
+    """A small signed key -> value memo in the user's cache directory, for pure results that are
+    costly to recompute (simulated group impacts). Keeps the `limit` most recently stored entries."""
+
+    def __init__(self, name: str, limit: int = 4096) -> None:
+        self.path = user_cache_dir() / f"{name}.pickle"
+        self.limit = limit
+        loaded = read_signed(self.path)
+        self.data: dict[str, Any] = loaded if isinstance(loaded, dict) else {}
+        self._dirty = False
+
+    def get(self, key: str) -> Any:
+        return self.data.get(key)
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.data
+
+    def put(self, key: str, value: Any) -> None:
+        self.data.pop(key, None)
+        self.data[key] = value
+        self._dirty = True
+
+    def save(self) -> None:
+        """Write when something changed; failures are silent (the memo is only an optimisation)."""
+        if not self._dirty:
+            return
+        if len(self.data) > self.limit:
+            self.data = dict(list(self.data.items())[-self.limit:])
+        with contextlib.suppress(Exception):
+            write_signed(self.path, self.data)
+        self._dirty = False

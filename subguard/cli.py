@@ -45,6 +45,10 @@ def cli() -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI and return its exit code (0 clean, 1 findings, 2 usage or internal error)."""
+    for stream in (sys.stdout, sys.stderr):  # scanned values may hold lone surrogates ("\ud800"): escape, never crash
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="backslashreplace")
     try:
         result: Any = cli.main(args=list(argv) if argv is not None else None, prog_name="subguard", standalone_mode=False)
     except click.exceptions.Abort:

@@ -57,6 +57,7 @@ class Config(_Strict):
     policies: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
     max_file_size: int = Field(default=2 * 1024 * 1024, alias="max-file-size")
+    parse_timeout: float = Field(default=10.0, alias="parse-timeout")  # seconds per file parse (subguard.limits)
     baseline: str | None = None
     waivers: tuple[Waiver, ...] = ()
     no_inline_waivers: tuple[str, ...] = Field(default=(), alias="no-inline-waivers")
@@ -74,7 +75,7 @@ def _normalise(data: dict[str, Any]) -> dict[str, Any]:
     return {k.replace("_", "-") if k.replace("_", "-") in _ALIASES else k: v for k, v in data.items()}
 
 
-_ALIASES = {"fail-on", "max-file-size", "no-inline-waivers", "topic-environment-patterns", "cache-dir"}
+_ALIASES = {"fail-on", "max-file-size", "parse-timeout", "no-inline-waivers", "topic-environment-patterns", "cache-dir"}
 
 
 def parse_config(data: Any, source: str) -> Config:
@@ -102,12 +103,13 @@ def load_file(path: Path) -> Config:
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"{path}: invalid TOML: {exc}") from None
         return parse_config(data, str(path))
-    from ruamel.yaml import YAML
     from ruamel.yaml.error import YAMLError
 
+    from subguard.limits import safe_yaml
+
     try:
-        data = YAML(typ="safe", pure=True).load(text)
-    except YAMLError as exc:
+        data = safe_yaml("safe").load(text)
+    except (YAMLError, ValueError, TypeError, RecursionError) as exc:
         raise ConfigError(f"{path}: invalid YAML: {exc}".splitlines()[0]) from None
     return parse_config(data, str(path))
 

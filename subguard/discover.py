@@ -64,6 +64,15 @@ def _git_files(root: Path) -> list[str] | None:
     return sorted({n for n in names if n})
 
 
+def _git_ignored(root: Path) -> bool:
+    """Whether the enclosing work tree ignores `root` itself."""
+    try:
+        proc = subprocess.run(["git", "-C", str(root), "check-ignore", "-q", "."], capture_output=True, timeout=30, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return proc.returncode == 0
+
+
 def _walk(root: Path, exclude_dirs: frozenset[str]) -> Iterable[str]:
     """All entries below root (files, links, specials), not following directory links."""
     stack = [""]
@@ -89,7 +98,7 @@ def _walk(root: Path, exclude_dirs: frozenset[str]) -> Iterable[str]:
 
 def classify(root: Path, rel: str, max_size: int) -> tuple[Candidate | None, FileRecord | None]:
     """Decide whether a path may be read, without opening it."""
-    full = root / rel
+    full = f"{root}/{rel}"  # a string join: pathlib per file costs more than the lstat itself
     try:
         st = os.lstat(full)
     except OSError as exc:
@@ -103,7 +112,7 @@ def classify(root: Path, rel: str, max_size: int) -> tuple[Candidate | None, Fil
             path=rel, status=FileStatus.SKIPPED, size=st.st_size,
             reason=f"larger than the size limit ({st.st_size} > {max_size} bytes)",
         )
-    return Candidate(rel, str(full), st.st_size, mtime_ns=st.st_mtime_ns), None
+    return Candidate(rel, full, st.st_size, mtime_ns=st.st_mtime_ns), None
 
 
 def discover(root: Path, exclude_dirs: frozenset[str] = DEFAULT_EXCLUDE_DIRS, max_size: int = DEFAULT_MAX_FILE_SIZE) -> Discovery:
@@ -113,7 +122,9 @@ def discover(root: Path, exclude_dirs: frozenset[str] = DEFAULT_EXCLUDE_DIRS, ma
         cand, rec = classify(root.parent, root.name, max_size)
         return Discovery(str(root.parent), tuple([cand] if cand else []), tuple([rec] if rec else []))
     names = _git_files(root)
-    if names is None:
+    if names is None or (not names and _git_ignored(root)):
+        # outside a work tree, or a root the enclosing repository ignores (a vendored tree, a Python
+        # installation inside a git-managed tool directory): asked for explicitly, so walk it
         names = list(_walk(root, exclude_dirs))
     else:
         names = [n for n in names if not (set(n.split("/")[:-1]) & {".git"})]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from subguard.model import Consumer, Subscription
@@ -100,7 +101,16 @@ class Group:
 
     def subscriptions(self, topic: str) -> list[tuple[Consumer, Subscription]]:
         """(member, subscription) for each member subscription of `topic`, in member order."""
-        return [(c, s) for c in self.members for s in c.subscriptions if s.topic.value == topic]
+        return list(self._by_topic.get(topic, ()))
+
+    @cached_property
+    def _by_topic(self) -> dict[str | None, list[tuple[Consumer, Subscription]]]:
+        """One pass over the members: a group with many topics was quadratic with a scan per topic."""
+        out: dict[str | None, list[tuple[Consumer, Subscription]]] = {}
+        for c in self.members:
+            for s in c.subscriptions:
+                out.setdefault(s.topic.value, []).append((c, s))
+        return out
 
     @property
     def topics(self) -> tuple[str, ...]:

@@ -15,6 +15,8 @@ starts with the file and the key.
 
 from __future__ import annotations
 
+import hashlib
+import os
 import re
 import string
 from collections.abc import Sequence
@@ -105,15 +107,18 @@ def _loc(loc: Sequence[Any]) -> str:
 
 
 def _read_yaml(path: Path) -> Any:
-    from ruamel.yaml import YAML
     from ruamel.yaml.error import YAMLError
+
+    from subguard.limits import safe_yaml
 
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise PolicyError(f"{path}: (file): cannot read: {exc}") from None
     try:
-        return YAML(typ="safe", pure=True).load(text)
+        return safe_yaml("safe").load(text)  # data only; depth and alias-expansion limits
+    except (ValueError, TypeError, RecursionError) as exc:  # scalar constructors: 2001-13-45, a 5000-digit int
+        raise PolicyError(f"{path}: (yaml): invalid YAML value: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
     except YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}" if mark is not None else "(yaml)"
@@ -123,10 +128,12 @@ def _read_yaml(path: Path) -> Any:
 
 def _placeholders(template: str) -> set[str]:
     names: set[str] = set()
-    for _, name, _, _ in string.Formatter().parse(template):
+    for _, name, spec, _ in string.Formatter().parse(template):
         if name is not None:
             if not name or not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", name):
                 raise ValueError(f"placeholder {{{name}}} must be a plain field name")
+            if spec and re.search(r"[{}]|\d{4,}", spec):  # {group:>999999999} would allocate a GB per finding
+                raise ValueError(f"placeholder {{{name}:{spec}}}: format spec must be short and plain")
             names.add(name)
     return names
 
@@ -200,16 +207,73 @@ def _files(folder: Path) -> list[Path]:
     return sorted([*folder.glob("*.yaml"), *folder.glob("*.yml")])
 
 
+def policy_files(extra_dirs: Sequence[Path] = ()) -> list[Path]:
+    """Every policy file of a run: the built-in ones, then each extra directory's, in load order."""
+    return [path for folder in (BUILTIN_DIR, *[Path(d) for d in extra_dirs]) for path in _files(folder)]
+
+
+def _code_stamp() -> str:
+    """Size and mtime of subguard's top-level modules: a policy parsed by other code is not reused."""
+    here = Path(__file__).resolve().parent
+    try:
+        with os.scandir(here) as it:
+            stamps = sorted(f"{e.name}:{e.stat().st_size}:{e.stat().st_mtime_ns}" for e in it if e.name.endswith(".py"))
+    except OSError:
+        return ""
+    return ",".join(stamps)
+
+
+def policy_digest(files: Sequence[Path]) -> str:
+    """A hash of the policy set: every file's path and bytes, plus the subguard version. It keys the
+    parsed-policy cache and, passed to the scan as `cache_key`, invalidates the content cache."""
+    from subguard import __version__
+
+    h = hashlib.sha256(__version__.encode())
+    for path in files:
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            raise PolicyError(f"{path}: (file): cannot read: {exc}") from None
+        h.update(b"\0" + str(path).encode("utf-8", "surrogateescape") + b"\0" + hashlib.sha256(data).digest())
+    return h.hexdigest()
+
+
+def _cache_file(digest: str) -> Path:
+    from subguard.cache import user_cache_dir
+
+    return user_cache_dir() / "policies" / f"{digest[:32]}.pickle"
+
+
+def load_policy_set(extra_dirs: Sequence[Path] = ()) -> tuple[list[Policy], str]:
+    """`load_policies` plus the policy set's digest. The parsed set is cached in the user's cache
+    directory (signed like the content cache, keyed by the files' bytes and subguard's code), because
+    parsing ~30 YAML files with the pure-Python loader dominates a small check."""
+    from subguard.cache import read_signed, write_signed
+
+    files = policy_files(extra_dirs)
+    digest = policy_digest(files)
+    key = hashlib.sha256(f"{digest}\0{_code_stamp()}".encode()).hexdigest()
+    cache_file = _cache_file(key)
+    cached = read_signed(cache_file)
+    if isinstance(cached, list) and all(isinstance(p, Policy) for p in cached):
+        return cached, digest
+    seen: dict[str, Policy] = {}
+    for path in files:
+        policy = load_policy(path)
+        if policy.id in seen:
+            raise PolicyError(f"{path}: id: duplicate id '{policy.id}' (also in {seen[policy.id].source})")
+        seen[policy.id] = policy
+    policies = [seen[k] for k in sorted(seen)]
+    try:
+        write_signed(cache_file, policies)
+    except Exception:  # noqa: BLE001, S110 - the cache is an optimisation: a read-only home still works
+        pass
+    return policies, digest
+
+
 def load_policies(extra_dirs: Sequence[Path] = ()) -> list[Policy]:
     """Built-in policies plus every `*.yaml` in `extra_dirs`, sorted by id; ids must be unique."""
-    seen: dict[str, Policy] = {}
-    for folder in (BUILTIN_DIR, *[Path(d) for d in extra_dirs]):
-        for path in _files(folder):
-            policy = load_policy(path)
-            if policy.id in seen:
-                raise PolicyError(f"{path}: id: duplicate id '{policy.id}' (also in {seen[policy.id].source})")
-            seen[policy.id] = policy
-    return [seen[k] for k in sorted(seen)]
+    return load_policy_set(extra_dirs)[0]
 
 
 def policy_dirs(config_policies: Sequence[str], config_source: str | None, cli_dirs: Sequence[str] = ()) -> list[Path]:

@@ -6,18 +6,20 @@ so one repo gives the same records everywhere.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
+import os
 import sys
-import traceback
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from subguard.cache import ContentCache, namespace
+from subguard.cache import ContentCache, code_stamp, namespace
 from subguard.config import Config
 from subguard.discover import Candidate, discover, read_limited
 from subguard.extract import load_extractors
 from subguard.extract.base import Extractor, ExtractResult, RepoContext, SourceFile, no_memo
+from subguard.limits import FileFailure, describe, guard_memo, scrub
 from subguard.model import Consumer, Deployment, FileRecord, FileStatus, Finding
 from subguard.service import attribute
 
@@ -81,7 +83,7 @@ def scan_files(
 
 def _manifest(repo: str, candidates: Sequence[Candidate], skipped: Sequence[FileRecord]) -> str:
     """Hash of every file's path, size and mtime; "" when a file has no mtime (in-memory content)."""
-    h = hashlib.sha256(repo.encode())
+    h = hashlib.sha256(repo.encode("utf-8", "surrogateescape"))
     for c in candidates:
         if not c.mtime_ns or c.data is not None:
             return ""
@@ -148,17 +150,17 @@ def _scan_files(
     facts: dict[str, object] = {}
     paths = frozenset(by_path)
     memo = cache.memo if cache is not None and cache.enabled else no_memo
+    guarded = guard_memo(memo, config.parse_timeout)
     for ex in extractors:
         files = chosen[ex.name]
-        ctx = RepoContext(root=root, repo=repo, config=config, paths=paths, read=read, prior=dict(prior), memo=memo)
-        try:
-            result = ex.extract(files, ctx)
-        except Exception as exc:  # noqa: BLE001 - an extractor bug must not lose the other files
-            last = traceback.extract_tb(exc.__traceback__)[-1]
-            reason = f"internal error in the {ex.name} extractor: {type(exc).__name__}: {exc} ({Path(last.filename).name}:{last.lineno})"
-            result = ExtractResult(
-                files=tuple(FileRecord(path=f.path, status=FileStatus.FAILED, reason=reason, extractor=ex.name) for f in files)
-            )
+
+        def context(failed: frozenset[str]) -> RepoContext:
+            def read_ok(wanted: str) -> bytes | None:
+                return None if wanted in failed else read(wanted)
+
+            return RepoContext(root=root, repo=repo, config=config, paths=paths, read=read_ok, prior=dict(prior), memo=guarded)
+
+        result = _extract_isolated(ex, files, context)
         prior[ex.name] = result
         given = {f.path for f in files}
         for rec in result.files:
@@ -170,26 +172,90 @@ def _scan_files(
         findings.extend(result.findings)
         facts.update({f"{ex.name}.{k}": v for k, v in result.facts.items()})
     consumers_out, deployments_out = attribute(consumers, deployments, paths, repo, config)
+    # lone surrogates from escapes in scanned text would crash every UTF-8 writer downstream
     return ScanResult(
         root=root,
         repo=repo,
-        files=tuple(sorted(records.values(), key=lambda r: r.path)),
-        consumers=tuple(consumers_out),
-        deployments=tuple(deployments_out),
-        findings=tuple(findings),
+        files=scrub(tuple(sorted(records.values(), key=lambda r: r.path))),
+        consumers=scrub(tuple(consumers_out)),
+        deployments=scrub(tuple(deployments_out)),
+        findings=scrub(tuple(findings)),
         facts=facts,
     )
 
 
+def _extract_isolated(ex: Extractor, files: Sequence[SourceFile], context: Callable[[frozenset[str]], RepoContext]) -> ExtractResult:
+    """Run one extractor so that one file's failure never costs the others their results.
+
+    A per-file parse that raises or runs over its time budget (`limits.FileFailure`) fails that file
+    alone, and the extractor runs again without it (`context(failed)` hides it from `read`). Any other
+    exception is pinned on the files that raise it when extracted alone; if none does, all fail.
+    """
+    failed: dict[str, str] = {}
+    todo = list(files)
+    while True:
+        try:
+            result = ex.extract(todo, context(frozenset(failed)))
+            break
+        except FileFailure as exc:
+            if exc.path in failed:  # cannot happen unless the extractor re-reads a hidden file: stop
+                result = _all_failed(ex, todo, exc.reason)
+                break
+            failed[exc.path] = exc.reason
+        except Exception as exc:  # noqa: BLE001 - an extractor bug must not lose the other files
+            reason = f"internal error in the {ex.name} extractor: {describe(exc)}"
+            culprits: dict[str, str] = {}
+            for f in todo if len(todo) > 1 else ():
+                try:
+                    ex.extract([f], context(frozenset(failed)))
+                except FileFailure as alone:
+                    culprits[alone.path] = alone.reason
+                except Exception as alone:  # noqa: BLE001
+                    culprits[f.path] = f"internal error in the {ex.name} extractor: {describe(alone)}"
+            if not culprits:
+                result = _all_failed(ex, todo, reason)
+                break
+            failed.update(culprits)
+        todo = [f for f in todo if f.path not in failed]
+    if not failed:
+        return result
+    kept = tuple(r for r in result.files if r.path not in failed)
+    lost = tuple(FileRecord(path=p, status=FileStatus.FAILED, reason=why, extractor=ex.name) for p, why in failed.items())
+    return dataclasses.replace(result, files=kept + lost)
+
+
+def _all_failed(ex: Extractor, files: Sequence[SourceFile], reason: str) -> ExtractResult:
+    return ExtractResult(files=tuple(FileRecord(path=f.path, status=FileStatus.FAILED, reason=reason, extractor=ex.name) for f in files))
+
+
+_AFTER_SCAN = {"select", "ignore", "fail_on", "baseline", "waivers", "no_inline_waivers", "simulate", "cache_dir"}
+
+
 def open_cache(root: Path, config: Config, key: str = "") -> ContentCache:
-    """The content cache of a scan root: `cache-dir` from config, else `<root>/.subguard_cache`."""
+    """The content cache of a scan root: `cache-dir` from config (relative to the root), else the
+    `SUBGUARD_CACHE_DIR` environment variable, else `<root>/.subguard_cache`. A directory shared by
+    several roots keeps one set of files per root (the root is part of the namespace)."""
     from subguard import __version__
 
-    directory = Path(config.cache_dir) if config.cache_dir else root / ".subguard_cache"
+    env_dir = os.environ.get("SUBGUARD_CACHE_DIR")
+    directory = Path(config.cache_dir) if config.cache_dir else Path(env_dir) if env_dir else root / ".subguard_cache"
     if not directory.is_absolute():
         directory = root / directory
-    ns = namespace(__version__, config.model_dump_json(), key)
+    # fields that only act after the scan (rule selection, waivers, thresholds) do not split the cache
+    scan_config = config.model_dump_json(exclude=_AFTER_SCAN)
+    # the extractors' code too: a development build at the same version must not reuse stale parses
+    here = Path(__file__).resolve().parent
+    ns = namespace(__version__, scan_config, key, code_stamp(here, here / "extract"), str(root))
     return ContentCache(directory, ns, lambda msg: print(msg, file=sys.stderr))
+
+
+def _relative(directory: Path, root: Path) -> str:
+    """`directory` as a "rel/path/" prefix when it lies inside `root`, else ""."""
+    try:
+        rel = directory.resolve().relative_to(root.resolve()).as_posix()
+    except (ValueError, OSError):
+        return ""
+    return "" if rel == "." else rel + "/"
 
 
 def scan_repo(
@@ -207,7 +273,13 @@ def scan_repo(
     found = discover(path, max_size=config.max_file_size)
     name = repo if repo is not None else Path(found.root).name
     cache = open_cache(Path(found.root), config, cache_key) if cache_key is not None and path.is_dir() else None
-    result = scan_files(found.root, name, found.candidates, found.skipped, config, extractors, cache)
+    candidates, skipped = found.candidates, found.skipped
+    if cache is not None:  # a `cache-dir` inside the root is not part of the scan (it changes every run)
+        inside = _relative(cache.directory, Path(found.root))
+        if inside:
+            candidates = tuple(c for c in candidates if not c.path.startswith(inside))
+            skipped = tuple(r for r in skipped if not r.path.startswith(inside))
+    result = scan_files(found.root, name, candidates, skipped, config, extractors, cache)
     if cache is not None:
         cache.save()
     return result

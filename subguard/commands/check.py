@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import functools
+import hashlib
 import os
 import sys
 import traceback
@@ -28,12 +29,13 @@ import click
 
 from subguard import baseline as baseline_mod
 from subguard import suppress
+from subguard.cache import MemoFile, code_stamp, namespace
 from subguard.commands.common import load_or_fail, scan_paths, stats_text
 from subguard.config import Config
 from subguard.discover import read_limited
 from subguard.engine import evaluate, selected
 from subguard.model import Consumer, FileStatus, Finding, Location, RuleDoc, Severity
-from subguard.policy import Policy, PolicyError, load_policies, policy_dirs, rule_docs
+from subguard.policy import Policy, PolicyError, load_policy_set, policy_dirs, rule_docs
 from subguard.report import FORMATS, ReportContext, Root, render, summary_line, use_color
 from subguard.report.members import attach_members
 from subguard.scan import ScanResult
@@ -173,33 +175,61 @@ def _describe(group: str, consumers: Sequence[Consumer]) -> str | None:
     return text
 
 
-def attach_impact(findings: Sequence[Finding], consumers: Sequence[Consumer], docs: Mapping[str, RuleDoc]) -> list[Finding]:
-    """Put the simulated impact of its group on every unsuppressed group finding (once per group)."""
+def impact_memo() -> MemoFile:
+    """The memo of simulated impacts (user cache dir), keyed by the simulator's code."""
+    from subguard import __version__
+
+    here = Path(__file__).resolve().parents[1]
+    stamp = namespace(__version__, code_stamp(here / "simulate", here))
+    return MemoFile(f"impact-{stamp}")
+
+
+def _group_key(members: Sequence[Consumer]) -> str:
+    """Everything the simulator reads of a group: its members, in order, as JSON."""
+    return hashlib.sha256("\n".join(c.model_dump_json() for c in members).encode()).hexdigest()
+
+
+def attach_impact(
+    findings: Sequence[Finding], consumers: Sequence[Consumer], docs: Mapping[str, RuleDoc], memo: MemoFile | None = None
+) -> list[Finding]:
+    """Put the simulated impact of its group on every unsuppressed group finding (once per group).
+    With `memo`, a group whose members have not changed reuses its earlier (deterministic) impact."""
     cache: dict[str, str | None] = {}
+    by_group: dict[str | None, list[Consumer]] = {}
+    for c in consumers:
+        by_group.setdefault(c.group.value, []).append(c)
     out: list[Finding] = []
     for f in findings:
         doc = docs.get(f.rule)
         is_group = doc.scope.split("/")[0] == "group" if doc else bool(f.related)  # scope may be "group/topic"
         if f.group and is_group and not f.impact and f.suppressed is None:
             if f.group not in cache:
-                cache[f.group] = _describe(f.group, [c for c in consumers if c.group.value == f.group])
+                members = by_group.get(f.group, [])
+                key = _group_key(members) if memo is not None else ""
+                if memo is not None and key in memo:
+                    cache[f.group] = memo.get(key)
+                else:
+                    cache[f.group] = _describe(f.group, members)
+                    if memo is not None and cache[f.group] is not None:
+                        memo.put(key, cache[f.group])
             if cache[f.group]:
                 f = f.model_copy(update={"impact": cache[f.group]})
         out.append(f)
     return out
 
 
-def _load_rules(config: Config, cli_policy_dirs: Sequence[str]) -> tuple[list[Policy], dict[str, RuleDoc], Config]:
-    """Policies, their docs, and the config with select/ignore checked against them (fails fast, before scanning)."""
+def _load_rules(config: Config, cli_policy_dirs: Sequence[str]) -> tuple[list[Policy], dict[str, RuleDoc], Config, str]:
+    """Policies, their docs, the config with select/ignore checked against them (fails fast, before
+    scanning), and the policy set's digest (the content cache key)."""
     try:
-        policies = load_policies(_policy_dirs(config, cli_policy_dirs))
+        policies, digest = load_policy_set(_policy_dirs(config, cli_policy_dirs))
     except PolicyError as exc:
         raise CheckError(f"malformed policy: {exc}") from None
     docs = dict(rule_docs(policies))
     known = {*docs, *_TOOL_RULES}
     select = canonical_ids("select", config.select, known)
     ignore = canonical_ids("ignore", config.ignore, known)
-    return policies, docs, config.model_copy(update={"select": select, "ignore": ignore})
+    return policies, docs, config.model_copy(update={"select": select, "ignore": ignore}), digest
 
 
 def _apply_waivers(
@@ -222,7 +252,7 @@ def _baseline(findings: list[Finding], config: Config, read: str | None, write: 
     if write:
         text = baseline_mod.dumps(findings)
         try:
-            Path(write).write_text(text, encoding="utf-8")
+            Path(write).write_text(text, encoding="utf-8", errors="backslashreplace")
         except OSError as exc:
             raise CheckError(f"cannot write baseline {write}: {exc.strerror or exc}") from None
         fps = baseline_mod.loads(text, write)
@@ -257,13 +287,14 @@ def parse_also(values: Sequence[str]) -> list[tuple[str, str]]:
 
 def _write(target: str, text: str) -> None:
     try:
-        Path(target).write_text(text, encoding="utf-8")
+        Path(target).write_text(text, encoding="utf-8", errors="backslashreplace")
     except OSError as exc:
         raise CheckError(f"cannot write {target}: {exc.strerror or exc}") from None
 
 
 def _context(results: Sequence[ScanResult], color: bool) -> ReportContext:
-    counts = {s: sum(r.counts()[s.value] for r in results) for s in FileStatus}
+    per_root = [r.counts() for r in results]  # one pass over each root's files, not one per status
+    counts = {s: sum(c[s.value] for c in per_root) for s in FileStatus}
     return ReportContext(
         roots=tuple(Root(r.repo, r.root) for r in results),
         workdir=str(Path.cwd()),
@@ -289,11 +320,12 @@ def _context(results: Sequence[ScanResult], color: bool) -> ReportContext:
 @click.option("--write-baseline", type=click.Path(dir_okay=False), help="Record the current findings as the baseline.")
 @click.option("--stats", is_flag=True, help="Print files parsed/skipped/failed and why (to stderr).")
 @click.option("--no-simulate", is_flag=True, help="Do not attach a simulated impact to group findings.")
+@click.option("--no-cache", is_flag=True, help="Do not read or write the content cache (config `cache-dir`, default <root>/.subguard_cache).")
 @guarded
 def check(
     paths: tuple[str, ...], fmt: str, output: str | None, also: tuple[str, ...], fail_on: str | None, select: tuple[str, ...],
     ignore: tuple[str, ...], config_file: str | None, extra_policies: tuple[str, ...], baseline_file: str | None,
-    write_baseline: str | None, stats: bool, no_simulate: bool,
+    write_baseline: str | None, stats: bool, no_simulate: bool, no_cache: bool,
 ) -> int:
     """Lint the consumer subscriptions under PATHS (default: the current directory).
 
@@ -313,15 +345,18 @@ def check(
     threshold = fail_on or config.fail_on
     if threshold not in FAIL_ON:
         raise CheckError(f"{config.source or 'config'}: fail-on must be one of {', '.join(FAIL_ON)}, got {threshold!r}")
-    policies, docs, config = _load_rules(config, extra_policies)
-    results = scan_paths(roots, config)
+    policies, docs, config, digest = _load_rules(config, extra_policies)
+    results = scan_paths(roots, config, cache_key=None if no_cache else digest)
     findings = evaluate(results, policies, config)  # selection applied, extractor findings included
     findings = [baseline_mod.with_fingerprint(f) for f in findings]
     consumers = [c for r in results for c in r.consumers]
     findings = _apply_waivers(attach_members(findings, consumers), results, config, docs)
     findings, note = _baseline(findings, config, baseline_file, write_baseline)
     if config.simulate:
-        findings = attach_impact(findings, consumers, docs)
+        memo = None if no_cache else impact_memo()
+        findings = attach_impact(findings, consumers, docs, memo)
+        if memo is not None:
+            memo.save()
     ctx = _context(results, color=output is None and use_color(sys.stdout.isatty()))
     report = render(fmt, findings, docs, ctx)
     plain = dataclasses.replace(ctx, color=False)

@@ -19,12 +19,24 @@ def load_or_fail(config_file: str | None, paths: Sequence[str]) -> Config:
         raise click.UsageError(str(exc)) from None
 
 
-def scan_paths(paths: Sequence[str], config: Config) -> list[ScanResult]:
-    """Scan each root; a missing path is a usage error (exit 2)."""
+def scan_paths(paths: Sequence[str], config: Config, cache_key: str | None = None) -> list[ScanResult]:
+    """Scan each root; a missing path is a usage error (exit 2). With `cache_key` (a hash of the policy
+    set), directory roots use the content cache."""
     missing = [p for p in paths if not Path(p).exists()]
     if missing:
         raise click.UsageError(f"path does not exist: {missing[0]}")
-    return [scan_repo(Path(p), config) for p in paths]
+    return [scan_repo(Path(p), config, cache_key=cache_key) for p in paths]
+
+
+def policy_cache_key(config: Config, cli_dirs: Sequence[str] = ()) -> str | None:
+    """The content cache key of a run without parsing policies: the digest of the policy files
+    (built-in, config and `--policies`); None (no cache) when a policy directory is unreadable."""
+    from subguard.policy import PolicyError, policy_digest, policy_dirs, policy_files
+
+    try:
+        return policy_digest(policy_files(policy_dirs(config.policies, config.source, cli_dirs)))
+    except PolicyError:
+        return None
 
 
 def stats_text(results: Sequence[ScanResult]) -> str:

@@ -6,7 +6,7 @@ import json
 
 import click
 
-from subguard.commands.common import load_or_fail, scan_paths, stats_text
+from subguard.commands.common import load_or_fail, policy_cache_key, scan_paths, stats_text
 from subguard.inventory import sort_consumers, subscription_rows
 
 
@@ -25,11 +25,12 @@ def _table(rows: list[dict[str, object]]) -> str:
 @click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True), help="Write here instead of stdout.")
 @click.option("--stats", is_flag=True, help="Print files parsed/skipped/failed and why (to stderr).")
 @click.option("--config", "config_file", type=click.Path(dir_okay=False), help="Config file to use.")
-def inventory(paths: tuple[str, ...], fmt: str, output: str | None, stats: bool, config_file: str | None) -> int:
+@click.option("--no-cache", is_flag=True, help="Do not read or write the content cache.")
+def inventory(paths: tuple[str, ...], fmt: str, output: str | None, stats: bool, config_file: str | None, no_cache: bool) -> int:
     """Print every declared subscription under PATHS (default: the current directory)."""
     roots = paths or (".",)
     config = load_or_fail(config_file, roots)
-    results = scan_paths(roots, config)
+    results = scan_paths(roots, config, cache_key=None if no_cache else policy_cache_key(config))
     rows = subscription_rows(sort_consumers([c for r in results for c in r.consumers]))
     if fmt == "jsonl":
         text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
@@ -38,7 +39,7 @@ def inventory(paths: tuple[str, ...], fmt: str, output: str | None, stats: bool,
     else:
         text = _table(rows) + "\n" if rows else "no subscriptions found\n"
     if output:
-        with open(output, "w", encoding="utf-8") as fh:
+        with open(output, "w", encoding="utf-8", errors="backslashreplace") as fh:
             fh.write(text)
     else:
         click.echo(text, nl=False)

@@ -32,10 +32,35 @@ def _git(cwd: Path, *args: str) -> str:
     return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True).stdout.strip()
 
 
+def _snapshot(tmp_path: Path) -> tuple[Path, str]:
+    """This checkout as it is on disk (tracked and untracked, not ignored), committed to a scratch
+    repository: pre-commit installs hooks from a commit, and the work in progress must be tested."""
+    listing = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=REPO, check=True, capture_output=True,
+    ).stdout.decode("utf-8", "surrogateescape")
+    snap = tmp_path / "subguard-src"
+    for rel in filter(None, listing.split("\0")):
+        src = REPO / rel
+        if src.is_symlink() or src.is_file():
+            dst = snap / rel
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            if src.is_symlink():
+                dst.symlink_to(os.readlink(src))
+            else:
+                shutil.copy2(src, dst)
+    _git(snap, "init", "-q")
+    _git(snap, "config", "user.email", "t@example.com")
+    _git(snap, "config", "user.name", "t")
+    _git(snap, "add", "-A")
+    _git(snap, "commit", "-qm", "snapshot")
+    return snap, _git(snap, "rev-parse", "HEAD")
+
+
 def _pre_commit(cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "pre_commit", "run", "--all-files", "--color", "never"],
-        cwd=cwd, env=env, capture_output=True, text=True, timeout=900,
+        cwd=cwd, env=env, capture_output=True, text=True, timeout=900, check=False,
     )
 
 
@@ -43,7 +68,7 @@ def _pre_commit(cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[s
 def test_hook_fails_on_inconsistent_group_and_passes_after_fix(tmp_path: Path) -> None:
     if shutil.which("git") is None:
         pytest.skip("git is not installed")
-    head = _git(REPO, "rev-parse", "HEAD")
+    source, head = _snapshot(tmp_path)
     project = tmp_path / "svc"
     project.mkdir()
     _git(project, "init", "-q")
@@ -54,12 +79,13 @@ def test_hook_fails_on_inconsistent_group_and_passes_after_fix(tmp_path: Path) -
     (project / "shipping").mkdir()
     (project / "shipping" / "consumer.py").write_text(CONSUMER.format(tags="tag2"), encoding="utf-8")
     (project / ".pre-commit-config.yaml").write_text(
-        f"repos:\n  - repo: {REPO}\n    rev: {head}\n    hooks:\n      - id: subguard\n", encoding="utf-8"
+        f"repos:\n  - repo: {source}\n    rev: {head}\n    hooks:\n      - id: subguard\n", encoding="utf-8"
     )
     _git(project, "add", "-A")
     _git(project, "commit", "-qm", "consumers")
     env = {**os.environ, "PRE_COMMIT_HOME": str(REPO / ".pytest_cache" / "pre-commit-home"), "NO_COLOR": "1"}
     env.pop("VIRTUAL_ENV", None)
+    env.pop("SUBGUARD_CACHE_DIR", None)  # the hook's default: <repo>/.subguard_cache
 
     failed = _pre_commit(project, env)
     assert failed.returncode == 1, failed.stdout + failed.stderr
@@ -70,3 +96,6 @@ def test_hook_fails_on_inconsistent_group_and_passes_after_fix(tmp_path: Path) -
     _git(project, "commit", "-qam", "same tags")
     passed = _pre_commit(project, env)
     assert passed.returncode == 0, passed.stdout + passed.stderr
+    # the hook's content cache lives in the repository but is ignored by git
+    assert (project / ".subguard_cache" / ".gitignore").is_file()
+    assert _git(project, "status", "--porcelain") == ""

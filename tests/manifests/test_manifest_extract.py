@@ -8,7 +8,7 @@ import pytest
 
 from subguard.config import Config
 from subguard.extract.base import ExtractResult, RepoContext, SourceFile
-from subguard.extract.manifests import EXTRACTOR, TEMPLATE_REASON
+from subguard.extract.manifests import EXTRACTOR, NOT_A_MANIFEST, TEMPLATE_REASON
 from subguard.model import Deployment, FileStatus
 
 ROOT = Path(__file__).resolve().parents[1] / "fixtures" / "deploy" / "manifests"
@@ -117,8 +117,16 @@ def test_bad_input_is_recorded_never_raised(result: ExtractResult) -> None:
     tmpl = by_path["charts/consumer/templates/deployment.yaml"]
     assert (tmpl.status, tmpl.reason) == (FileStatus.SKIPPED, TEMPLATE_REASON)
     assert by_path["templated.yaml"].status is FileStatus.SKIPPED and "template syntax" in by_path["templated.yaml"].reason
-    # non-workload YAML and a python object tag: parsed, nothing found, nothing executed
-    assert "ci.yml" not in by_path and "tagged.yaml" not in by_path
+    # YAML without `kind`/`services` (a CI file, a bare python object tag) is not loaded at all
+    assert {by_path[p].reason for p in ("ci.yml", "tagged.yaml")} == {NOT_A_MANIFEST}
     assert not [d for d in result.deployments if d.location.path in ("ci.yml", "tagged.yaml")]
     notes = [f for f in result.findings if f.location.path == "charts/consumer/templates/deployment.yaml"]
     assert [(f.rule, f.severity.value) for f in notes] == [("SG901", "note")]
+
+
+def test_python_tag_in_a_manifest_is_loaded_inert(tmp_path: Path) -> None:
+    marker = tmp_path / "pwned"
+    text = f'apiVersion: v1\nkind: ConfigMap\ndata: !!python/object/apply:os.system ["touch {marker}"]\n'
+    ctx = RepoContext(root=str(tmp_path), repo="fx", config=Config(), paths=frozenset({"cm.yaml"}), read=lambda p: None)
+    EXTRACTOR.extract([SourceFile("cm.yaml", text.encode())], ctx)
+    assert not marker.exists()
