@@ -134,6 +134,10 @@ class ContentCache:
             self.stats[path] = (size, mtime_ns, hit)
             self._dirty = True
 
+    def has_parse(self, extractor: str, path: str, data: bytes) -> bool:
+        """Whether a per-file parse result is cached (so nothing needs computing ahead of time)."""
+        return (extractor, path, hashlib.sha1(data).hexdigest()) in self.parses
+
     def memo(self, extractor: str, path: str, data: bytes, compute: Callable[[], T]) -> T:
         """Per-file parse result by content hash (the `RepoContext.memo` hook)."""
         key = (extractor, path, hashlib.sha1(data).hexdigest())

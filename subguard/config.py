@@ -58,6 +58,7 @@ class Config(_Strict):
     exclude: tuple[str, ...] = ()
     max_file_size: int = Field(default=2 * 1024 * 1024, alias="max-file-size")
     parse_timeout: float = Field(default=10.0, alias="parse-timeout")  # seconds per file parse (subguard.limits)
+    jobs: int = Field(default=0, ge=0)  # worker processes for per-file parses; 0 = one per core (subguard.parallel)
     baseline: str | None = None
     waivers: tuple[Waiver, ...] = ()
     no_inline_waivers: tuple[str, ...] = Field(default=(), alias="no-inline-waivers")

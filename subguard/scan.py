@@ -21,6 +21,7 @@ from subguard.extract import load_extractors
 from subguard.extract.base import Extractor, ExtractResult, RepoContext, SourceFile, no_memo
 from subguard.limits import FileFailure, describe, guard_memo, scrub
 from subguard.model import Consumer, Deployment, FileRecord, FileStatus, Finding
+from subguard.parallel import Prefetcher, worker_count
 from subguard.service import attribute
 
 
@@ -150,7 +151,9 @@ def _scan_files(
     facts: dict[str, object] = {}
     paths = frozenset(by_path)
     memo = cache.memo if cache is not None and cache.enabled else no_memo
-    guarded = guard_memo(memo, config.parse_timeout)
+    known = (lambda k, p, d: cache.has_parse(k, p, d)) if cache is not None and cache.enabled else (lambda *_: False)
+    ahead = Prefetcher(memo, worker_count(config.jobs), config.parse_timeout, known)
+    guarded = guard_memo(ahead.memo, config.parse_timeout)
     for ex in extractors:
         files = chosen[ex.name]
 
@@ -158,7 +161,10 @@ def _scan_files(
             def read_ok(wanted: str) -> bytes | None:
                 return None if wanted in failed else read(wanted)
 
-            return RepoContext(root=root, repo=repo, config=config, paths=paths, read=read_ok, prior=dict(prior), memo=guarded)
+            return RepoContext(
+                root=root, repo=repo, config=config, paths=paths, read=read_ok, prior=dict(prior), memo=guarded,
+                prefetch=ahead.prefetch,
+            )
 
         result = _extract_isolated(ex, files, context)
         prior[ex.name] = result

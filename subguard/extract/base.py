@@ -25,6 +25,10 @@ class SourceFile:
 T = TypeVar("T")
 
 
+def no_prefetch(extractor: str, items: Sequence[tuple[str, bytes]], fn: Callable[[str, bytes], Any]) -> None:
+    """The default `RepoContext.prefetch`: nothing is computed ahead of time."""
+
+
 def no_memo(extractor: str, path: str, data: bytes, compute: Callable[[], T]) -> T:
     """The default per-file memo: no cache, just compute."""
     return compute()
@@ -40,6 +44,9 @@ class RepoContext:
     `memo(extractor, path, data, compute)` returns `compute()` for one file's per-file parse, possibly
     from the content cache: extractors put their pure per-file work (parse -> picklable facts)
     behind it and do the cross-file linking outside it.
+    `prefetch(extractor, [(path, data), ...], fn)` may compute those per-file parses ahead of time in
+    worker processes (`fn(path, data)` must be a picklable module-level function returning exactly
+    what the memo's `compute` would); calling it is optional and never changes a result.
     """
 
     root: str
@@ -49,6 +56,7 @@ class RepoContext:
     read: Callable[[str], bytes | None]
     prior: Mapping[str, ExtractResult] = field(default_factory=dict)
     memo: Callable[[str, str, bytes, Callable[[], Any]], Any] = no_memo
+    prefetch: Callable[[str, Sequence[tuple[str, bytes]], Callable[[str, bytes], Any]], None] = no_prefetch
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,11 @@ def _failed(path: str, facts: JavaFacts, name: str) -> FileRecord:
     return FileRecord(path=path, status=FileStatus.FAILED, reason=f"line {facts.error_line}: {facts.error}", extractor=name)
 
 
+def _parse(path: str, data: bytes) -> JavaFacts:
+    """The per-file parse, as a picklable function for `RepoContext.prefetch`."""
+    return java_facts(data)
+
+
 class JavaExtractor:
     name = "java"
     needles: tuple[bytes, ...] = (b"rocketmq", b"RocketMQ")
@@ -33,12 +38,13 @@ class JavaExtractor:
         return path.endswith(".java")
 
     def _facts(self, repo: RepoContext, path: str, data: bytes) -> JavaFacts:
-        result: JavaFacts = repo.memo(self.name, path, data, lambda: java_facts(data))
+        result: JavaFacts = repo.memo(self.name, path, data, lambda: _parse(path, data))
         return result
 
     def extract(self, files: Sequence[SourceFile], repo: RepoContext) -> ExtractResult:
         records: list[FileRecord] = []
         parsed: dict[str, JavaFacts] = {}
+        repo.prefetch(self.name, [(f.path, f.data) for f in files], _parse)
         for f in files:
             facts = self._facts(repo, f.path, f.data)
             if facts.error is not None:
