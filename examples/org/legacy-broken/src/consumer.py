@@ -1,0 +1,3 @@
+from rocketmq.client import PushConsumer
+def main(:
+    consumer = PushConsumer("GID_LEGACY"

@@ -1,0 +1,368 @@
+"""The audit job: the only place that reads and writes. Entry `main(argv) -> int`, also for spark-submit:
+
+    spark-submit --master yarn --py-files subguard.zip subguard/audit/job.py SOURCE... --out DIR
+
+Files are read by Spark itself (`binaryFile` with `recursiveFileLookup`), so SOURCE and DIR may be
+on any file system Spark reads (local, HDFS, S3-style URIs). The driver only touches: the first
+level of each SOURCE (to tell its kind), inventory files, and the final small aggregates for the
+report (counts, the findings for findings.json/SARIF, and the members of the `--top` worst groups).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pyspark import StorageLevel
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from subguard.audit import sources as src
+from subguard.audit import summary as summ
+from subguard.audit import tasks
+from subguard.audit import transforms as T
+from subguard.config import Config, ConfigError, load_config
+from subguard.model import Finding
+
+FORMATS = ("parquet", "json", "sarif", "html")
+Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class AuditArgs:
+    sources: tuple[str, ...]
+    out: str
+    master: str = "local[*]"
+    formats: tuple[str, ...] = FORMATS
+    config_file: str | None = None
+    evidence: tuple[str, ...] = ()
+    top: int = 50
+    runs: int = 200
+    extra_conf: tuple[tuple[str, str], ...] = field(default_factory=tuple)
+
+
+def parse_args(argv: Sequence[str]) -> AuditArgs:
+    p = argparse.ArgumentParser(prog="subguard audit", description="Audit every repository of an organisation on Spark.")
+    p.add_argument("sources", nargs="+", metavar="SOURCE")
+    p.add_argument("--out", required=True)
+    p.add_argument("--master", default="local[*]")
+    p.add_argument("--format", dest="formats", action="append", choices=FORMATS)
+    p.add_argument("--config")
+    p.add_argument("--evidence", action="append", default=[])
+    p.add_argument("--top", type=int, default=50)
+    p.add_argument("--runs", type=int, default=200)
+    a = p.parse_args(list(argv))
+    return AuditArgs(tuple(a.sources), a.out, a.master, tuple(a.formats or FORMATS), a.config, tuple(a.evidence), a.top, a.runs)
+
+
+def session(master: str, app: str = "subguard-audit") -> SparkSession:
+    """A Spark session with quiet logs; `--master` is honoured unless spark-submit already set one."""
+    builder = SparkSession.builder.appName(app).config("spark.ui.showConsoleProgress", "false")
+    builder = builder.config("spark.sql.shuffle.partitions", "8").config("spark.ui.enabled", "false")
+    builder = builder.config("spark.log.level", "ERROR")
+    # repositories are many small files: pack thousands per read task instead of Spark's 32
+    builder = builder.config("spark.sql.files.openCostInBytes", str(8 * 1024))
+    active = SparkSession.getActiveSession()
+    spark = active or builder.master(master).getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+# --- file system probes (driver, metadata only) ----------------------------------------------------
+
+
+class FS:
+    """Hadoop FileSystem calls through the JVM: the same file systems Spark reads."""
+
+    def __init__(self, spark: SparkSession) -> None:
+        self.spark = spark
+        jvm = spark.sparkContext._jvm
+        assert jvm is not None
+        self._jvm = jvm
+        self._conf = spark.sparkContext._jsc.hadoopConfiguration()
+
+    def _path(self, uri: str) -> Any:
+        return self._jvm.org.apache.hadoop.fs.Path(uri)
+
+    def _fs(self, uri: str) -> Any:
+        return self._path(uri).getFileSystem(self._conf)
+
+    def qualify(self, uri: str) -> str:
+        fs = self._fs(uri)
+        return str(fs.makeQualified(self._path(uri)).toString())
+
+    def stat(self, uri: str) -> bool | None:
+        """True for a folder, False for a file, None when missing."""
+        fs = self._fs(uri)
+        path = self._path(uri)
+        if not fs.exists(path):
+            return None
+        return bool(fs.getFileStatus(path).isDirectory())
+
+    def children(self, uri: str) -> list[tuple[str, bool]]:
+        return [(str(s.getPath().getName()), bool(s.isDirectory())) for s in self._fs(uri).listStatus(self._path(uri))]
+
+    def write_text(self, uri: str, text: str) -> None:
+        fs = self._fs(uri)
+        stream = fs.create(self._path(uri), True)
+        try:
+            stream.write(bytearray(text.encode("utf-8", "backslashreplace")))
+        finally:
+            stream.close()
+
+    def mkdirs(self, uri: str) -> None:
+        self._fs(uri).mkdirs(self._path(uri))
+
+
+def read_text(spark: SparkSession, uri: str) -> str:
+    """A small file (an inventory) read through Spark."""
+    rows = spark.read.text(uri, wholetext=True).collect()
+    return str(rows[0][0]) if rows else ""
+
+
+# --- planning the inputs ---------------------------------------------------------------------------
+
+
+@dataclass
+class Plan:
+    roots: list[tuple[str, str, str]] = field(default_factory=list)  # (base, mode, repo)
+    hints: list[src.RepoHint] = field(default_factory=list)
+    jsonl: list[str] = field(default_factory=list)
+    missing: list[tuple[str, str]] = field(default_factory=list)  # (repo, uri)
+    problems: list[str] = field(default_factory=list)
+
+
+def plan_sources(spark: SparkSession, fs: FS, args: Sequence[str], progress: Progress) -> Plan:
+    plan = Plan()
+    for arg in args:
+        kind_dir = fs.stat(arg)
+        if kind_dir is None:
+            raise src.SourceError(f"{arg}: does not exist")
+        uri = fs.qualify(arg)
+        source = src.classify(uri, kind_dir, fs.children(uri) if kind_dir else [])
+        if source.kind in ("repos", "jsonl") and kind_dir:  # a hints file next to the repos / outputs
+            for name, is_dir in fs.children(uri):
+                if not is_dir and name in src.HINTS_FILES:
+                    plan.hints += src.parse_inventory(read_text(spark, f"{uri}/{name}"), f"{uri}/{name}")
+        if source.kind == "repos":
+            plan.roots.append((uri, "parent", ""))
+        elif source.kind == "jsonl":
+            plan.jsonl.append(uri)
+        else:
+            for hint in src.parse_inventory(read_text(spark, uri), uri):
+                plan.hints.append(hint)
+                state = fs.stat(hint.uri)
+                if state is None:
+                    plan.missing.append((hint.name, hint.uri))
+                elif state:
+                    plan.roots.append((fs.qualify(hint.uri), "repo", hint.name))
+                else:
+                    plan.problems.append(f"{hint.name}: {hint.uri} is a file, not a repository folder")
+        progress(f"source {arg}: {source.kind}")
+    return plan
+
+
+def hints_frame(spark: SparkSession, plan: Plan) -> DataFrame:
+    merged = src.merge_hints(plan.hints)
+    rows = [(h.name, h.team or h.owner, h.owner, h.environment) for h in merged.values()]
+    return spark.createDataFrame(rows, T.HINTS)
+
+
+# --- the run ---------------------------------------------------------------------------------------
+
+
+def load_audit_config(config_file: str | None) -> Config:
+    try:
+        return load_config(Path(config_file), Path.cwd()) if config_file else Config()
+    except ConfigError as exc:
+        raise src.SourceError(str(exc)) from None
+
+
+def _config_locations(config: Config) -> tuple[Any, ...]:
+    from subguard import suppress
+
+    if not config.waivers or not config.source:
+        return ()
+    text = Path(config.source).read_text(encoding="utf-8")
+    return tuple(suppress.locate_config_waivers(config.waivers, config.source, text, ""))
+
+
+def run_audit(spark: SparkSession, args: AuditArgs, progress: Progress) -> dict[str, Any]:
+    """Read the sources, run the pipeline, write every output to `args.out`; returns the summary."""
+    t0 = time.monotonic()
+    fs = FS(spark)
+    config = load_audit_config(args.config_file)
+    options = tasks.AuditOptions(config=config, runs=args.runs, config_waiver_locations=_config_locations(config))
+    plan = plan_sources(spark, fs, args.sources, progress)
+    hints = hints_frame(spark, plan)
+    empty = spark.createDataFrame([], T.RECORDS)
+    records = empty
+    if plan.roots:
+        raw = (
+            spark.read.format("binaryFile").option("recursiveFileLookup", "true")
+            .load([base for base, _, _ in plan.roots])
+        )
+        roots = spark.createDataFrame(plan.roots, T.ROOTS)
+        files = T.prefilter(T.mark_skips(T.assign_repos(raw, roots), config.max_file_size))
+        records = T.extract(files, options)
+    if plan.jsonl:
+        lines = (
+            spark.read.option("recursiveFileLookup", "true").option("pathGlobFilter", "*.jsonl").text(plan.jsonl)
+            .select("value", F.col("_metadata.file_path").alias("file_path"))
+        )
+        records = records.unionByName(T.inventory_records(lines))
+    if plan.missing:
+        records = records.unionByName(T.missing_repo_records(spark.createDataFrame(plan.missing, "repo string, uri string")))
+    records = records.persist(StorageLevel.MEMORY_AND_DISK)
+    progress(f"extract: {records.count()} records from {len(plan.roots)} root(s), {len(plan.jsonl)} inventory output(s)")
+
+    files_df = T.table(records, "file", T.FILES)
+    consumers = T.effective_environment(T.with_hints(T.table(records, "consumer", T.CONSUMERS), hints)).persist()
+    deployments = T.table(records, "deployment", T.DEPLOYMENTS)
+    waivers = records.where(F.col("kind") == "waiver").select("repo", "payload")
+    group_records = T.judge_groups(consumers, waivers, options).persist(StorageLevel.MEMORY_AND_DISK)
+    progress(f"consumers: {consumers.count()}; groups judged: {group_records.where(F.col('kind') == 'group').count()}")
+    found = T.table(records, "finding", T.FINDINGS).unionByName(T.table(group_records, "finding", T.FINDINGS))
+    if args.evidence:
+        found = found.unionByName(evidence_findings(spark, args.evidence, consumers, found, progress))
+    findings = T.with_hints(found, hints).persist()
+    subs = T.with_hints(T.subscriptions(consumers), hints.drop("env_hint"))
+    groups_df = T.groups(subs, consumers, findings, T.impacts(group_records)).persist()
+    progress(f"findings: {findings.count()}; groups: {groups_df.count()}")
+
+    out = args.out.rstrip("/")
+    fs.mkdirs(out)
+    if "parquet" in args.formats:
+        tables = {
+            "files": files_df, "consumers": consumers, "subscriptions": subs, "deployments": deployments,
+            "groups": groups_df, "findings": findings,
+        }
+        for name, df in tables.items():
+            df.write.mode("overwrite").parquet(f"{out}/{name}")
+        progress(f"wrote {len(tables)} Parquet tables to {out}")
+
+    summary = summ.build(
+        files=[r.asDict() for r in files_df.groupBy("repo", "status", "reason").count().collect()],
+        findings=[r.asDict() for r in findings.groupBy("rule", "severity", "scope", "team", F.col("suppressed").isNotNull().alias("suppressed")).count().collect()],
+        groups=[r.asDict(recursive=True) for r in T.worst_first(groups_df).limit(args.top).collect()],
+        group_sizes=[r.asDict() for r in groups_df.groupBy("repos_count").count().collect()],
+        totals={
+            "repos": records.where(F.col("repo") != "").select("repo").distinct().count(),
+            "consumers": consumers.count(),
+            "subscriptions": subs.count(),
+            "deployments": deployments.count(),
+            "groups": groups_df.count(),
+            "groups_with_findings": groups_df.where(F.col("findings") > 0).count(),
+            "cross_repo_groups": groups_df.where(F.col("repos_count") > 1).count(),
+        },
+        missing=plan.missing,
+        problems=plan.problems + [json.loads(r.payload)["message"] for r in records.where(F.col("kind") == "problem").collect()],
+        sources=list(args.sources),
+        seconds=round(time.monotonic() - t0, 2),
+    )
+    repo_roots = [(r.repo, json.loads(r.payload)["root"]) for r in records.where(F.col("kind") == "repo").collect()]
+    _write_reports(fs, out, args, config, findings, summary, repo_roots, progress)
+    for df in (records, consumers, group_records, findings, groups_df):
+        df.unpersist()
+    return summary
+
+
+def evidence_groups(paths: Sequence[str]) -> list[str]:
+    """The consumer groups the evidence files name (one streaming pass, as `analyze` does)."""
+    from subguard.evidence.ledger import Ledger
+    from subguard.evidence.reader import EvidenceFile
+
+    ledger = Ledger()
+    for path in paths:
+        for event in EvidenceFile(path, path, "").events():
+            ledger.add(event)
+    return sorted(g for g in ledger.resolve() if g)
+
+
+def evidence_findings(
+    spark: SparkSession, paths: Sequence[str], consumers: DataFrame, found: DataFrame, progress: Progress
+) -> DataFrame:
+    """SG5xx findings from runtime evidence (driver-local log and mqadmin files), as finding rows.
+
+    Bound: only the consumers (and SG301/SG302 findings) of the groups the evidence names are
+    collected, never the whole inventory; so SG508 (declared but not live) covers those groups only.
+    """
+    from subguard.evidence.analyze import analyze
+    from subguard.evidence.correlate import Declared
+    from subguard.model import Consumer
+
+    missing = [p for p in paths if not Path(p).is_file()]
+    if missing:
+        raise src.SourceError(f"evidence file not found: {missing[0]}")
+    named = evidence_groups(paths)
+    members = consumers.where(F.col("group").isin(named)).select("repo", "json").collect() if named else []
+    declared = [Declared(r.repo, Consumer.model_validate_json(r.json)) for r in members]
+    linked_rows = found.where(F.col("rule").isin("SG301", "SG302") & F.col("group").isin(named)).select("json").collect()
+    linked = [Finding.model_validate_json(r.json) for r in linked_rows] if named else []
+    result = analyze(paths, declared, linked)
+    _, docs = tasks._policies(Config())
+    rows = [json.loads(tasks.finding_row(f.location.repo, f, tasks.scope_of(f.rule, docs))["payload"]) for f in result.findings]
+    progress(f"evidence: {len(paths)} file(s), {result.events} event(s), {len(rows)} finding(s)")
+    shaped = [{**r, "repo": r["repos"][0] if r["repos"] else ""} for r in rows]
+    cols = ["repo", *[c.split(" ")[0] for c in T.FINDINGS.split(", ")]]
+    return spark.createDataFrame([tuple(r.get(c) for c in cols) for r in shaped], f"repo string, {T.FINDINGS}")
+
+
+def _local(uri: str) -> str:
+    return uri.removeprefix("file:")
+
+
+def _write_reports(
+    fs: FS, out: str, args: AuditArgs, config: Config, findings: DataFrame, summary: dict[str, Any],
+    repo_roots: Sequence[tuple[str, str]], progress: Progress,
+) -> None:
+    from subguard.audit import report_html
+    from subguard.report import ReportContext, Root, render
+
+    fs.write_text(f"{out}/summary.json", json.dumps(summary, indent=2, sort_keys=True) + "\n")
+    if "json" in args.formats or "sarif" in args.formats:
+        # bound: all findings are collected here (one small record each) to render the two files
+        collected = [Finding.model_validate_json(r.json) for r in findings.select("json").collect()]
+        _, docs = tasks._policies(config)
+        files = summary["files"]
+        ctx = ReportContext(
+            roots=tuple(Root(repo, _local(root)) for repo, root in sorted(repo_roots)), workdir=str(Path.cwd()),
+            parsed=files["parsed"], skipped=files["skipped"], failed=files["failed"],
+        )
+        for fmt in ("json", "sarif"):
+            if fmt in args.formats:
+                fs.write_text(f"{out}/findings.{fmt}", render(fmt, collected, docs, ctx))
+    if "html" in args.formats:
+        fs.write_text(f"{out}/report.html", report_html.render(summary))
+    progress(f"wrote summary.json, findings.json, findings.sarif and report.html to {out}")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the audit; 0 when it completed (findings or not), 2 on a usage or input error."""
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+
+    start = time.monotonic()
+
+    def progress(text: str) -> None:
+        print(f"[audit] {text} (+{time.monotonic() - start:.1f} s)", file=sys.stderr, flush=True)
+
+    spark = session(args.master)
+    try:
+        summary = run_audit(spark, args, progress)
+    except src.SourceError as exc:
+        print(f"subguard: error: {exc}", file=sys.stderr)
+        return 2
+    report = f"{args.out.rstrip('/')}/report.html"
+    print(summ.headline(summary))
+    print(f"report: {report}")
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover - spark-submit entry
+    sys.exit(main())

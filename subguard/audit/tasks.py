@@ -1,0 +1,416 @@
+"""The work done inside the audit's Spark tasks: plain Python over plain records, no Spark here.
+
+`scan_task` runs one repository exactly as `subguard check` does (same `scan_files`, same engine,
+same repo config); `group_task` runs the engine on every member of one consumer group, wherever
+they were declared, and the simulator on the group. Both return flat rows (`RECORD_KEYS`) whose
+`payload` is JSON; `transforms` turns them into tables.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import functools
+import json
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from subguard import baseline as baseline_mod
+from subguard import suppress
+from subguard.config import Config, ConfigError, parse_config
+from subguard.discover import Candidate
+from subguard.model import (
+    ClientFamily,
+    Consumer,
+    Deployment,
+    ExpressionType,
+    FileRecord,
+    FileStatus,
+    Finding,
+    Location,
+    Resolution,
+    RuleDoc,
+    Subscription,
+    Value,
+)
+from subguard.scan import ScanResult, scan_files
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+RECORD_KEYS = ("repo", "kind", "key", "payload")
+CONFIG_FILES = (".subguard.yaml", ".subguard.yml", "pyproject.toml")
+GROUP_SCOPE = "group"
+
+
+@dataclass(frozen=True)
+class AuditOptions:
+    """Settings every task needs; pickled once into the task closures."""
+
+    config: Config = field(default_factory=Config)
+    runs: int = 200
+    seed: int = 7
+    today: dt.date = field(default_factory=dt.date.today)
+    config_waiver_locations: tuple[Location, ...] = ()
+
+
+@dataclass(frozen=True)
+class FileRow:
+    """One file of a repo as the task receives it. `content` is None when the prefilter dropped it."""
+
+    path: str
+    size: int
+    uri: str
+    content: bytes | None = None
+    skip_reason: str | None = None
+
+
+# --- configuration -------------------------------------------------------------------------------
+
+
+def repo_config(files: Mapping[str, bytes | None], default: Config) -> Config:
+    """The repo's own config file at its root, as `subguard check` on that repo would find it."""
+    for name in CONFIG_FILES:
+        data = files.get(name)
+        if data is None:
+            continue
+        text = data.decode("utf-8", "replace")
+        if name == "pyproject.toml":
+            try:
+                table = tomllib.loads(text).get("tool", {})
+            except tomllib.TOMLDecodeError:
+                continue
+            if "subguard" not in table:
+                continue
+            return parse_config(table["subguard"], name)
+        from ruamel.yaml import YAML
+
+        return parse_config(YAML(typ="safe", pure=True).load(text), name)
+    return default
+
+
+# --- policies and the engine: the same steps as `subguard check` ------------------------------------
+
+
+def _policies(config: Config) -> tuple[list[Any], dict[str, RuleDoc]]:
+    source = config.source if config.source and Path(config.source).is_absolute() else None
+    return _load_policies(tuple(config.policies), source)
+
+
+def materialise_builtin_policies() -> None:
+    """Under zipimport (`--py-files subguard.zip` on a cluster) the built-in policy folder is inside
+    the archive, where the loader cannot list it: extract it once per process and point the loader
+    at the copy."""
+    import tempfile
+    import zipfile
+
+    from subguard import policy
+
+    if policy.BUILTIN_DIR.is_dir():
+        return
+    archive = getattr(getattr(policy, "__loader__", None), "archive", None)
+    if not archive:
+        return
+    dest = Path(tempfile.mkdtemp(prefix="subguard-policies-"))
+    with zipfile.ZipFile(archive) as zf:
+        for name in zf.namelist():
+            if name.startswith("subguard/policies/") and name.endswith((".yaml", ".yml")):
+                (dest / Path(name).name).write_bytes(zf.read(name))
+    policy.BUILTIN_DIR = dest
+
+
+@functools.lru_cache(maxsize=8)
+def _load_policies(dirs: tuple[str, ...], source: str | None) -> tuple[list[Any], dict[str, RuleDoc]]:
+    """Policies and their docs, loaded once per task process (they are read-only)."""
+    from subguard.policy import load_policies, policy_dirs, rule_docs
+
+    materialise_builtin_policies()
+    policies = load_policies(policy_dirs(dirs, source))
+    return policies, dict(rule_docs(policies))
+
+
+def scope_of(rule: str, docs: Mapping[str, RuleDoc]) -> str:
+    """The rule's scope kind: `group` for `group`, `group/topic`, `group/cluster`, ...; "" if unknown."""
+    doc = docs.get(rule)
+    return doc.scope.split("/", 1)[0] if doc is not None else ""
+
+
+def _judge(results: Sequence[ScanResult], config: Config) -> tuple[list[Finding], dict[str, RuleDoc]]:
+    """Evaluate (the engine adds the extractors' findings and applies the selection), fingerprint,
+    attach the members of group findings: the steps of `subguard check` before waivers."""
+    from subguard.engine import evaluate
+    from subguard.report.members import attach_members
+
+    policies, docs = _policies(config)
+    found = [baseline_mod.with_fingerprint(f) for f in evaluate(results, policies, config)]
+    return attach_members(found, [c for r in results for c in r.consumers]), docs
+
+
+def waivers_of(result: ScanResult, texts: Mapping[str, bytes]) -> list[suppress.InlineWaiver]:
+    """Inline waivers of the repo's parsed and failed files (what `check` reads for them)."""
+    readable = {rec.path for rec in result.files if rec.status != FileStatus.SKIPPED}
+    return suppress.collect_inline(
+        (result.repo, path, data.decode("utf-8-sig", errors="replace"))
+        for path, data in sorted(texts.items())
+        if path in readable and suppress.NEEDLE in data.lower()
+    )
+
+
+def _config_locations(config: Config, texts: Mapping[str, bytes], repo: str) -> list[Location]:
+    if not config.waivers:
+        return []
+    name = config.source or "<config>"
+    text = texts.get(name, b"").decode("utf-8", "replace")
+    return suppress.locate_config_waivers(config.waivers, name, text, repo)
+
+
+def apply_waivers(
+    found: Sequence[Finding], inline: Sequence[suppress.InlineWaiver], config: Config, locations: Sequence[Location],
+    docs: Mapping[str, RuleDoc], today: dt.date,
+) -> tuple[list[Finding], list[Finding]]:
+    """Mark waived findings; returns (findings, SG903 problem findings) as `check` computes them."""
+    from subguard.commands.check import _TOOL_RULES, enabled_by
+
+    enabled = enabled_by(config)
+    known = {*docs, *_TOOL_RULES}
+    marked, problems = suppress.apply_inline(
+        found, inline, known=known.__contains__, enabled=enabled, forbidden=config.no_inline_waivers
+    )
+    marked, more = suppress.apply_config(marked, config.waivers, locations, today=today, enabled=enabled)
+    return marked, [f for f in suppress.problem_findings([*problems, *more], docs) if enabled(f.rule)]
+
+
+def local_findings(result: ScanResult, config: Config, texts: Mapping[str, bytes], today: dt.date) -> list[Finding]:
+    """What `subguard check` reports for this repo alone, minus group-scope rules (judged per group).
+
+    Waivers are applied to all findings first, so a waiver for a group rule is not "unused" here.
+    """
+    found, docs = _judge([result], config)
+    marked, problems = apply_waivers(
+        found, waivers_of(result, texts), config, _config_locations(config, texts, result.repo), docs, today
+    )
+    return [f for f in [*marked, *problems] if scope_of(f.rule, docs) != GROUP_SCOPE]
+
+
+# --- rows ----------------------------------------------------------------------------------------
+
+
+def _row(repo: str, kind: str, key: str, payload: dict[str, Any]) -> dict[str, Any]:
+    return {"repo": repo, "kind": kind, "key": key, "payload": json.dumps(payload, ensure_ascii=False, default=str)}
+
+
+def file_row(repo: str, rec: FileRecord) -> dict[str, Any]:
+    return _row(repo, "file", rec.path, {
+        "path": rec.path, "status": rec.status.value, "reason": rec.reason, "extractor": rec.extractor, "size": rec.size,
+    })
+
+
+def consumer_row(c: Consumer, origin: str) -> dict[str, Any]:
+    return _row(c.repo, "consumer", c.consumer_id, {
+        "consumer_id": c.consumer_id, "group": c.group.value, "namespace": c.namespace.value if c.namespace else None,
+        "client": c.client.value, "message_model": c.message_model.value, "consume_mode": c.consume_mode.value,
+        "service": c.service, "environment": c.environment, "path": c.location.path, "line": c.location.line,
+        "subscriptions": len(c.subscriptions), "origin": origin, "json": c.model_dump_json(),
+    })
+
+
+def deployment_row(d: Deployment) -> dict[str, Any]:
+    return _row(d.repo, "deployment", d.deployment_id, {
+        "deployment_id": d.deployment_id, "service": d.service, "kind": d.kind, "name": d.name, "namespace": d.namespace,
+        "environment": d.environment, "image": d.image, "replicas": d.replicas, "path": d.location.path,
+        "line": d.location.line, "json": d.model_dump_json(),
+    })
+
+
+def waiver_row(repo: str, w: suppress.InlineWaiver) -> dict[str, Any]:
+    return _row(repo, "waiver", f"{w.location.path}:{w.location.line}", {
+        "rules": list(w.rules), "reason": w.reason, "location": w.location.model_dump(), "covers": list(w.covers),
+    })
+
+
+def waiver_from_json(text: str) -> suppress.InlineWaiver:
+    d = json.loads(text)
+    return suppress.InlineWaiver(tuple(d["rules"]), d["reason"], Location.model_validate(d["location"]), tuple(d["covers"]))
+
+
+def finding_row(repo: str, f: Finding, scope: str) -> dict[str, Any]:
+    related_repos = sorted({r.location.repo for r in f.related if r.location.repo} | {f.location.repo} - {""})
+    return _row(repo, "finding", f.fingerprint, {
+        "rule": f.rule, "severity": f.severity.value, "message": f.message, "scope": scope, "path": f.location.path,
+        "line": f.location.line, "column": f.location.column, "group": f.group, "topic": f.topic,
+        "fingerprint": f.fingerprint, "suppressed": f.suppressed.kind if f.suppressed else None, "impact": f.impact,
+        "repos": related_repos, "json": f.model_dump_json(),
+    })
+
+
+# --- per repo ------------------------------------------------------------------------------------
+
+
+def scan_task(repo: str, root: str, rows: Sequence[FileRow], options: AuditOptions) -> list[dict[str, Any]]:
+    """Scan one repository from in-memory files and judge it alone (repo-local rules)."""
+    skipped = [FileRecord(path=r.path, status=FileStatus.SKIPPED, reason=r.skip_reason, repo=repo, size=r.size)
+               for r in rows if r.skip_reason]
+    live = [r for r in rows if not r.skip_reason]
+    # a file without content is one the prefilter proved irrelevant: empty bytes keep it off the disk
+    candidates = [Candidate(r.path, r.uri, r.size, r.content if r.content is not None else b"") for r in live]
+    out: list[dict[str, Any]] = []
+    try:
+        config = repo_config({r.path: r.content for r in live}, options.config)
+    except ConfigError as exc:
+        config = options.config
+        out.append(_row(repo, "problem", "config", {"message": str(exc)}))
+    result = scan_files(root, repo, candidates, skipped, config)
+    out.append(_row(repo, "repo", repo, {"root": root, "config": config.source or ""}))
+    texts = {r.path: r.content for r in live if r.content is not None}
+    out += [file_row(repo, rec) for rec in result.files]
+    out += [consumer_row(c, "source") for c in result.consumers]
+    out += [deployment_row(d) for d in result.deployments]
+    _, docs = _policies(config)
+    out += [finding_row(repo, f, scope_of(f.rule, docs)) for f in local_findings(result, config, texts, options.today)]
+    out += [waiver_row(repo, w) for w in waivers_of(result, texts)]
+    return out
+
+
+# --- inventory outputs (jsonl) -------------------------------------------------------------------
+
+
+def _value(value: Any, resolution: str | None, detail: str | None) -> Value:
+    if value is None:
+        return Value.unknown(detail or "unknown in the inventory output")
+    try:
+        res = Resolution(resolution) if resolution else Resolution.LITERAL
+    except ValueError:
+        res = Resolution.LITERAL
+    return Value(value=str(value), resolution=res)
+
+
+def consumer_from_rows(rows: Sequence[Mapping[str, Any]], repo_hint: str) -> Consumer:
+    """Rebuild one consumer from its `subguard inventory --format jsonl` rows (one per subscription)."""
+    head = rows[0]
+    repo = head.get("repo") or repo_hint
+    res = head.get("resolution") or {}
+    unresolved = head.get("unresolved") or {}
+
+    def loc(r: Mapping[str, Any]) -> Location:
+        return Location(path=r.get("path") or "", line=int(r.get("line") or 1), column=int(r.get("column") or 1), repo=repo)
+
+    subs = []
+    for r in rows:
+        if r.get("topic") is None and "topic" not in (r.get("unresolved") or {}):
+            continue
+        r_res, r_unres = r.get("resolution") or {}, r.get("unresolved") or {}
+        subs.append(Subscription(
+            topic=_value(r.get("topic"), r_res.get("topic"), r_unres.get("topic")),
+            expression=_value(r.get("expression"), r_res.get("expression"), r_unres.get("expression")),
+            expression_type=ExpressionType(r.get("expression_type") or "TAG"),
+            tags=tuple(r.get("tags") or ()),
+            location=loc(r),
+        ))
+    model = head.get("message_model")
+    return Consumer(
+        consumer_id=str(head.get("consumer_id") or f"{repo}:{head.get('path')}:{head.get('line')}"),
+        group=_value(head.get("group"), res.get("group"), unresolved.get("group")),
+        subscriptions=tuple(subs),
+        message_model=_value(model, None, unresolved.get("message_model")),
+        consume_mode=_value(head.get("consume_mode") or "CONCURRENTLY", None, None),
+        client=ClientFamily(head.get("client")),
+        service=head.get("service") or "",
+        environment=head.get("environment") or "",
+        repo=repo,
+        name_server=_value(head["name_server"], None, None) if head.get("name_server") else None,
+        namespace=_value(head["namespace"], None, None) if head.get("namespace") else None,
+        instance_name=_value(head["instance_name"], None, None) if head.get("instance_name") else None,
+        location=loc(head),
+    )
+
+
+def inventory_task(repo_hint: str, lines: Iterable[str]) -> list[dict[str, Any]]:
+    """Consumers rebuilt from one repo's inventory rows; a bad line becomes a problem row."""
+    by_consumer: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    out: list[dict[str, Any]] = []
+    for i, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except ValueError as exc:
+            out.append(_row(repo_hint, "problem", f"line {i}", {"message": f"{repo_hint}: line {i}: {exc}"}))
+            continue
+        if not isinstance(row, dict):
+            out.append(_row(repo_hint, "problem", f"line {i}", {"message": f"{repo_hint}: line {i}: not a JSON object"}))
+            continue
+        key = (str(row.get("repo") or repo_hint), str(row.get("consumer_id") or f"{row.get('path')}:{row.get('line')}"))
+        by_consumer.setdefault(key, []).append(row)
+    for (repo, _), rows in sorted(by_consumer.items()):
+        try:
+            out.append(consumer_row(consumer_from_rows(rows, repo), "inventory"))
+        except (ValueError, KeyError) as exc:
+            out.append(_row(repo, "problem", rows[0].get("consumer_id") or "", {"message": f"{repo}: {exc}"}))
+    return out
+
+
+# --- per group -----------------------------------------------------------------------------------
+
+
+def with_hint(c: Consumer, environment: str | None) -> Consumer:
+    """The inventory's environment hint fills a consumer whose code and config named none."""
+    return c.model_copy(update={"environment": environment}) if environment and not c.environment else c
+
+
+def group_task(
+    group: str, members: Sequence[tuple[str, str | None]], waivers: Sequence[str], options: AuditOptions
+) -> list[dict[str, Any]]:
+    """Judge one consumer group across all repos: group-scope findings plus the simulated impact.
+
+    `members` holds (consumer JSON, environment hint) for every consumer declaring the group;
+    `waivers` the inline waivers (JSON) of the member repos. Waiver problems are reported by the
+    per-repo tasks, not here.
+    """
+    from subguard.commands.check import attach_impact
+
+    consumers = [with_hint(Consumer.model_validate_json(js), env) for js, env in members]
+    by_repo: dict[str, list[Consumer]] = {}
+    for c in consumers:
+        by_repo.setdefault(c.repo, []).append(c)
+    results = [ScanResult(root="", repo=repo, files=(), consumers=tuple(cs), deployments=()) for repo, cs in sorted(by_repo.items())]
+    config = options.config
+    found, docs = _judge(results, config)
+    found = [f for f in found if scope_of(f.rule, docs) == GROUP_SCOPE]
+    inline = [waiver_from_json(w) for w in waivers]
+    found, _ = apply_waivers(found, inline, config, options.config_waiver_locations, docs, options.today)
+    if config.simulate:
+        found = attach_impact(found, consumers, docs)
+    out = [finding_row(f.location.repo, f, GROUP_SCOPE) for f in found]
+    # a lone, unflagged consumer cannot disagree with anyone: nothing to simulate (most groups of an org)
+    impact = simulate(consumers, options) if len(consumers) > 1 or found else {}
+    out.append(_row("", "group", group, {"group": group, "impact": impact}))
+    return out
+
+
+def simulate(consumers: Sequence[Consumer], options: AuditOptions) -> dict[str, Any]:
+    """The simulator's verdict on the group as declared: a description and the loss per tag."""
+    if not options.config.simulate:
+        return {}
+    try:
+        from subguard.simulate.impact import describe_group, simulate_group
+    except ImportError:  # the simulator is optional for the audit, as for `check`
+        return {}
+    impact = simulate_group(list(consumers), options.runs, options.seed)
+    data = impact.model_dump(mode="json") if hasattr(impact, "model_dump") else _plain(impact)
+    return {"description": describe_group(list(consumers)), "result": data}
+
+
+def _plain(obj: Any) -> Any:
+    import dataclasses
+
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return {f.name: _plain(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+    if isinstance(obj, Mapping):
+        return {str(k): _plain(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple, frozenset, set)):
+        return [_plain(v) for v in obj]
+    return obj

@@ -1,0 +1,295 @@
+"""The audit's transformations: pure DataFrame -> DataFrame, no reads and no writes.
+
+files (binaryFile rows) -> `assign_repos` -> `mark_skips` -> `prefilter` -> `extract` (one task per
+repo, `tasks.scan_task`) -> records -> `table` (files, consumers, deployments, findings) ->
+`subscriptions` -> `judge_groups` (one task per consumer group, `tasks.group_task`) -> `groups`.
+Rules are never re-implemented here: the tasks call the same scan and engine as `subguard check`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from pyspark import RDD
+from pyspark.sql import Column, DataFrame, Row, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.types import StructType
+
+from subguard.audit import tasks
+from subguard.audit.sources import repo_of_jsonl
+from subguard.discover import DEFAULT_EXCLUDE_DIRS
+from subguard.inventory import subscription_rows
+from subguard.model import Consumer, FileRecord, FileStatus
+
+RECORDS = "repo string, kind string, key string, payload string"
+ROOTS = "base string, mode string, repo string"
+HINTS = "repo string, team string, owner string, env_hint string"
+FILES = "path string, status string, reason string, extractor string, size long"
+CONSUMERS = (
+    "consumer_id string, group string, namespace string, client string, message_model string, consume_mode string, "
+    "service string, environment string, path string, line int, subscriptions int, origin string, json string"
+)
+DEPLOYMENTS = (
+    "deployment_id string, service string, kind string, name string, namespace string, environment string, "
+    "image string, replicas int, path string, line int, json string"
+)
+FINDINGS = (
+    "rule string, severity string, message string, scope string, path string, line int, column int, group string, "
+    "topic string, fingerprint string, suppressed string, impact string, repos array<string>, json string"
+)
+SUBSCRIPTIONS = (
+    "group string, topic string, expression string, expression_type string, tags array<string>, message_model string, "
+    "consume_mode string, client string, service string, environment string, path string, line int, column int, "
+    "consumer_id string, resolution map<string,string>, repo string, name_server string, namespace string, "
+    "instance_name string, unresolved map<string,string>"
+)
+PREFILTERED = "claimed string, hit boolean"
+OUTSIDE = "not inside a repository (top-level file of an organisation folder)"
+
+
+# --- files -----------------------------------------------------------------------------------------
+
+
+def assign_repos(raw: DataFrame, roots: DataFrame) -> DataFrame:
+    """binaryFile rows -> (repo, root, path relative to the repo, uri, size, content).
+
+    `roots` rows are (base, mode, repo): mode `parent` makes each first-level folder of `base` a
+    repo (a file directly in `base` belongs to none: repo ""); mode `repo` makes `base` itself the
+    repo `repo`. When bases nest, a file belongs to the longest one. The roots table is small and
+    broadcast, so no file content moves here.
+    """
+    bases = roots.select(F.col("base").alias("other"))
+    nested = (
+        roots.alias("a").join(bases, F.col("other").startswith(F.concat(F.col("a.base"), F.lit("/"))), "left")
+        .groupBy("base", "mode", "repo").agg(F.collect_list("other").alias("inner"))
+    )
+    under = F.col("f.path").startswith(F.concat(F.col("r.base"), F.lit("/")))
+    deeper = F.exists(F.col("r.inner"), lambda o: F.col("f.path").startswith(F.concat(o, F.lit("/"))))
+    j = raw.alias("f").join(F.broadcast(nested.alias("r")), under & ~deeper)
+    rel0 = F.expr("substring(f.path, length(r.base) + 2)")
+    first = F.substring_index(rel0, "/", 1)
+    parent_nested = (F.col("r.mode") == "parent") & rel0.contains("/")
+    return j.select(
+        F.when(F.col("r.mode") == "repo", F.col("r.repo")).when(parent_nested, first).otherwise(F.lit("")).alias("repo"),
+        F.when(parent_nested, F.concat(F.col("r.base"), F.lit("/"), first)).otherwise(F.col("r.base")).alias("root"),
+        F.when(parent_nested, F.expr("substring(f.path, length(r.base) + 2 + instr(substring(f.path, length(r.base) + 2), '/'))"))
+        .otherwise(rel0).alias("path"),
+        F.col("f.path").alias("uri"), F.col("f.length").alias("size"), F.col("f.content").alias("content"),
+    )
+
+
+def _excluded(path: Column) -> Column:
+    """True when a folder on the path is one `subguard check` never walks into (.git, node_modules, ...)."""
+    dirs = F.slice(F.split(path, "/"), 1, F.greatest(F.size(F.split(path, "/")) - 1, F.lit(0)))
+    hit = F.exists(dirs, lambda d: d.isin(*sorted(DEFAULT_EXCLUDE_DIRS)) | d.endswith(".egg-info"))
+    return hit
+
+
+def mark_skips(files: DataFrame, max_size: int) -> DataFrame:
+    """Add `skip_reason` for files the scan must not read (outside a repo, excluded folder, too large)."""
+    reason = (
+        F.when(F.col("repo") == "", F.lit(OUTSIDE))
+        .when(_excluded(F.col("path")), F.lit("in a folder subguard does not scan (build output, VCS, dependencies)"))
+        .when(F.col("size") > max_size,
+              F.format_string("larger than the size limit (%d > %d bytes)", F.col("size"), F.lit(max_size)))
+    )
+    return files.withColumn("skip_reason", reason)
+
+
+_EXTRACTORS: list[Any] = []
+
+
+def claim(path: str, content: bytes | None, skip: str | None) -> tuple[str | None, bool]:
+    """Which extractor claims a file, and whether one of its needles occurs (the scan's own test)."""
+    if not _EXTRACTORS:
+        from subguard.extract import load_extractors
+
+        _EXTRACTORS.extend(load_extractors())
+    ex = None if skip is not None else next((e for e in _EXTRACTORS if e.claims(path)), None)
+    if ex is None:
+        return None, False
+    data = bytes(content) if content is not None else b""
+    return ex.name, (not ex.needles or any(n in data for n in ex.needles))
+
+
+def prefilter(files: DataFrame) -> DataFrame:
+    """Keep file content only for repos where some extractor's needle occurs (a "hot" repo).
+
+    A cold repo is still scanned (every file gets its record), but with empty content: its files
+    are exactly the ones `scan_files` would skip as "no RocketMQ reference"; its config file keeps
+    its content. This keeps the bytes of most of an organisation out of the shuffle.
+    """
+    claim_udf = F.udf(lambda p, c, s: claim(p, c, s), StructType.fromDDL(PREFILTERED), useArrow=False)
+    marked = files.withColumn("_c", claim_udf("path", "content", "skip_reason")).select("*", "_c.*").drop("_c")
+    hot = marked.groupBy("repo").agg(F.max(F.col("hit").cast("int")).alias("_hot"))
+    keep = (F.col("_hot") == 1) | F.col("path").isin(*tasks.CONFIG_FILES)
+    return (
+        marked.join(F.broadcast(hot), "repo")
+        .withColumn("content", F.when(keep & F.col("skip_reason").isNull(), F.col("content")))
+        .withColumn("hot", F.col("_hot") == 1)
+        .drop("_hot")
+    )
+
+
+# --- per repo --------------------------------------------------------------------------------------
+
+
+def _records(spark: SparkSession, rows: RDD[dict[str, Any]]) -> DataFrame:
+    return spark.createDataFrame(rows.map(lambda d: (d["repo"], d["kind"], d["key"], d["payload"])), RECORDS)
+
+
+def _scan(repo: str, rows: Iterable[Row], options: tasks.AuditOptions) -> list[dict[str, Any]]:
+    files = [
+        tasks.FileRow(path=r.path, size=int(r.size), uri=r.uri, content=bytes(r.content) if r.content is not None else None,
+                      skip_reason=r.skip_reason)
+        for r in rows
+    ]
+    if not repo:  # files outside any repo are only accounted for
+        return [tasks.file_row("", FileRecord(path=f.path, status=FileStatus.SKIPPED,
+                                                   reason=f.skip_reason or OUTSIDE, size=f.size)) for f in files]
+    root = next(r.root for r in rows)
+    return tasks.scan_task(repo, root, files, options)
+
+
+def extract(files: DataFrame, options: tasks.AuditOptions) -> DataFrame:
+    """One task per repo: `tasks.scan_task` on all the repo's files at once -> records (RECORDS)."""
+    cols = files.select("repo", "root", "path", "uri", "size", "content", "skip_reason")
+    by_repo = cols.rdd.map(lambda r: (r.repo, r)).groupByKey()
+    return _records(files.sparkSession, by_repo.flatMap(lambda kv: _scan(kv[0], list(kv[1]), options)))
+
+
+def missing_repo_records(missing: DataFrame) -> DataFrame:
+    """(repo, uri) of repos whose path does not exist -> one failed file record each."""
+    payload = F.to_json(F.struct(
+        F.lit(".").alias("path"), F.lit("failed").alias("status"),
+        F.concat(F.lit("repository path does not exist: "), F.col("uri")).alias("reason"),
+        F.lit("").alias("extractor"), F.lit(0).cast("long").alias("size"),
+    ))
+    return missing.select("repo", F.lit("file").alias("kind"), F.lit(".").alias("key"), payload.alias("payload"))
+
+
+# --- inventory outputs -----------------------------------------------------------------------------
+
+
+def _inventory(uri: str, lines: list[str]) -> list[dict[str, Any]]:
+    name = repo_of_jsonl(uri)
+    out = tasks.inventory_task(name, lines)
+    failed = [r for r in out if r["kind"] == "problem"]
+    status = FileStatus.FAILED if failed else FileStatus.PARSED
+    reason = f"{len(failed)} unreadable line(s)" if failed else ""
+    out.append(tasks.file_row(name, FileRecord(path=uri, status=status, reason=reason, extractor="inventory-jsonl")))
+    return out
+
+
+def inventory_records(lines: DataFrame) -> DataFrame:
+    """Text lines (value, file_path) of jsonl inventory outputs -> consumer records, one task per file."""
+    by_file = lines.rdd.map(lambda r: (r.file_path, r.value)).groupByKey()
+    return _records(lines.sparkSession, by_file.flatMap(lambda kv: _inventory(kv[0], list(kv[1]))))
+
+
+# --- tables ----------------------------------------------------------------------------------------
+
+
+def table(records: DataFrame, kind: str, schema: str) -> DataFrame:
+    """The records of one kind as a typed table: `repo` plus the payload's fields."""
+    parsed = F.from_json("payload", schema)
+    return records.where(F.col("kind") == kind).select("repo", parsed.alias("p")).select("repo", "p.*")
+
+
+def with_hints(df: DataFrame, hints: DataFrame) -> DataFrame:
+    """Add the inventory's team / owner / environment hint of each row's repo (empty when none)."""
+    joined = df.join(F.broadcast(hints), "repo", "left")
+    return joined.fillna("", subset=[c for c in ("team", "owner", "env_hint") if c in joined.columns])
+
+
+_SUB_COLS = [c.strip().split(" ")[0] for c in SUBSCRIPTIONS.split(", ")]
+
+
+def _subscription_rows(js: str, env: str | None) -> list[tuple[Any, ...]]:
+    rows = subscription_rows([tasks.with_hint(Consumer.model_validate_json(js), env)])
+    for row in rows:
+        row["resolution"] = {k: str(v) for k, v in (row.get("resolution") or {}).items()}
+        row["unresolved"] = {k: str(v) for k, v in (row.get("unresolved") or {}).items()}
+    return [tuple(row.get(c) for c in _SUB_COLS) for row in rows]
+
+
+def subscriptions(consumers: DataFrame) -> DataFrame:
+    """One row per declared subscription, with exactly the keys of `subguard inventory --format jsonl`."""
+    rows = consumers.select("json", "env_hint").rdd.flatMap(lambda r: _subscription_rows(r.json, r.env_hint))
+    return consumers.sparkSession.createDataFrame(rows, SUBSCRIPTIONS)
+
+
+def effective_environment(consumers: DataFrame) -> DataFrame:
+    return consumers.withColumn("environment", F.when(F.col("environment") == "", F.col("env_hint")).otherwise(F.col("environment")))
+
+
+# --- per group -------------------------------------------------------------------------------------
+
+
+def _judge(group: str, members: Iterable[Row], waived: Iterable[str], options: tasks.AuditOptions) -> list[dict[str, Any]]:
+    pairs = [(m.json, m.env_hint or None) for m in members]
+    return tasks.group_task(group, pairs, list(waived), options) if pairs else []
+
+
+def judge_groups(consumers: DataFrame, waivers: DataFrame, options: tasks.AuditOptions) -> DataFrame:
+    """One task per consumer group: `tasks.group_task` on every member -> findings + impact records.
+
+    `waivers` are the inline-waiver records (repo, payload) of the per-repo tasks; each group task
+    gets those of its member repos.
+    """
+    known = consumers.where(F.col("group").isNotNull() & (F.col("group") != "")).select("group", "repo", "json", "env_hint")
+    waived = known.select("group", "repo").distinct().join(waivers.select("repo", "payload"), "repo")
+    members = known.rdd.map(lambda r: (r.group, r))
+    by_group = members.cogroup(waived.rdd.map(lambda r: (r.group, r.payload)))
+    rows = by_group.flatMap(lambda kv: _judge(kv[0], kv[1][0], kv[1][1], options))
+    return _records(consumers.sparkSession, rows)
+
+
+def impacts(group_records: DataFrame) -> DataFrame:
+    """(group, impact JSON) from the group tasks' records."""
+    rows = group_records.where(F.col("kind") == "group")
+    return rows.select(F.col("key").alias("group"), F.get_json_object("payload", "$.impact").alias("impact"))
+
+
+def groups(subs: DataFrame, consumers: DataFrame, findings: DataFrame, impact: DataFrame) -> DataFrame:
+    """The group map across repos: members side by side, finding counts, simulated impact."""
+    member = F.struct(
+        "repo", "team", "service", "environment", "client", "message_model", "path", "line", "topic", "expression",
+        "expression_type",
+    )
+    known = subs.where(F.col("group").isNotNull())
+    base = known.groupBy("group").agg(
+        F.countDistinct("consumer_id", "repo").alias("consumers"),
+        F.countDistinct("repo").alias("repos_count"),
+        F.sort_array(F.collect_set("repo")).alias("repos"),
+        F.sort_array(F.collect_set("team")).alias("teams"),
+        F.sort_array(F.collect_set("service")).alias("services"),
+        F.sort_array(F.collect_set("environment")).alias("environments"),
+        F.sort_array(F.collect_set("topic")).alias("topics"),
+        F.sort_array(F.collect_list(member)).alias("members"),
+    )
+    no_subs = (
+        consumers.where(F.col("group").isNotNull() & (F.col("subscriptions") == 0))
+        .groupBy("group").agg(F.count("*").alias("_bare"))
+    )
+    rank = F.when(F.col("severity") == "error", 3).when(F.col("severity") == "warning", 2).otherwise(1)
+    counted = (
+        findings.where(F.col("group").isNotNull() & (F.col("group") != "") & F.col("suppressed").isNull())
+        .groupBy("group").agg(
+            F.count("*").alias("findings"),
+            F.sum(F.when(F.col("severity") == "error", 1).otherwise(0)).alias("errors"),
+            F.sum(F.when(F.col("severity") == "warning", 1).otherwise(0)).alias("warnings"),
+            F.max(rank).alias("worst"),
+            F.sort_array(F.collect_set("rule")).alias("rules"),
+        )
+    )
+    out = base.join(no_subs, "group", "left").join(counted, "group", "left").join(impact, "group", "left")
+    return out.fillna(0, subset=["findings", "errors", "warnings", "worst", "_bare"]).withColumn(
+        "rules", F.coalesce(F.col("rules"), F.array().cast("array<string>"))
+    ).drop("_bare")
+
+
+def worst_first(groups_df: DataFrame) -> DataFrame:
+    return groups_df.orderBy(F.col("worst").desc(), F.col("errors").desc(), F.col("repos_count").desc(),
+                             F.col("findings").desc(), F.col("group"))

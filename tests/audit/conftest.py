@@ -1,0 +1,49 @@
+"""One session-scoped local SparkSession for every audit test, and the example-org audit they share."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+ORG = ROOT / "examples" / "org"
+REPOS = sorted(p.name for p in ORG.iterdir() if p.is_dir())
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[Any]:
+    pyspark = pytest.importorskip("pyspark.sql")
+    session = (
+        pyspark.SparkSession.builder.master("local[2]").appName("subguard-audit-tests")
+        .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.shuffle.partitions", "4").getOrCreate()
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
+
+
+def run(spark: Any, sources: list[str], out: Path, **kw: Any) -> dict[str, Any]:
+    from subguard.audit import job
+
+    args = job.AuditArgs(sources=tuple(sources), out=str(out), **kw)
+    return job.run_audit(spark, args, lambda text: None)
+
+
+@pytest.fixture(scope="session")
+def org_audit(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
+    """The example organisation audited from its sources (folder of repos)."""
+    out = tmp_path_factory.mktemp("org-audit") / "out"
+    return out, run(spark, [str(ORG)], out)
+
+
+@pytest.fixture(scope="session")
+def org_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of the example org outside any git work tree (so `check` walks it like Spark lists it)."""
+    dest = tmp_path_factory.mktemp("org-copy") / "org"
+    shutil.copytree(ORG, dest)
+    return dest
