@@ -1,34 +1,39 @@
 """Per-file parse of Python source into picklable `ModuleFacts` (libcst; scanned code is never run).
 
-`parse_full` uses libcst metadata (QualifiedNameProvider, ScopeProvider, PositionProvider) and
-records consumer constructions, method calls on them, factory calls and every name binding the
-link step may need. `parse_light` is for constants modules loaded only to resolve an imported
+`parse_full` records consumer constructions, method calls on them, factory calls and every name
+binding the link step may need. Names are resolved as libcst's ScopeProvider/QualifiedNameProvider
+would, by `py_scope.ScopeIndex` (one cheap pass); a module using a construct that index does not
+replay is resolved by the libcst providers themselves (same answers, ~10x slower). `parse_light` is for constants modules loaded only to resolve an imported
 name: module-level statements and class bodies, no metadata.
 """
 
 from __future__ import annotations
 
 import ast
+import gc
 import io
 import re
 import sys
 import tokenize
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
+from typing import Any, Protocol, cast
 
 import libcst as cst
+from libcst._metadata_dependent import LazyValue
 from libcst.metadata import (
     ClassScope,
     ComprehensionScope,
     FunctionScope,
     GlobalScope,
     MetadataWrapper,
-    PositionProvider,
     QualifiedNameProvider,
     QualifiedNameSource,
+    Scope,
     ScopeProvider,
 )
 
+from subguard.extract import py_scope
 from subguard.extract.py_ir import (
     IR,
     NOWHERE,
@@ -165,14 +170,20 @@ def _long_chain(text: str) -> bool:
 
 
 class _DeepStack:
-    """Raise the recursion limit while libcst walks a (depth-checked) tree."""
+    """Raise the recursion limit while libcst walks a (depth-checked) tree, and pause the cyclic
+    garbage collector: a syntax tree is tens of thousands of acyclic objects, and the collections
+    their allocation triggers cost a third of a large file's parse."""
 
     def __enter__(self) -> None:
         self.old = sys.getrecursionlimit()
         sys.setrecursionlimit(max(self.old, _RECURSION_LIMIT))
+        self.gc = gc.isenabled()
+        gc.disable()
 
     def __exit__(self, *exc: object) -> None:
         sys.setrecursionlimit(self.old)
+        if self.gc:
+            gc.enable()
 
 
 def _parse_module(text: str) -> cst.Module | Failure:
@@ -206,6 +217,15 @@ def _fstring_text(node: cst.FormattedString, text: str) -> str:
     return value if isinstance(value, str) else plain
 
 
+def _string_value(node: cst.SimpleString) -> str | bytes:
+    """`node.evaluated_value` without `ast.literal_eval` for a plain literal with no escapes."""
+    raw = node.value
+    quote = raw[:3] if raw[:3] in ('"""', "'''") else raw[:1]
+    if quote in ('"', "'", '"""', "'''") and "\\" not in raw and "\r" not in raw:
+        return raw[len(quote):-len(quote)]
+    return node.evaluated_value
+
+
 _DOTTED_CALLS = {"format": "<format>", "join": "<join>", "upper": "<upper>", "lower": "<lower>", "strip": "<strip>"}
 
 
@@ -233,7 +253,7 @@ class Converter:
     # conversion -------------------------------------------------------------------------------
     def conv(self, node: cst.BaseExpression) -> IR:
         if isinstance(node, cst.SimpleString):
-            val = node.evaluated_value
+            val = _string_value(node)
             return Lit(val) if isinstance(val, str) else Dyn("bytes literal")
         if isinstance(node, cst.ConcatenatedString):
             return Concat((self.conv(node.left), self.conv(node.right)))
@@ -524,13 +544,12 @@ class _FullConverter(Converter):
         self.v = visitor
 
     def qualname(self, node: cst.BaseExpression) -> str | None:
-        names = self.v.get_metadata(QualifiedNameProvider, node, set())
         best: str | None = None
-        for qn in names:
-            if qn.source is QualifiedNameSource.IMPORT:
-                best = qn.name if best is None else min(best, qn.name)
-            elif qn.source is QualifiedNameSource.BUILTIN and best is None and isinstance(node, cst.Name):
-                best = qn.name
+        for name, source in self.v.names.qualified_names(node):
+            if source == py_scope.IMPORT:
+                best = name if best is None else min(best, name)
+            elif source == py_scope.BUILTIN and best is None and isinstance(node, cst.Name):
+                best = name
         if best is None and isinstance(node, (cst.Name, cst.Attribute)) and self.v.stars:
             head: cst.BaseExpression = node
             while isinstance(head, cst.Attribute):
@@ -548,19 +567,19 @@ class _FullConverter(Converter):
             if self.v.stars:
                 return Star(node.value, tuple(self.v.stars))
             return Dyn(f"name '{node.value}' is not defined in this module")
-        kinds = sorted(assigns, key=lambda a: 0 if isinstance(a[0], FunctionScope) else 1)
-        scope, anode = kinds[0]
-        if isinstance(scope, FunctionScope):
-            func = self.v.func_names.get(id(scope.node), "<function>")
+        kinds = sorted(assigns, key=lambda a: 0 if a[0] == "function" else 1)
+        kind, scope_node, anode = kinds[0]
+        if kind == "function":
+            func = self.v.func_names.get(id(scope_node), "<function>")
             if isinstance(anode, cst.Param):
                 return Param(func, node.value)
             return Local(func, node.value, self.v.pos(node))
-        if isinstance(scope, GlobalScope):
+        if kind == "global":
             return Glob(node.value)
-        if isinstance(scope, ClassScope):
-            cls = self.v.class_names.get(id(scope.node))
+        if kind == "class":
+            cls = self.v.class_names.get(id(scope_node))
             return AttrOf(Glob(cls), node.value) if cls else Dyn(f"class attribute '{node.value}'")
-        if isinstance(scope, ComprehensionScope):
+        if kind == "comprehension":
             return Dyn(f"comprehension variable '{node.value}'")
         return Dyn(f"name '{node.value}'")
 
@@ -572,14 +591,76 @@ class _FullConverter(Converter):
         return None
 
 
-class _Collector(cst.CSTVisitor):
-    """One pass over a module collecting `ModuleFacts`."""
+class _Names(Protocol):
+    """What the collector asks about names and positions (see `_FastNames`, `_LibcstNames`)."""
 
-    METADATA_DEPENDENCIES = (QualifiedNameProvider, ScopeProvider, PositionProvider)
+    def qualified_names(self, node: cst.CSTNode) -> Collection[py_scope.QName]: ...
 
-    def __init__(self, path: str, stars: list[str]) -> None:
-        super().__init__()
+    def assignments(self, node: cst.Name) -> list[_Binding]: ...
+
+
+_Binding = tuple[str, "cst.CSTNode | None", cst.CSTNode]  # scope kind, node opening the scope, assigned node
+
+
+class _FastNames:
+    def __init__(self, module: cst.Module) -> None:
+        self.index = py_scope.ScopeIndex(module)
+
+    def qualified_names(self, node: cst.CSTNode) -> Collection[py_scope.QName]:
+        return self.index.qualified_names(node)
+
+    def assignments(self, node: cst.Name) -> list[_Binding]:
+        return [(scope.kind, scope.node, anode) for scope, anode in self.index.assignments(node)]
+
+
+_SOURCES = {QualifiedNameSource.IMPORT: py_scope.IMPORT, QualifiedNameSource.BUILTIN: py_scope.BUILTIN, QualifiedNameSource.LOCAL: py_scope.LOCAL}
+
+
+def _kind(scope: object) -> str:
+    if isinstance(scope, FunctionScope):
+        return "function"
+    if isinstance(scope, GlobalScope):
+        return "global"
+    if isinstance(scope, ClassScope):
+        return "class"
+    if isinstance(scope, ComprehensionScope):
+        return "comprehension"
+    return "other"
+
+
+class _LibcstNames:
+    """libcst's own ScopeProvider and QualifiedNameProvider (the fallback)."""
+
+    def __init__(self, module: cst.Module) -> None:
+        meta = MetadataWrapper(module, unsafe_skip_copy=True).resolve_many((ScopeProvider, QualifiedNameProvider))
+        self.scopes = meta[ScopeProvider]
+        self.qnames = meta[QualifiedNameProvider]
+
+    def qualified_names(self, node: cst.CSTNode) -> Collection[py_scope.QName]:
+        value: Any = self.qnames.get(node, ())
+        if isinstance(value, LazyValue):
+            value = value()
+        return {(qn.name, _SOURCES[qn.source]) for qn in value}
+
+    def assignments(self, node: cst.Name) -> list[_Binding]:
+        scope = cast("Scope | None", self.scopes.get(node))
+        if scope is None:
+            return []
+        out: list[_Binding] = []
+        for a in scope[node.value]:
+            anode = getattr(a, "node", None)
+            if anode is not None:
+                out.append((_kind(a.scope), getattr(a.scope, "node", None), anode))
+        return out
+
+
+class _Collector:
+    """One pass over a module collecting `ModuleFacts` (hooks named like libcst visitor methods)."""
+
+    def __init__(self, path: str, stars: list[str], names: _Names, spans: dict[cst.CSTNode, py_scope.Span]) -> None:
         self.path = path
+        self.names = names
+        self.spans = spans
         self.stars = stars
         self.conv = _FullConverter(self)
         self.imports: dict[str, str] = {}
@@ -604,25 +685,17 @@ class _Collector(cst.CSTVisitor):
 
     # helpers ----------------------------------------------------------------------------------
     def loc(self, node: cst.CSTNode) -> Loc:
-        rng = self.get_metadata(PositionProvider, node, None)
-        if rng is None:
+        span = self.spans.get(node)
+        if span is None:
             return NOWHERE
-        return Loc(rng.start.line, rng.start.column + 1, rng.end.line, rng.end.column + 1)
+        return Loc(span[0], span[1] + 1, span[2], span[3] + 1)
 
     def pos(self, node: cst.CSTNode) -> tuple[int, int]:
         loc = self.loc(node)
         return (loc.line, loc.column)
 
-    def assignments(self, node: cst.Name) -> list[tuple[object, cst.CSTNode]]:
-        scope = self.get_metadata(ScopeProvider, node, None)
-        if scope is None:
-            return []
-        out: list[tuple[object, cst.CSTNode]] = []
-        for a in scope[node.value]:
-            anode = getattr(a, "node", None)
-            if anode is not None:
-                out.append((a.scope, anode))
-        return out
+    def assignments(self, node: cst.Name) -> list[_Binding]:
+        return self.names.assignments(node)
 
     @property
     def scope(self) -> str:
@@ -632,10 +705,10 @@ class _Collector(cst.CSTVisitor):
         """The binding a receiver or assignment target denotes ("" when not trackable)."""
         if isinstance(node, cst.Name):
             assigns = self.assignments(node)
-            for scope, _anode in sorted(assigns, key=lambda a: 0 if isinstance(a[0], FunctionScope) else 1):
-                if isinstance(scope, FunctionScope):
-                    return f"{self.func_names.get(id(scope.node), '<function>')}:{node.value}"
-                if isinstance(scope, GlobalScope):
+            for kind, scope_node, _anode in sorted(assigns, key=lambda a: 0 if a[0] == "function" else 1):
+                if kind == "function":
+                    return f"{self.func_names.get(id(scope_node), '<function>')}:{node.value}"
+                if kind == "global":
                     return node.value
             return f"{self.scope}:{node.value}" if self.scope else node.value
         if isinstance(node, cst.Attribute):
@@ -814,12 +887,12 @@ class _Collector(cst.CSTVisitor):
     def _repo_callee(self, func: cst.BaseExpression) -> IR | None:
         """Callees that may be repo functions or classes: module-level names and imported names."""
         if isinstance(func, cst.Name):
-            names = self.get_metadata(QualifiedNameProvider, func, set())
-            for qn in names:
-                if qn.source is QualifiedNameSource.IMPORT and not qn.name.startswith(("rocketmq", "os.")):
-                    return Imp(qn.name)
-                if qn.source is QualifiedNameSource.LOCAL and not _QN_LOCAL.search(qn.name) and "." not in qn.name:
-                    return Glob(qn.name)
+            # sorted: a name both imported and assigned has two candidates (libcst gives a set)
+            for name, source in sorted(self.names.qualified_names(func)):
+                if source == py_scope.IMPORT and not name.startswith(("rocketmq", "os.")):
+                    return Imp(name)
+                if source == py_scope.LOCAL and not _QN_LOCAL.search(name) and "." not in name:
+                    return Glob(name)
             return None
         if isinstance(func, cst.Attribute):
             dotted = self.conv.qualname(func)
@@ -873,7 +946,47 @@ def _full_facts(path: str, text: str) -> ParseOutcome:
         for small in s.body if isinstance(small, cst.ImportFrom)
         for local, dotted in _import_bindings(small) if local == "*"
     ]
-    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-    collector = _Collector(path, stars)
-    wrapper.visit(collector)
+    names: _Names
+    try:
+        names = _FastNames(module)
+    except py_scope.Unsupported:
+        names = _LibcstNames(module)
+    collector = _Collector(path, stars, names, py_scope.positions(module))
+    _walk(collector, module)
     return collector.facts()
+
+
+_HOOKS: dict[str, tuple[type, bool]] = {
+    name: (getattr(cst, name.split("_", 1)[1]), name.startswith("leave_"))
+    for name in vars(_Collector) if name.startswith(("visit_", "leave_"))
+}
+
+
+def _walk(collector: _Collector, module: cst.Module) -> None:
+    """Call the collector's visit_X / leave_X hooks in libcst's visit order (without its machinery)."""
+    visits: dict[type, Callable[[Any], None]] = {}
+    leaves: dict[type, Callable[[Any], None]] = {}
+    for name, (node_type, leave) in _HOOKS.items():
+        (leaves if leave else visits)[node_type] = getattr(collector, name)
+    orders = py_scope.ORDER
+    order_of = py_scope.order
+    skip = py_scope.SKIP
+
+    def walk(node: cst.CSTNode) -> None:
+        t = type(node)
+        hook = visits.get(t)
+        if hook is not None:
+            hook(node)
+        for name in orders.get(t) or order_of(node):
+            value = getattr(node, name)
+            if type(value) is tuple or type(value) is list:
+                for v in value:
+                    if type(v) not in skip:
+                        walk(v)
+            elif isinstance(value, cst.CSTNode) and type(value) not in skip:
+                walk(value)
+        hook = leaves.get(t)
+        if hook is not None:
+            hook(node)
+
+    walk(module)

@@ -25,7 +25,7 @@ from subguard.model import ClientFamily, FileRecord, FileStatus
 LOADED_FOR_CONSTANTS = "loaded to resolve imported constants"
 LOADED_FOR_CALLS = "loaded to find factory call sites"
 NO_CONSUMER_CLASS = "names no consumer class (constants only)"
-# A full parse (libcst metadata, ~30x a plain parse) only for files that name a consumer class.
+# A full parse (names, positions; ~3x a plain libcst parse) only for files that name a consumer class.
 CONSUMER_NEEDLES = (b"PushConsumer", b"PullConsumer", b"SimpleConsumer")
 
 _DEPENDENCY_FILES = re.compile(r"(?:^|/)(?:requirements[^/]*\.(?:txt|in)|pyproject\.toml|setup\.py|setup\.cfg|Pipfile)$")
@@ -78,6 +78,8 @@ class PythonExtractor:
             """Full facts of other Python files that mention a factory's module and name."""
             out: list[ModuleFacts] = []
             needles = [(m.encode(), n.encode()) for m, n in names]
+            # one C-level scan for any of the names first: most files mention none (speed only)
+            any_name = re.compile(b"|".join(re.escape(n) for _, n in needles))
             for path in sorted(repo.paths):
                 if not self.claims(path) or path in full:
                     continue
@@ -87,7 +89,7 @@ class PythonExtractor:
                         out.append(facts)
                     continue
                 data = repo.read(path)
-                if data is None or not any(n in data and m in data for m, n in needles):
+                if data is None or not any_name.search(data) or not any(n in data and m in data for m, n in needles):
                     continue
                 loaded[path] = LOADED_FOR_CALLS
                 outcome = _memo(repo, "python", path, data, full=True)
