@@ -31,6 +31,16 @@ def _repo(root: Path, n: int) -> Path:
         expr = "TagA||TagB" if i % 5 else "TagB"
         (d / f"Listener{i}.java").write_text(LISTENER.format(i=i, g=i // 2, expr=expr), encoding="utf-8")
     (root / "src" / "main" / "java" / "Broken.java").write_text("import org.apache.rocketmq.x;\nclass {", encoding="utf-8")
+    py = root / "workers"
+    py.mkdir()
+    (py / "names.py").write_text('GROUP = "py-group"\n', encoding="utf-8")
+    for i in range(n):
+        (py / f"worker_{i}.py").write_text(
+            "from rocketmq.client import PushConsumer\nfrom workers.names import GROUP\n\n"
+            f"c = PushConsumer(GROUP)\nc.subscribe('PyTopic', print, expression='{'a||b' if i % 3 else 'b||a'}')\n",
+            encoding="utf-8",
+        )
+    (py / "broken.py").write_text("import rocketmq.client\nfrom rocketmq.client import PushConsumer\ndef (:\n", encoding="utf-8")
     return root
 
 
@@ -38,10 +48,12 @@ def test_parallel_scan_equals_inline_scan(tmp_path: Path) -> None:
     repo = _repo(tmp_path / "repo", MIN_FILES * 3)
     inline = scan_repo(repo, Config(jobs=1))
     parallel = scan_repo(repo, Config(jobs=2))
-    assert len(inline.consumers) == MIN_FILES * 3
+    assert len(inline.consumers) == MIN_FILES * 3 * 2
     assert parallel.consumers == inline.consumers
     assert parallel.files == inline.files
     assert any(r.status.value == "failed" and r.path.endswith("Broken.java") for r in parallel.files)
+    assert any(r.status.value == "failed" and r.path.endswith("broken.py") for r in parallel.files)
+    assert {c.group.value for c in parallel.consumers if c.client.value.startswith("python")} == {"py-group"}
 
 
 def _double(path: str, data: bytes) -> bytes:

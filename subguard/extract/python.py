@@ -46,6 +46,8 @@ class PythonExtractor:
         records: dict[str, FileRecord] = {}
         full: dict[str, ModuleFacts] = {}
         pre_light: dict[str, ModuleFacts] = {}
+        deep_files = [(f.path, f.data) for f in files if any(n in f.data for n in CONSUMER_NEEDLES)]
+        repo.prefetch("python", deep_files, parse_full)  # the expensive parses, on every core
         for f in files:
             deep = any(n in f.data for n in CONSUMER_NEEDLES)
             outcome = _memo(repo, "python" if deep else "python-constants", f.path, f.data, full=deep)
