@@ -43,6 +43,7 @@ class ScanResult:
 
 
 NO_EXTRACTOR = "not a file type subguard reads"
+KEEP_BYTES = 64 * 1024 * 1024  # contents kept in memory after the prefilter read, for extractors' lazy reads
 NO_REFERENCE = "no RocketMQ reference (prefilter)"
 
 
@@ -107,6 +108,8 @@ def _scan_files(
     records: dict[str, FileRecord] = {r.path: r.model_copy(update={"repo": repo}) for r in skipped}
     by_path = {c.path: c for c in candidates}
     chosen: dict[str, list[SourceFile]] = {ex.name: [] for ex in extractors}
+    kept: dict[str, bytes] = {}
+    kept_bytes = 0
     for cand in candidates:
         ex = _claim(extractors, cand.path)
         if ex is None:
@@ -125,6 +128,9 @@ def _scan_files(
                 extractor=ex.name, repo=repo, size=cand.size,
             )
             continue
+        if kept_bytes + len(data) <= KEEP_BYTES:  # extractors' lazy `read` of skipped files: no second read
+            kept[cand.path] = data
+            kept_bytes += len(data)
         hit = not ex.needles or any(n in data for n in ex.needles)
         if cache is not None:
             cache.record_needle(cand.path, cand.size, cand.mtime_ns, hit)
@@ -136,6 +142,8 @@ def _scan_files(
         chosen[ex.name].append(SourceFile(cand.path, data))
 
     def read(path: str) -> bytes | None:
+        if path in kept:
+            return kept[path]
         cand = by_path.get(path)
         if cand is None:
             return None
