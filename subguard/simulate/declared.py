@@ -8,7 +8,7 @@ from subguard.expression import ParsedExpression, parse
 from subguard.model import Consumer, ExpressionType, MessageModel
 from subguard.simulate.spec import Batch, GroupSpec, Life, MemberSpec
 
-OTHER_TAG = "(other)"  # a tag nobody names: what match-all members also want
+OTHER_TAG = "(other tags)"  # a tag nobody names: what match-all and SQL92 members also want
 STAGGER_MS = 5_000
 SETTLE_MS = 25_000
 DRAIN_MS = 30_000
