@@ -24,20 +24,8 @@ REPO = Path(__file__).resolve().parents[1]
 ACTION = REPO / "action.yml"
 BIN = Path(sys.executable).parent
 
-CONSUMER = '''from rocketmq.client import PushConsumer
-
-GROUP = "order-group"
-
-
-def start():
-    consumer = PushConsumer(GROUP)
-    consumer.subscribe("OrderTopic", on_message, expression="{tags}")
-    consumer.start()
-
-
-def on_message(msg):
-    return None
-'''
+# one consumer module; "{tags}" is its tag expression (shared by the cache, action and hook tests)
+CONSUMER = (Path(__file__).parent / "fixtures" / "snippets" / "order_consumer.py.tmpl").read_text(encoding="utf-8")
 
 _EXPR = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")
 _TERM = re.compile(r"^(inputs\.[\w-]+|steps\.[\w-]+\.outputs\.[\w-]+)\s*(==|!=)\s*'([^']*)'$")

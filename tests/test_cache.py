@@ -12,20 +12,8 @@ import pytest
 from subguard.cache import _MAGIC, MemoFile, read_signed, write_signed
 from subguard.cli import main
 
-CONSUMER = '''from rocketmq.client import PushConsumer
-
-GROUP = "order-group"
-
-
-def start():
-    consumer = PushConsumer(GROUP)
-    consumer.subscribe("OrderTopic", on_message, expression="{tags}")
-    consumer.start()
-
-
-def on_message(msg):
-    return None
-'''
+# one consumer module; "{tags}" is its tag expression (shared by the cache, action and hook tests)
+CONSUMER = (Path(__file__).parent / "fixtures" / "snippets" / "order_consumer.py.tmpl").read_text(encoding="utf-8")
 
 EXTRA_POLICY = """id: ACME001
 name: any-consumer

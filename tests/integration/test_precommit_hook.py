@@ -12,20 +12,8 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 
-CONSUMER = '''from rocketmq.client import PushConsumer
-
-GROUP = "order-group"
-
-
-def start():
-    consumer = PushConsumer(GROUP)
-    consumer.subscribe("OrderTopic", on_message, expression="{tags}")
-    consumer.start()
-
-
-def on_message(msg):
-    return None
-'''
+# one consumer module; "{tags}" is its tag expression (shared by the cache, action and hook tests)
+CONSUMER = (Path(__file__).parents[1] / "fixtures" / "snippets" / "order_consumer.py.tmpl").read_text(encoding="utf-8")
 
 
 def _git(cwd: Path, *args: str) -> str:
