@@ -57,6 +57,19 @@ def _key(kind: str, path: str, data: bytes) -> tuple[str, str, str]:
     return kind, path, hashlib.sha1(data).hexdigest()
 
 
+def pmap(fn: Callable[[Any], Any], items: Sequence[Any], jobs: int) -> list[Any] | None:
+    """`[fn(x) for x in items]` over `jobs` forked worker processes; None when a pool cannot be used
+    or a worker dies (the caller then computes inline). `fn` must be picklable and catch its own errors."""
+    if jobs < 2 or len(items) < MIN_FILES or "fork" not in multiprocessing.get_all_start_methods():
+        return None
+    chunk = max(1, len(items) // (jobs * 4))
+    try:
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork")) as pool:
+            return list(pool.map(fn, items, chunksize=chunk))
+    except (BrokenProcessPool, OSError, RuntimeError):
+        return None
+
+
 class Prefetcher:
     """Wraps a memo: results computed ahead of time in workers are served first."""
 
@@ -81,13 +94,8 @@ class Prefetcher:
     def prefetch(self, kind: str, items: Sequence[tuple[str, bytes]], fn: ParseFn) -> None:
         """Compute `fn(path, data)` for the items the memo does not have yet, in parallel."""
         todo = [(p, d) for p, d in items if not self._known(kind, p, d) and _key(kind, p, d) not in self._ready]
-        if self._jobs < 2 or len(todo) < MIN_FILES or "fork" not in multiprocessing.get_all_start_methods():
-            return
-        chunk = max(1, len(todo) // (self._jobs * 4))
-        try:
-            with ProcessPoolExecutor(max_workers=self._jobs, mp_context=multiprocessing.get_context("fork")) as pool:
-                results = list(pool.map(_run, [(fn, p, d, self._seconds) for p, d in todo], chunksize=chunk))
-        except (BrokenProcessPool, OSError, RuntimeError):
-            return  # a worker died (or no processes can be made): everything goes inline
+        results = pmap(_run, [(fn, p, d, self._seconds) for p, d in todo], self._jobs)
+        if results is None:
+            return  # too few, one job, or a worker died: everything goes inline
         for (path, data), value in zip(todo, results):
             self._ready[_key(kind, path, data)] = value

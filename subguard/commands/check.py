@@ -35,6 +35,7 @@ from subguard.config import Config
 from subguard.discover import read_limited
 from subguard.engine import evaluate, selected
 from subguard.model import Consumer, FileStatus, Finding, Location, RuleDoc, Severity
+from subguard.parallel import pmap, worker_count
 from subguard.policy import Policy, PolicyError, load_policy_set, policy_dirs, rule_docs
 from subguard.report import FORMATS, ReportContext, Root, render, summary_line, use_color
 from subguard.report.members import attach_members
@@ -190,32 +191,39 @@ def _group_key(members: Sequence[Consumer]) -> str:
 
 
 def attach_impact(
-    findings: Sequence[Finding], consumers: Sequence[Consumer], docs: Mapping[str, RuleDoc], memo: MemoFile | None = None
+    findings: Sequence[Finding],
+    consumers: Sequence[Consumer],
+    docs: Mapping[str, RuleDoc],
+    memo: MemoFile | None = None,
+    jobs: int = 1,
 ) -> list[Finding]:
-    """Put the simulated impact of its group on every unsuppressed group finding (once per group).
-    With `memo`, a group whose members have not changed reuses its earlier (deterministic) impact."""
-    cache: dict[str, str | None] = {}
+    """Put the simulated impact of its group on every unsuppressed group finding (once per group,
+    groups spread over `jobs` worker processes when there are many). With `memo`, a group whose
+    members have not changed reuses its earlier (deterministic) impact."""
     by_group: dict[str | None, list[Consumer]] = {}
     for c in consumers:
         by_group.setdefault(c.group.value, []).append(c)
-    out: list[Finding] = []
-    for f in findings:
+
+    def wanted(f: Finding) -> bool:
         doc = docs.get(f.rule)
         is_group = doc.scope.split("/")[0] == "group" if doc else bool(f.related)  # scope may be "group/topic"
-        if f.group and is_group and not f.impact and f.suppressed is None:
-            if f.group not in cache:
-                members = by_group.get(f.group, [])
-                key = _group_key(members) if memo is not None else ""
-                if memo is not None and key in memo:
-                    cache[f.group] = memo.get(key)
-                else:
-                    cache[f.group] = _describe(f.group, members)
-                    if memo is not None and cache[f.group] is not None:
-                        memo.put(key, cache[f.group])
-            if cache[f.group]:
-                f = f.model_copy(update={"impact": cache[f.group]})
-        out.append(f)
-    return out
+        return bool(f.group) and is_group and not f.impact and f.suppressed is None
+
+    groups = sorted({f.group for f in findings if wanted(f)})
+    keys = {g: _group_key(by_group.get(g, [])) for g in groups} if memo is not None else {}
+    cache: dict[str, str | None] = {g: memo.get(keys[g]) for g in groups if memo is not None and keys[g] in memo}
+    todo = [g for g in groups if g not in cache]
+    computed = pmap(_describe_job, [(g, by_group.get(g, [])) for g in todo], worker_count(jobs))
+    for g, text in zip(todo, computed if computed is not None else [_describe(g, by_group.get(g, [])) for g in todo]):
+        cache[g] = text
+        if memo is not None and text is not None:
+            memo.put(keys[g], text)
+    return [f.model_copy(update={"impact": cache[f.group]}) if wanted(f) and cache.get(f.group) else f for f in findings]
+
+
+def _describe_job(job: tuple[str, Sequence[Consumer]]) -> str | None:
+    """`_describe` for one (group, members) pair, as a picklable function for a worker process."""
+    return _describe(*job)
 
 
 def _load_rules(config: Config, cli_policy_dirs: Sequence[str]) -> tuple[list[Policy], dict[str, RuleDoc], Config, str]:
@@ -354,7 +362,7 @@ def check(
     findings, note = _baseline(findings, config, baseline_file, write_baseline)
     if config.simulate:
         memo = None if no_cache else impact_memo()
-        findings = attach_impact(findings, consumers, docs, memo)
+        findings = attach_impact(findings, consumers, docs, memo, config.jobs)
         if memo is not None:
             memo.save()
     ctx = _context(results, color=output is None and use_color(sys.stdout.isatty()))

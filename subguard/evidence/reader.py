@@ -11,7 +11,7 @@ import gzip
 import io
 import os
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from itertools import chain, islice
 from typing import IO
@@ -68,19 +68,25 @@ class EvidenceFile:
             self.stats = FileStats(self.display, "", False, error=exc.strerror or str(exc))
             return
         with stream:
-            try:
-                head = list(islice(stream, HEAD_LINES))
-            except (OSError, EOFError, zlib.error) as exc:
-                self.stats = FileStats(self.display, "", compressed, error=str(exc))
-                return
-            name = os.path.basename(self.path.removesuffix(".gz"))
-            fmt = detect(name, [h.rstrip("\r\n") for h in head])
-            self.stats = FileStats(self.display, fmt, compressed)
-            lines = _numbered(head, stream)
-            if fmt in MQADMIN_FORMATS:
-                yield from self._mqadmin(lines)
-            else:
-                yield from self._log(lines)
+            yield from self.read(stream, compressed)
+
+    def read(self, lines: Iterable[str], compressed: bool = False) -> Iterator[Event]:
+        """Events of the file's text lines in order (newlines kept or not): what `events()` does
+        once the file is open. A Spark task calls it with the lines the text source read."""
+        rest = iter(lines)
+        try:
+            head = list(islice(rest, HEAD_LINES))
+        except (OSError, EOFError, zlib.error) as exc:
+            self.stats = FileStats(self.display, "", compressed, error=str(exc))
+            return
+        name = os.path.basename(self.path.removesuffix(".gz"))
+        fmt = detect(name, [h.rstrip("\r\n") for h in head])
+        self.stats = FileStats(self.display, fmt, compressed)
+        numbered = _numbered(head, rest)
+        if fmt in MQADMIN_FORMATS:
+            yield from self._mqadmin(numbered)
+        else:
+            yield from self._log(numbered)
 
     def _mqadmin(self, lines: Iterator[tuple[int, str]]) -> Iterator[Event]:
         count, total = 0, 0
@@ -97,51 +103,70 @@ class EvidenceFile:
         self.stats = FileStats(self.display, self.stats.format, self.stats.compressed, lines=total, events=count)
 
     def _log(self, lines: Iterator[tuple[int, str]]) -> Iterator[Event]:
-        total = records = continuation = garbled = count = 0
-        open_record = False
-        pending: list[str] | None = None  # parts of an interesting record being assembled
-        pending_at = 0
-        pending_ts: float | None = None
-        pending_chars = 0
+        counts = LogCounts()
+        count = 0
         try:
-            for no, raw in lines:
-                total = no
-                line = raw.rstrip("\r\n")
-                # fast path: a record header that cannot matter needs no parsing at all
-                if looks_like_header(line) and INTERESTING.search(line) is None and _PULL_EXCEPTION not in line:
-                    header: tuple[float | None, str] | None = (None, "")
-                else:
-                    header = split_header(line)
-                if header is None:
-                    if not open_record or "\x00" in line:
-                        garbled += 1 if line.strip() else 0
-                        continue
-                    continuation += 1
-                    if pending is not None and len(pending) < MAX_RECORD_LINES and pending_chars < MAX_RECORD_CHARS:
-                        pending.append(line)
-                        pending_chars += len(line)
-                    continue
-                if pending is not None:
-                    event = parse_message("".join(pending), pending_ts)
-                    if event is not None:
-                        count += 1
-                        yield event.at(self.display, pending_at)
-                    pending = None
-                records += 1
-                open_record = True
-                ts, msg = header
-                if msg and (INTERESTING.search(msg) is not None or msg.startswith(_PULL_EXCEPTION)):
-                    pending, pending_at, pending_ts, pending_chars = [msg], no, ts, len(msg)
+            for no, ts, text in log_records(lines, counts):
+                event = parse_message(text, ts)
+                if event is not None:
+                    count += 1
+                    yield event.at(self.display, no)
         except (OSError, EOFError, zlib.error) as exc:
-            self.stats = FileStats(self.display, self.stats.format, self.stats.compressed, total, records,
-                                   continuation, garbled, count, f"read stopped at line {total}: {exc}")
+            self.stats = FileStats(self.display, self.stats.format, self.stats.compressed, counts.lines, counts.records,
+                                   counts.continuation, counts.garbled, count, f"read stopped at line {counts.lines}: {exc}")
             return
+        self.stats = FileStats(self.display, self.stats.format, self.stats.compressed, counts.lines, counts.records,
+                               counts.continuation, counts.garbled, count)
+
+
+@dataclass
+class LogCounts:
+    """How the lines of a log were taken so far (updated while `log_records` runs)."""
+
+    lines: int = 0  # number of the last line read
+    records: int = 0
+    continuation: int = 0
+    garbled: int = 0
+
+
+def log_records(lines: Iterable[tuple[int, str]], counts: LogCounts | None = None) -> Iterator[tuple[int, float | None, str]]:
+    """The records of a log that can matter, in order: (header line number, timestamp, message with
+    its continuation lines joined). `lines` are (line number, text) in file order; a record is a
+    header line plus the headerless lines after it (stack traces, wrapped text). Pure: the reader
+    and the Spark audit both assemble records with it."""
+    c = counts if counts is not None else LogCounts()
+    open_record = False
+    pending: list[str] | None = None  # parts of an interesting record being assembled
+    pending_at = 0
+    pending_ts: float | None = None
+    pending_chars = 0
+    for no, raw in lines:
+        c.lines = no
+        line = raw.rstrip("\r\n")
+        # fast path: a record header that cannot matter needs no parsing at all
+        if looks_like_header(line) and INTERESTING.search(line) is None and _PULL_EXCEPTION not in line:
+            header: tuple[float | None, str] | None = (None, "")
+        else:
+            header = split_header(line)
+        if header is None:
+            if not open_record or "\x00" in line:
+                c.garbled += 1 if line.strip() else 0
+                continue
+            c.continuation += 1
+            if pending is not None and len(pending) < MAX_RECORD_LINES and pending_chars < MAX_RECORD_CHARS:
+                pending.append(line)
+                pending_chars += len(line)
+            continue
         if pending is not None:
-            event = parse_message("".join(pending), pending_ts)
-            if event is not None:
-                count += 1
-                yield event.at(self.display, pending_at)
-        self.stats = FileStats(self.display, self.stats.format, self.stats.compressed, total, records, continuation, garbled, count)
+            yield pending_at, pending_ts, "".join(pending)
+            pending = None
+        c.records += 1
+        open_record = True
+        ts, msg = header
+        if msg and (INTERESTING.search(msg) is not None or msg.startswith(_PULL_EXCEPTION)):
+            pending, pending_at, pending_ts, pending_chars = [msg], no, ts, len(msg)
+    if pending is not None:
+        yield pending_at, pending_ts, "".join(pending)
 
 
 def looks_like_header(line: str) -> bool:
@@ -149,5 +174,5 @@ def looks_like_header(line: str) -> bool:
     return len(line) > 20 and line[0].isdigit() and ((line[4] == "-" and line[13] == ":") or (line[2] == ":" and line[5] == ":"))
 
 
-def _numbered(head: list[str], rest: IO[str]) -> Iterator[tuple[int, str]]:
+def _numbered(head: list[str], rest: Iterator[str]) -> Iterator[tuple[int, str]]:
     return enumerate(chain(head, rest), 1)
