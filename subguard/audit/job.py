@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -31,6 +32,9 @@ from subguard.config import Config, ConfigError, load_config
 from subguard.model import Finding
 
 FORMATS = ("parquet", "json", "sarif", "html")
+_GLOB_SPECIAL = re.compile(r"[\\*?\[\]{}]")
+# Hadoop's FileStatus.toString: "RawLocalFileStatus{path=file:/a/b; isDirectory=false; length=12; ..."
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 Progress = Callable[[str], None]
 
 
@@ -68,6 +72,9 @@ def session(master: str, app: str = "subguard-audit") -> SparkSession:
     builder = builder.config("spark.log.level", "ERROR")
     # repositories are many small files: pack thousands per read task instead of Spark's 32
     builder = builder.config("spark.sql.files.openCostInBytes", str(8 * 1024))
+    # listing a folder of many repos: Spark starts one listing task per folder (200 repos -> 200 tiny
+    # tasks, several seconds on a laptop); a few tasks list them as fast
+    builder = builder.config("spark.sql.sources.parallelPartitionDiscovery.parallelism", "16")
     active = SparkSession.getActiveSession()
     spark = active or builder.master(master).getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
@@ -107,6 +114,32 @@ class FS:
 
     def children(self, uri: str) -> list[tuple[str, bool]]:
         return [(str(s.getPath().getName()), bool(s.isDirectory())) for s in self._fs(uri).listStatus(self._path(uri))]
+
+    def paths(self, uri: str, max_depth: int = 64) -> list[str]:
+        """Every entry below the folder `uri` (files and folders), hidden names included.
+
+        One `globStatus` per depth (`uri/*`, `uri/*/*`, ...) answered as one string: a few JVM calls
+        in all, not one per file. Metadata only; nothing is opened.
+        """
+        fs = self._fs(uri)
+        to_paths = self._jvm.org.apache.hadoop.fs.FileUtil.stat2Paths
+        wrap = self._jvm.scala.Predef.genericWrapArray
+        pattern = _GLOB_SPECIAL.sub(r"\\\g<0>", uri.rstrip("/"))
+        out: list[str] = []
+        for _ in range(max_depth):
+            pattern += "/*"
+            statuses = fs.globStatus(self._path(pattern))
+            if statuses is None or len(statuses) == 0:
+                break
+            paths = to_paths(statuses)
+            found = str(wrap(paths).mkString("\n")).split("\n")
+            out += found if len(found) == len(paths) else [str(p.toString()) for p in paths]  # a name with a newline
+        return out
+
+    def status(self, uri: str) -> tuple[bool, int]:
+        """(is a folder, size) of one entry."""
+        st = self._fs(uri).getFileStatus(self._path(uri))
+        return bool(st.isDirectory()), int(st.getLen())
 
     def write_text(self, uri: str, text: str) -> None:
         fs = self._fs(uri)
@@ -168,6 +201,44 @@ def plan_sources(spark: SparkSession, fs: FS, args: Sequence[str], progress: Pro
     return plan
 
 
+def hidden_inputs(fs: FS, roots: Sequence[tuple[str, str, str]], max_size: int) -> list[src.HiddenFile]:
+    """The files below the roots that Spark's own listing drops (`.subguard.yaml`, `__init__.py`,
+    `.github/...`): found by one listing of each root on the driver (metadata only)."""
+    from subguard.discover import DEFAULT_EXCLUDE_DIRS
+
+    seen: dict[str, src.HiddenFile] = {}
+    for base, mode, _ in roots:
+        entries = [(uri, *fs.status(uri)) for uri in src.spark_hidden(base, fs.paths(base))]
+        for h in src.hidden_files(base, mode, entries, max_size, DEFAULT_EXCLUDE_DIRS):
+            seen.setdefault(h.uri, h)
+    return sorted(seen.values(), key=lambda h: h.uri)
+
+
+def _read_hidden(h: tuple[str, int, bool]) -> tuple[str, int, bytes | None]:
+    """In a task: the content of one hidden file (None when not wanted or unreadable)."""
+    uri, size, wanted = h
+    if not wanted:
+        return uri, size, None
+    path = re.sub(r"^file:(//)?(?=/)", "", uri)
+    if _SCHEME.match(path):
+        raise OSError(f"{uri}: hidden files are read from local or mounted file systems only")
+    with open(path, "rb") as fh:
+        return uri, size, fh.read()
+
+
+def read_hidden(spark: SparkSession, hidden: Sequence[src.HiddenFile]) -> DataFrame:
+    """The hidden files as `binaryFile` rows (path, length, content), read inside Spark tasks.
+
+    Every Spark and Hadoop file reader drops these names, even when named explicitly (checked on
+    Spark 4.3: `binaryFile`, `sc.binaryFiles`; no option turns the filter off, and a Hadoop
+    `PathFilter` can only add to it), so the tasks open them with Python's own file API.
+    """
+    sc = spark.sparkContext
+    slices = max(1, min(len(hidden) // 256 + 1, sc.defaultParallelism * 4))
+    rows = sc.parallelize([(h.uri, h.size, h.read) for h in hidden], slices).map(_read_hidden)
+    return spark.createDataFrame(rows, "path string, length long, content binary")
+
+
 def hints_frame(spark: SparkSession, plan: Plan) -> DataFrame:
     merged = src.merge_hints(plan.hints)
     rows = [(h.name, h.team or h.owner, h.owner, h.environment) for h in merged.values()]
@@ -206,10 +277,14 @@ def run_audit(spark: SparkSession, args: AuditArgs, progress: Progress) -> dict[
     if plan.roots:
         raw = (
             spark.read.format("binaryFile").option("recursiveFileLookup", "true")
-            .load([base for base, _, _ in plan.roots])
+            .load([base for base, _, _ in plan.roots]).select("path", "length", "content")
         )
+        hidden = hidden_inputs(fs, plan.roots, config.max_file_size)
+        if hidden:
+            raw = raw.unionByName(read_hidden(spark, hidden))
+        progress(f"files Spark's listing skips (names starting with . or _): {len(hidden)}")
         roots = spark.createDataFrame(plan.roots, T.ROOTS)
-        files = T.prefilter(T.mark_skips(T.assign_repos(raw, roots), config.max_file_size))
+        files = T.mark_skips(T.assign_repos(raw, roots), config.max_file_size)
         records = T.extract(files, options)
     if plan.jsonl:
         lines = (
@@ -227,14 +302,16 @@ def run_audit(spark: SparkSession, args: AuditArgs, progress: Progress) -> dict[
     deployments = T.table(records, "deployment", T.DEPLOYMENTS)
     waivers = records.where(F.col("kind") == "waiver").select("repo", "payload")
     group_records = T.judge_groups(consumers, waivers, options).persist(StorageLevel.MEMORY_AND_DISK)
-    progress(f"consumers: {consumers.count()}; groups judged: {group_records.where(F.col('kind') == 'group').count()}")
+    n_consumers = consumers.count()
+    progress(f"consumers: {n_consumers}; groups judged: {group_records.where(F.col('kind') == 'group').count()}")
     found = T.table(records, "finding", T.FINDINGS).unionByName(T.table(group_records, "finding", T.FINDINGS))
     if args.evidence:
         found = found.unionByName(evidence_findings(spark, args.evidence, consumers, found, progress))
     findings = T.with_hints(found, hints).persist()
     subs = T.with_hints(T.subscriptions(consumers), hints.drop("env_hint"))
     groups_df = T.groups(subs, consumers, findings, T.impacts(group_records)).persist()
-    progress(f"findings: {findings.count()}; groups: {groups_df.count()}")
+    n_groups = groups_df.count()
+    progress(f"findings: {findings.count()}; groups: {n_groups}")
 
     out = args.out.rstrip("/")
     fs.mkdirs(out)
@@ -254,10 +331,10 @@ def run_audit(spark: SparkSession, args: AuditArgs, progress: Progress) -> dict[
         group_sizes=[r.asDict() for r in groups_df.groupBy("repos_count").count().collect()],
         totals={
             "repos": records.where(F.col("repo") != "").select("repo").distinct().count(),
-            "consumers": consumers.count(),
+            "consumers": n_consumers,
             "subscriptions": subs.count(),
             "deployments": deployments.count(),
-            "groups": groups_df.count(),
+            "groups": n_groups,
             "groups_with_findings": groups_df.where(F.col("findings") > 0).count(),
             "cross_repo_groups": groups_df.where(F.col("repos_count") > 1).count(),
         },
@@ -288,30 +365,25 @@ def evidence_groups(paths: Sequence[str]) -> list[str]:
 def evidence_findings(
     spark: SparkSession, paths: Sequence[str], consumers: DataFrame, found: DataFrame, progress: Progress
 ) -> DataFrame:
-    """SG5xx findings from runtime evidence (driver-local log and mqadmin files), as finding rows.
+    """SG5xx findings from runtime evidence (log and mqadmin files or folders of them, on any file
+    system Spark reads), as finding rows: Spark reads them (`text` source, `.gz` decompressed by it)
+    and `subguard.audit.evidence` classifies them in tasks, one per file and one per group.
 
     Bound: only the consumers (and SG301/SG302 findings) of the groups the evidence names are
-    collected, never the whole inventory; so SG508 (declared but not live) covers those groups only.
+    joined in, never collected; so SG508 (declared but not live) covers those groups only.
     """
-    from subguard.evidence.analyze import analyze
-    from subguard.evidence.correlate import Declared
-    from subguard.model import Consumer
+    from subguard.audit import evidence as ev
+    from subguard.evidence.analyze import display
 
-    missing = [p for p in paths if not Path(p).is_file()]
-    if missing:
-        raise src.SourceError(f"evidence file not found: {missing[0]}")
-    named = evidence_groups(paths)
-    members = consumers.where(F.col("group").isin(named)).select("repo", "json").collect() if named else []
-    declared = [Declared(r.repo, Consumer.model_validate_json(r.json)) for r in members]
-    linked_rows = found.where(F.col("rule").isin("SG301", "SG302") & F.col("group").isin(named)).select("json").collect()
-    linked = [Finding.model_validate_json(r.json) for r in linked_rows] if named else []
-    result = analyze(paths, declared, linked)
-    _, docs = tasks._policies(Config())
-    rows = [json.loads(tasks.finding_row(f.location.repo, f, tasks.scope_of(f.rule, docs))["payload"]) for f in result.findings]
-    progress(f"evidence: {len(paths)} file(s), {result.events} event(s), {len(rows)} finding(s)")
-    shaped = [{**r, "repo": r["repos"][0] if r["repos"] else ""} for r in rows]
-    cols = ["repo", *[c.split(" ")[0] for c in T.FINDINGS.split(", ")]]
-    return spark.createDataFrame([tuple(r.get(c) for c in cols) for r in shaped], f"repo string, {T.FINDINGS}")
+    fs = FS(spark)
+    sources: dict[str, str] = {}  # qualified URI -> display path, in argument order
+    for path in paths:
+        if fs.stat(path) is None:
+            raise src.SourceError(f"evidence file not found: {path}")
+        sources.setdefault(fs.qualify(path), path if ":" in path.split("/", 1)[0] else display(path, str(Path.cwd())))
+    lines = spark.read.option("recursiveFileLookup", "true").text(list(sources))
+    progress(f"evidence: {len(sources)} source(s) read by Spark")
+    return ev.evidence_findings(ev.evidence_events(lines, list(sources.items())), consumers, found)
 
 
 def _local(uri: str) -> str:

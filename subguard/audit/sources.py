@@ -165,3 +165,48 @@ def repo_of_jsonl(uri: str) -> str:
             return name[: -len(suffix)]
     return name
 
+
+
+def spark_hides(name: str) -> bool:
+    """Whether Spark's file listing drops an entry of this name (its `shouldFilterOutPathName`):
+    `.x`, `_x` (unless `_x=...`, a partition folder), `*._COPYING_`, but not `_metadata*`."""
+    drop = (name.startswith("_") and "=" not in name) or name.startswith(".") or name.endswith("._COPYING_")
+    return drop and not name.startswith(("_metadata", "_common_metadata"))
+
+
+def spark_hidden(base: str, uris: Iterable[str]) -> list[str]:
+    """The entries below `base` that Spark's recursive listing of `base` drops (a hidden name on the way)."""
+    prefix = base.rstrip("/") + "/"
+    return [u for u in uris if u.startswith(prefix) and any(spark_hides(p) for p in u[len(prefix):].split("/"))]
+
+
+@dataclass(frozen=True)
+class HiddenFile:
+    """A file Spark's listing skips, found by the job's own listing; `read`: worth its content."""
+
+    uri: str
+    size: int
+    read: bool
+
+
+def hidden_files(
+    base: str, mode: str, entries: Iterable[tuple[str, bool, int]], max_size: int, exclude_dirs: frozenset[str]
+) -> list[HiddenFile]:
+    """The files below `base` (entries: uri, is_dir, size) that Spark's listing of `base` drops.
+
+    Their content is worth reading unless the scan would skip them anyway (too large, in a folder
+    subguard never walks into, or in a hidden first-level folder of an organisation folder).
+    """
+    out: list[HiddenFile] = []
+    prefix = base.rstrip("/") + "/"
+    for uri, is_dir, size in entries:
+        if is_dir or not uri.startswith(prefix):
+            continue
+        parts = uri[len(prefix):].split("/")
+        if not any(spark_hides(p) for p in parts):
+            continue
+        in_repo = parts[1:] if mode == "parent" else parts
+        outside = mode == "parent" and (len(parts) == 1 or parts[0].startswith((".", "_")))
+        excluded = any(d in exclude_dirs or d.endswith(".egg-info") for d in in_repo[:-1])
+        out.append(HiddenFile(uri, size, size <= max_size and not excluded and not outside))
+    return out

@@ -93,6 +93,12 @@ def repo_config(files: Mapping[str, bytes | None], default: Config) -> Config:
     return default
 
 
+def in_task(config: Config) -> Config:
+    """The config a Spark task scans with: Spark already runs one task per core, so the scan's own
+    process pool (`jobs`) would only fork inside a Python worker. Results do not depend on it."""
+    return config if config.jobs == 1 else config.model_copy(update={"jobs": 1})
+
+
 # --- policies and the engine: the same steps as `subguard check` ------------------------------------
 
 
@@ -255,7 +261,7 @@ def scan_task(repo: str, root: str, rows: Sequence[FileRow], options: AuditOptio
     skipped = [FileRecord(path=r.path, status=FileStatus.SKIPPED, reason=r.skip_reason, repo=repo, size=r.size)
                for r in rows if r.skip_reason]
     live = [r for r in rows if not r.skip_reason]
-    # a file without content is one the prefilter proved irrelevant: empty bytes keep it off the disk
+    # the task never goes back to the file system: a live file always arrives with its content
     candidates = [Candidate(r.path, r.uri, r.size, r.content if r.content is not None else b"") for r in live]
     out: list[dict[str, Any]] = []
     try:
@@ -263,7 +269,7 @@ def scan_task(repo: str, root: str, rows: Sequence[FileRow], options: AuditOptio
     except ConfigError as exc:
         config = options.config
         out.append(_row(repo, "problem", "config", {"message": str(exc)}))
-    result = scan_files(root, repo, candidates, skipped, config)
+    result = scan_files(root, repo, candidates, skipped, in_task(config))
     out.append(_row(repo, "repo", repo, {"root": root, "config": config.source or ""}))
     texts = {r.path: r.content for r in live if r.content is not None}
     out += [file_row(repo, rec) for rec in result.files]

@@ -1,20 +1,20 @@
 """The audit's transformations: pure DataFrame -> DataFrame, no reads and no writes.
 
-files (binaryFile rows) -> `assign_repos` -> `mark_skips` -> `prefilter` -> `extract` (one task per
-repo, `tasks.scan_task`) -> records -> `table` (files, consumers, deployments, findings) ->
+files (binaryFile rows plus the hidden files the job lists itself) -> `assign_repos` -> `mark_skips`
+-> `extract` (partitioned by repo, `tasks.scan_task` per repo, one pass over the content) -> records -> `table` (files, consumers, deployments, findings) ->
 `subscriptions` -> `judge_groups` (one task per consumer group, `tasks.group_task`) -> `groups`.
 Rules are never re-implemented here: the tasks call the same scan and engine as `subguard check`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import itertools
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from pyspark import RDD
 from pyspark.sql import Column, DataFrame, Row, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.types import StructType
 
 from subguard.audit import tasks
 from subguard.audit.sources import repo_of_jsonl
@@ -44,8 +44,8 @@ SUBSCRIPTIONS = (
     "consumer_id string, resolution map<string,string>, repo string, name_server string, namespace string, "
     "instance_name string, unresolved map<string,string>"
 )
-PREFILTERED = "claimed string, hit boolean"
 OUTSIDE = "not inside a repository (top-level file of an organisation folder)"
+HIDDEN_TOP = "in a hidden folder of an organisation folder (not a repository)"
 
 
 # --- files -----------------------------------------------------------------------------------------
@@ -69,7 +69,9 @@ def assign_repos(raw: DataFrame, roots: DataFrame) -> DataFrame:
     j = raw.alias("f").join(F.broadcast(nested.alias("r")), under & ~deeper)
     rel0 = F.expr("substring(f.path, length(r.base) + 2)")
     first = F.substring_index(rel0, "/", 1)
-    parent_nested = (F.col("r.mode") == "parent") & rel0.contains("/")
+    # a hidden first-level folder (`.git`, `_archive`) is no repository, as `sources.classify` says
+    hidden_first = first.startswith(".") | first.startswith("_")
+    parent_nested = (F.col("r.mode") == "parent") & rel0.contains("/") & ~hidden_first
     return j.select(
         F.when(F.col("r.mode") == "repo", F.col("r.repo")).when(parent_nested, first).otherwise(F.lit("")).alias("repo"),
         F.when(parent_nested, F.concat(F.col("r.base"), F.lit("/"), first)).otherwise(F.col("r.base")).alias("root"),
@@ -89,47 +91,13 @@ def _excluded(path: Column) -> Column:
 def mark_skips(files: DataFrame, max_size: int) -> DataFrame:
     """Add `skip_reason` for files the scan must not read (outside a repo, excluded folder, too large)."""
     reason = (
-        F.when(F.col("repo") == "", F.lit(OUTSIDE))
+        F.when((F.col("repo") == "") & F.col("path").contains("/"), F.lit(HIDDEN_TOP))
+        .when(F.col("repo") == "", F.lit(OUTSIDE))
         .when(_excluded(F.col("path")), F.lit("in a folder subguard does not scan (build output, VCS, dependencies)"))
         .when(F.col("size") > max_size,
               F.format_string("larger than the size limit (%d > %d bytes)", F.col("size"), F.lit(max_size)))
     )
     return files.withColumn("skip_reason", reason)
-
-
-_EXTRACTORS: list[Any] = []
-
-
-def claim(path: str, content: bytes | None, skip: str | None) -> tuple[str | None, bool]:
-    """Which extractor claims a file, and whether one of its needles occurs (the scan's own test)."""
-    if not _EXTRACTORS:
-        from subguard.extract import load_extractors
-
-        _EXTRACTORS.extend(load_extractors())
-    ex = None if skip is not None else next((e for e in _EXTRACTORS if e.claims(path)), None)
-    if ex is None:
-        return None, False
-    data = bytes(content) if content is not None else b""
-    return ex.name, (not ex.needles or any(n in data for n in ex.needles))
-
-
-def prefilter(files: DataFrame) -> DataFrame:
-    """Keep file content only for repos where some extractor's needle occurs (a "hot" repo).
-
-    A cold repo is still scanned (every file gets its record), but with empty content: its files
-    are exactly the ones `scan_files` would skip as "no RocketMQ reference"; its config file keeps
-    its content. This keeps the bytes of most of an organisation out of the shuffle.
-    """
-    claim_udf = F.udf(lambda p, c, s: claim(p, c, s), StructType.fromDDL(PREFILTERED), useArrow=False)
-    marked = files.withColumn("_c", claim_udf("path", "content", "skip_reason")).select("*", "_c.*").drop("_c")
-    hot = marked.groupBy("repo").agg(F.max(F.col("hit").cast("int")).alias("_hot"))
-    keep = (F.col("_hot") == 1) | F.col("path").isin(*tasks.CONFIG_FILES)
-    return (
-        marked.join(F.broadcast(hot), "repo")
-        .withColumn("content", F.when(keep & F.col("skip_reason").isNull(), F.col("content")))
-        .withColumn("hot", F.col("_hot") == 1)
-        .drop("_hot")
-    )
 
 
 # --- per repo --------------------------------------------------------------------------------------
@@ -139,24 +107,37 @@ def _records(spark: SparkSession, rows: RDD[dict[str, Any]]) -> DataFrame:
     return spark.createDataFrame(rows.map(lambda d: (d["repo"], d["kind"], d["key"], d["payload"])), RECORDS)
 
 
-def _scan(repo: str, rows: Iterable[Row], options: tasks.AuditOptions) -> list[dict[str, Any]]:
+_SCAN_COLS = ("repo", "root", "path", "uri", "size", "content", "skip_reason")
+
+
+def _scan(repo: str, rows: Sequence[Row], options: tasks.AuditOptions) -> list[dict[str, Any]]:
+    # rows are (repo, root, path, uri, size, content, skip_reason): by position, cheaper than by name
     files = [
-        tasks.FileRow(path=r.path, size=int(r.size), uri=r.uri, content=bytes(r.content) if r.content is not None else None,
-                      skip_reason=r.skip_reason)
+        tasks.FileRow(path=r[2], size=int(r[4]), uri=r[3], content=bytes(r[5]) if r[5] is not None else None, skip_reason=r[6])
         for r in rows
     ]
     if not repo:  # files outside any repo are only accounted for
         return [tasks.file_row("", FileRecord(path=f.path, status=FileStatus.SKIPPED,
                                                    reason=f.skip_reason or OUTSIDE, size=f.size)) for f in files]
-    root = next(r.root for r in rows)
-    return tasks.scan_task(repo, root, files, options)
+    return tasks.scan_task(repo, rows[0][1], files, options)
 
 
-def extract(files: DataFrame, options: tasks.AuditOptions) -> DataFrame:
-    """One task per repo: `tasks.scan_task` on all the repo's files at once -> records (RECORDS)."""
-    cols = files.select("repo", "root", "path", "uri", "size", "content", "skip_reason")
-    by_repo = cols.rdd.map(lambda r: (r.repo, r)).groupByKey()
-    return _records(files.sparkSession, by_repo.flatMap(lambda kv: _scan(kv[0], list(kv[1]), options)))
+def _scan_partition(rows: Iterable[Row], options: tasks.AuditOptions) -> Iterator[dict[str, Any]]:
+    """The rows of one partition arrive sorted by repo: scan each repo as soon as its rows are in."""
+    for repo, group in itertools.groupby(rows, key=lambda r: str(r[0])):
+        yield from _scan(repo, list(group), options)
+
+
+def extract(files: DataFrame, options: tasks.AuditOptions, partitions: int | None = None) -> DataFrame:
+    """One pass over the file content: rows are hash-partitioned by repo in the JVM (no Python in the
+    shuffle), sorted by repo inside each partition, and each Python task runs `tasks.scan_task` on
+    one repo after another -> records (RECORDS). Skipped files carry no content."""
+    spark = files.sparkSession
+    n = partitions or int(spark.conf.get("spark.sql.shuffle.partitions") or "8")
+    content = F.when(F.col("skip_reason").isNull(), F.col("content")).alias("content")
+    cols = files.select(*[content if c == "content" else c for c in _SCAN_COLS])
+    by_repo = cols.repartition(n, "repo").sortWithinPartitions("repo", "path")
+    return _records(spark, by_repo.rdd.mapPartitions(lambda rows: _scan_partition(rows, options)))
 
 
 def missing_repo_records(missing: DataFrame) -> DataFrame:

@@ -84,14 +84,8 @@ def test_repo_local_findings_equal_check(
         assert got == expected, repo
 
 
-def _visible(rel: str) -> bool:
-    """Spark's file sources never list names starting with '.' or '_' (a documented limit of the audit)."""
-    return not any(part.startswith((".", "_")) for part in rel.split("/"))
-
-
 def test_files_account_for_every_file(spark: Any, org_audit: tuple[Path, dict[str, Any]]) -> None:
     on_disk = {os.path.relpath(os.path.join(d, f), ORG) for d, _, fs in os.walk(ORG) for f in fs}
-    on_disk = {p for p in on_disk if _visible(p)}
     rows = table(spark, org_audit[0], "files")
     listed = {f"{r['repo']}/{r['path']}" if r["repo"] else r["path"] for r in rows}
     assert listed == on_disk
