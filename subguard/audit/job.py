@@ -339,7 +339,11 @@ def run_audit(spark: SparkSession, args: AuditArgs, progress: Progress) -> dict[
             "cross_repo_groups": groups_df.where(F.col("repos_count") > 1).count(),
         },
         missing=plan.missing,
-        problems=plan.problems + [json.loads(r.payload)["message"] for r in records.where(F.col("kind") == "problem").collect()],
+        problems=plan.problems + [
+            json.loads(r.payload)["message"]
+            for r in records.select("kind", "payload").unionByName(group_records.select("kind", "payload"))
+            .where(F.col("kind") == "problem").collect()
+        ],
         sources=list(args.sources),
         seconds=round(time.monotonic() - t0, 2),
     )

@@ -394,6 +394,8 @@ def group_task(
     # a lone, unflagged consumer cannot disagree with anyone: nothing to simulate (most groups of an org)
     impact = simulate(consumers, options) if len(consumers) > 1 or found else {}
     out.append(_row("", "group", group, {"group": group, "impact": impact}))
+    if impact.get("self_check"):  # the consistency view and the simulator disagree: never hidden
+        out.append(_row("", "problem", group, {"message": f"internal error: {impact['self_check']}"}))
     return out
 
 
@@ -402,12 +404,18 @@ def simulate(consumers: Sequence[Consumer], options: AuditOptions) -> dict[str, 
     if not options.config.simulate:
         return {}
     try:
-        from subguard.simulate.impact import describe_group, simulate_group
+        from subguard.simulate.impact import describe_impact, disagreements, simulate_group
     except ImportError:  # the simulator is optional for the audit, as for `check`
         return {}
     impact = simulate_group(list(consumers), options.runs, options.seed)
     data = impact.model_dump(mode="json") if hasattr(impact, "model_dump") else _plain(impact)
-    return {"description": describe_group(list(consumers)), "result": data}
+    description = describe_impact(impact)  # the same runs as the per-tag chart
+    group = consumers[0].group.value if consumers else ""
+    check = (
+        f"simulator self-check: group {group!r} has no consistency disagreement but {description}"
+        if impact.has_loss and not disagreements(list(consumers)) else ""
+    )
+    return {"description": description, "result": data, "self_check": check}
 
 
 def _plain(obj: Any) -> Any:
