@@ -29,6 +29,7 @@ import re
 import signal
 import threading
 import traceback
+import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -38,7 +39,7 @@ from typing import Any, Literal, TypeVar, cast
 from pydantic import BaseModel
 from ruamel.yaml import YAML
 from ruamel.yaml.composer import Composer
-from ruamel.yaml.error import MarkedYAMLError
+from ruamel.yaml.error import MarkedYAMLError, ReusedAnchorWarning
 from ruamel.yaml.events import AliasEvent
 from ruamel.yaml.nodes import MappingNode, Node, SequenceNode
 from ruamel.yaml.scanner import RoundTripScanner, Scanner
@@ -106,7 +107,9 @@ class LimitedComposer(Composer):
         return super().compose_node(parent, index)
 
     def compose_document(self) -> Any:
-        node = super().compose_document()
+        with warnings.catch_warnings():  # a re-used anchor in a scanned file is its business, not our warning
+            warnings.simplefilter("ignore", ReusedAnchorWarning)
+            node = super().compose_document()
         if node is not None:
             expanded, distinct = expanded_size(node)
             if expanded - distinct > YAML_MAX_ALIAS_EXPANSION:
