@@ -354,18 +354,6 @@ def run_audit(spark: SparkSession, args: AuditArgs, progress: Progress) -> dict[
     return summary
 
 
-def evidence_groups(paths: Sequence[str]) -> list[str]:
-    """The consumer groups the evidence files name (one streaming pass, as `analyze` does)."""
-    from subguard.evidence.ledger import Ledger
-    from subguard.evidence.reader import EvidenceFile
-
-    ledger = Ledger()
-    for path in paths:
-        for event in EvidenceFile(path, path, "").events():
-            ledger.add(event)
-    return sorted(g for g in ledger.resolve() if g)
-
-
 def evidence_findings(
     spark: SparkSession, paths: Sequence[str], consumers: DataFrame, found: DataFrame, progress: Progress
 ) -> DataFrame:
