@@ -69,26 +69,41 @@ def _cid(loc: Location, kind: str) -> str:
     return f"{loc.path}:{loc.line}:{kind}"
 
 
-def pull_consumer(view: View) -> list[tuple[str, Consumer]]:
-    """rocketmq-spring's lite-pull bean: created when name-server, group and topic are all set."""
-    ns, group, topic = (config_value(view, k) for k in ("rocketmq.name-server", "rocketmq.pull-consumer.group", "rocketmq.pull-consumer.topic"))
-    if not (_text(ns) and _text(group) and _text(topic)) or group is None or topic is None:
-        return []
-    p = "rocketmq.pull-consumer."
-    stype = _text(config_value(view, p + "selector-type")).upper() or "TAG"
+def lite_pull_trigger(view: View, prefix: str) -> tuple[Value, Value, Value] | None:
+    """(name server, group, topic) when all three are set: what makes rocketmq-spring create its
+    lite-pull bean from `<prefix>group` / `<prefix>topic`."""
+    ns, group, topic = (config_value(view, k) for k in ("rocketmq.name-server", prefix + "group", prefix + "topic"))
+    if not (_text(ns) and _text(group) and _text(topic)) or ns is None or group is None or topic is None:
+        return None
+    return ns, group, topic
+
+
+def lite_pull_consumer(view: View, prefix: str, kind: str, default_detail: str) -> Consumer | None:
+    """rocketmq-spring's DefaultLitePullConsumer bean as configured under `prefix` (selector type and
+    expression, message model, namespace, instance name), or None when it is not triggered."""
+    found = lite_pull_trigger(view, prefix)
+    if found is None:
+        return None
+    ns, group, topic = found
+    stype = _text(config_value(view, prefix + "selector-type")).upper() or "TAG"
     etype = ExpressionType.SQL92 if stype == "SQL92" else ExpressionType.TAG
-    expr = config_value(view, p + "selector-expression") or Value.default("*", "rocketmq-spring pull-consumer default")
-    model = config_value(view, p + "message-model") or Value.default(MessageModel.CLUSTERING.value)
+    expr = config_value(view, prefix + "selector-expression") or Value.default("*", default_detail)
+    model = config_value(view, prefix + "message-model") or Value.default(MessageModel.CLUSTERING.value)
     loc = group.location or Location(path="")
-    consumer = Consumer(
-        consumer_id=_cid(loc, "pull-consumer"), group=group,
+    return Consumer(
+        consumer_id=_cid(loc, kind), group=group,
         subscriptions=(_subscription(topic, expr, etype, topic.location or loc),),
         message_model=_upper(model), client=ClientFamily.SPRING_LITE_PULL, name_server=ns,
-        namespace=config_value(view, p + "namespace"),
-        instance_name=config_value(view, p + "instance-name") or Value.default("DEFAULT"),
+        namespace=config_value(view, prefix + "namespace"),
+        instance_name=config_value(view, prefix + "instance-name") or Value.default("DEFAULT"),
         location=loc,
     )
-    return [("rocketmq.pull-consumer", consumer)]
+
+
+def pull_consumer(view: View) -> list[tuple[str, Consumer]]:
+    """rocketmq-spring's lite-pull bean: created when name-server, group and topic are all set."""
+    consumer = lite_pull_consumer(view, "rocketmq.pull-consumer.", "pull-consumer", "rocketmq-spring pull-consumer default")
+    return [("rocketmq.pull-consumer", consumer)] if consumer is not None else []
 
 
 def simple_consumer(view: View) -> list[tuple[str, Consumer]]:

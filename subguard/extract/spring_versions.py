@@ -25,9 +25,9 @@ from subguard.client_versions import (
     versions_for,
 )
 from subguard.extract.base import RepoContext
-from subguard.extract.spring_consumers import View, _subscription, _text, _upper, config_value
+from subguard.extract.spring_consumers import View, config_value, lite_pull_consumer, lite_pull_trigger
 from subguard.extract.spring_env import BASE, canonical
-from subguard.model import ClientFamily, Consumer, ExpressionType, Location, MessageModel, Value
+from subguard.model import ClientFamily, Consumer, Value
 
 Versions = Mapping[str, Mapping[str, Value]]
 LEGACY = "rocketmq.consumer."
@@ -49,33 +49,13 @@ def build_versions(repo: RepoContext) -> Versions:
     return found if isinstance(found, Mapping) else {}
 
 
-def _trigger(view: View) -> tuple[Value, Value, Value] | None:
-    ns, group, topic = (config_value(view, k) for k in ("rocketmq.name-server", LEGACY + "group", LEGACY + "topic"))
-    if not (_text(ns) and _text(group) and _text(topic)) or ns is None or group is None or topic is None:
-        return None
-    return ns, group, topic
-
-
 def legacy_pull_consumer(view: View) -> list[tuple[str, Consumer]]:
     """The hidden lite-pull bean of rocketmq-spring 2.2.0-2.2.2 (use only for those versions)."""
-    found = _trigger(view)
-    if found is None:
+    consumer = lite_pull_consumer(view, LEGACY, "legacy-pull-consumer", "rocketmq-spring consumer default")
+    if consumer is None:
         return []
-    ns, group, topic = found
-    stype = _text(config_value(view, LEGACY + "selector-type")).upper() or "TAG"
-    etype = ExpressionType.SQL92 if stype == "SQL92" else ExpressionType.TAG
-    expr = config_value(view, LEGACY + "selector-expression") or Value.default("*", "rocketmq-spring consumer default")
-    model = config_value(view, LEGACY + "message-model") or Value.default(MessageModel.CLUSTERING.value)
-    loc = group.location or Location(path="")
-    consumer = Consumer(
-        consumer_id=f"{loc.path}:{loc.line}:legacy-pull-consumer", group=group,
-        subscriptions=(_subscription(topic, expr, etype, topic.location or loc),),
-        message_model=_upper(model), client=ClientFamily.SPRING_LITE_PULL, name_server=ns,
-        namespace=config_value(view, LEGACY + "namespace"),
-        instance_name=None,  # set from the version by `adjust_config_consumers`
-        location=loc,
-        notes=(HIDDEN_450,),
-    )
+    # the instance name is set from the version by `adjust_config_consumers`
+    consumer = consumer.model_copy(update={"instance_name": None, "notes": (HIDDEN_450,)})
     return [("rocketmq.consumer(legacy-pull)", consumer)]
 
 
@@ -135,7 +115,7 @@ def adjust_listener(c: Consumer, module: str, profiles: Sequence[str], views: Ma
         if ns is not None and ns.value != "":
             update["namespace"] = ns
     trigger = legacy_pull_trigger(spring)
-    hit = _trigger(seen[0]) if trigger is not False and seen else None
+    hit = lite_pull_trigger(seen[0], LEGACY) if trigger is not False and seen else None
     if hit is not None and hit[1].value == c.group.value:
         if trigger is None:
             notes.append(NOTE_450 + "; the rocketmq-spring version is not known from the build files, so it is not reported as a member")
