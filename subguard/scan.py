@@ -110,23 +110,24 @@ def _scan_files(
     chosen: dict[str, list[SourceFile]] = {ex.name: [] for ex in extractors}
     kept: dict[str, bytes] = {}
     kept_bytes = 0
+
+    def skip(cand: Candidate, reason: str, extractor: str = "") -> None:
+        records[cand.path] = FileRecord(
+            path=cand.path, status=FileStatus.SKIPPED, reason=reason, extractor=extractor, repo=repo, size=cand.size
+        )
+
     for cand in candidates:
         ex = _claim(extractors, cand.path)
         if ex is None:
-            records[cand.path] = FileRecord(path=cand.path, status=FileStatus.SKIPPED, reason=NO_EXTRACTOR, repo=repo, size=cand.size)
+            skip(cand, NO_EXTRACTOR)
             continue
         if cache is not None and cache.needle_hit(cand.path, cand.size, cand.mtime_ns) is False and ex.needles:
-            records[cand.path] = FileRecord(
-                path=cand.path, status=FileStatus.SKIPPED, reason=NO_REFERENCE, extractor=ex.name, repo=repo, size=cand.size
-            )
+            skip(cand, NO_REFERENCE, ex.name)
             continue
         try:
             data = _load(cand, config.max_file_size)
         except OSError as exc:
-            records[cand.path] = FileRecord(
-                path=cand.path, status=FileStatus.SKIPPED, reason=f"cannot read: {exc.strerror or exc}",
-                extractor=ex.name, repo=repo, size=cand.size,
-            )
+            skip(cand, f"cannot read: {exc.strerror or exc}", ex.name)
             continue
         if kept_bytes + len(data) <= KEEP_BYTES:  # extractors' lazy `read` of skipped files: no second read
             kept[cand.path] = data
@@ -135,9 +136,7 @@ def _scan_files(
         if cache is not None:
             cache.record_needle(cand.path, cand.size, cand.mtime_ns, hit)
         if not hit:
-            records[cand.path] = FileRecord(
-                path=cand.path, status=FileStatus.SKIPPED, reason=NO_REFERENCE, extractor=ex.name, repo=repo, size=cand.size
-            )
+            skip(cand, NO_REFERENCE, ex.name)
             continue
         chosen[ex.name].append(SourceFile(cand.path, data))
 
