@@ -24,10 +24,11 @@ import tokenize
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from subguard.config import Waiver
+from subguard.config import Config, Waiver
 from subguard.model import Finding, Location, RuleDoc, Severity, Suppression, fingerprint
 
 WAIVER_RULE = "SG903"
+TOOL_RULES = ("SG901", "SG902", WAIVER_RULE)  # emitted by subguard itself; valid without a policy file
 _SLASH_EXTS = (".java", ".kt", ".kts", ".groovy", ".scala", ".gradle")
 _BODY = re.compile(r"^\s*subguard\s*:\s*ignore\b\s*(?:\[(?P<ids>[^\]]*)\])?(?P<reason>.*)$", re.IGNORECASE)
 _HASH = re.compile(r"(?:^|(?<=\s))#")
@@ -273,3 +274,21 @@ def problem_findings(problems: Iterable[Problem], docs: Mapping[str, RuleDoc]) -
         )
         for p in problems
     ]
+
+
+def apply_waivers(
+    found: Sequence[Finding],
+    inline: Sequence[InlineWaiver],
+    config: Config,
+    locations: Sequence[Location],
+    docs: Mapping[str, RuleDoc],
+    enabled: Callable[[str], bool],
+    today: dt.date,
+) -> tuple[list[Finding], list[Finding]]:
+    """Inline waivers, then config waivers: the findings marked, and the SG903 findings for waivers
+    that were malformed, forbidden, expired or unused (only for enabled rules). `check` and the
+    audit's tasks both call this, so they waive alike."""
+    known = {*docs, *TOOL_RULES}
+    marked, problems = apply_inline(found, inline, known=known.__contains__, enabled=enabled, forbidden=config.no_inline_waivers)
+    marked, more = apply_config(marked, config.waivers, locations, today=today, enabled=enabled)
+    return marked, [f for f in problem_findings([*problems, *more], docs) if enabled(f.rule)]

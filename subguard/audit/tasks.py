@@ -179,15 +179,9 @@ def apply_waivers(
     docs: Mapping[str, RuleDoc], today: dt.date,
 ) -> tuple[list[Finding], list[Finding]]:
     """Mark waived findings; returns (findings, SG903 problem findings) as `check` computes them."""
-    from subguard.commands.check import _TOOL_RULES, enabled_by
+    from subguard.commands.check import enabled_by
 
-    enabled = enabled_by(config)
-    known = {*docs, *_TOOL_RULES}
-    marked, problems = suppress.apply_inline(
-        found, inline, known=known.__contains__, enabled=enabled, forbidden=config.no_inline_waivers
-    )
-    marked, more = suppress.apply_config(marked, config.waivers, locations, today=today, enabled=enabled)
-    return marked, [f for f in suppress.problem_findings([*problems, *more], docs) if enabled(f.rule)]
+    return suppress.apply_waivers(found, inline, config, locations, docs, enabled_by(config), today)
 
 
 def local_findings(result: ScanResult, config: Config, texts: Mapping[str, bytes], today: dt.date) -> list[Finding]:

@@ -42,7 +42,6 @@ from subguard.report.members import attach_members
 from subguard.scan import ScanResult
 
 FAIL_ON = ("error", "warning", "note", "none")
-_TOOL_RULES = ("SG901", "SG902", suppress.WAIVER_RULE)  # emitted by subguard itself; valid without a policy file
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -234,7 +233,7 @@ def _load_rules(config: Config, cli_policy_dirs: Sequence[str]) -> tuple[list[Po
     except PolicyError as exc:
         raise CheckError(f"malformed policy: {exc}") from None
     docs = dict(rule_docs(policies))
-    known = {*docs, *_TOOL_RULES}
+    known = {*docs, *suppress.TOOL_RULES}
     select = canonical_ids("select", config.select, known)
     ignore = canonical_ids("ignore", config.ignore, known)
     return policies, docs, config.model_copy(update={"select": select, "ignore": ignore}), digest
@@ -243,15 +242,10 @@ def _load_rules(config: Config, cli_policy_dirs: Sequence[str]) -> tuple[list[Po
 def _apply_waivers(
     findings: Sequence[Finding], results: Sequence[ScanResult], config: Config, docs: Mapping[str, RuleDoc]
 ) -> list[Finding]:
-    enabled = enabled_by(config)
-    known = {*docs, *_TOOL_RULES}
     inline = suppress.collect_inline(_sources(results, findings, config.max_file_size))
-    marked, problems = suppress.apply_inline(
-        findings, inline, known=known.__contains__, enabled=enabled, forbidden=config.no_inline_waivers
+    marked, extra = suppress.apply_waivers(
+        findings, inline, config, _config_waiver_locations(config, results), docs, enabled_by(config), dt.date.today()
     )
-    locations = _config_waiver_locations(config, results)
-    marked, more = suppress.apply_config(marked, config.waivers, locations, today=dt.date.today(), enabled=enabled)
-    extra = [f for f in suppress.problem_findings([*problems, *more], docs) if enabled(f.rule)]
     return [*marked, *extra]
 
 
