@@ -13,7 +13,10 @@ What is limited, and how:
   error) or `typ="rt"` (round-trip: tags stay inert data).
 - **Per-file parse time**: `time_budget(seconds)` arms a SIGALRM interval timer when it runs on
   the main thread of a platform that has `signal.setitimer` (Linux, macOS) and raises
-  `ParseTimeout` when the budget is spent. The signal is delivered between Python bytecodes, so a
+  `ParseTimeout` when the budget is spent, and again every `REFIRE_SECONDS` until the body has
+  unwound: an exception raised while the interpreter runs a gc callback or a `__del__` is printed
+  and dropped ("Exception ignored in ..."), so one alarm alone can be lost. The signal is
+  delivered between Python bytecodes, so a
   single long call into a C extension (libcst's native parser, tree-sitter) finishes before the
   timeout is seen; those parsers are protected by depth guards instead. Elsewhere (worker threads,
   Windows) the budget is not enforced. `scan` applies it to every per-file parse (`RepoContext.memo`).
@@ -153,8 +156,12 @@ def safe_yaml(typ: Literal["safe", "rt"] = "safe") -> YAML:
     return yaml
 
 
+REFIRE_SECONDS = 0.05
+
+
 def _on_alarm(signum: int, frame: FrameType | None) -> None:
-    raise ParseTimeout(_armed[-1] if _armed else PARSE_TIME_BUDGET)
+    if _armed:
+        raise ParseTimeout(_armed[-1])
 
 
 _armed: list[float] = []
@@ -182,7 +189,7 @@ def time_budget(seconds: float) -> Iterator[None]:
     signal.signal(signal.SIGALRM, _on_alarm)
     _armed.append(seconds)
     try:
-        signal.setitimer(signal.ITIMER_REAL, seconds)
+        signal.setitimer(signal.ITIMER_REAL, seconds, REFIRE_SECONDS)  # re-fires until disarmed
         yield
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)

@@ -3,10 +3,19 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from subguard.expression import (
-    cpp_atoi, java_hash, java_split, java_trim, parse, raw_equal, smells, tag_order_equal, tag_set_equal,
+    cpp_atoi,
+    java_hash,
+    java_split,
+    java_trim,
+    parse,
+    raw_equal,
+    smells,
+    tag_order_equal,
+    tag_set_equal,
 )
 from subguard.model import ExpressionType
 

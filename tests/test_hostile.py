@@ -186,6 +186,29 @@ def test_time_budget_interrupts_and_restores() -> None:
     assert seen == [False]  # off the main thread the budget is not enforced (documented)
 
 
+def test_time_budget_survives_an_alarm_swallowed_by_a_finaliser() -> None:
+    """An exception raised inside `__del__` is printed and dropped; the budget must fire again."""
+    from subguard.limits import ParseTimeout, time_budget
+
+    class Slow:
+        def __del__(self) -> None:  # spans the moment the budget is spent
+            while time.monotonic() - start < 0.3:
+                pass
+
+    swallowed: list[object] = []
+    hook, sys.unraisablehook = sys.unraisablehook, swallowed.append
+    start = time.monotonic()
+    try:
+        with pytest.raises(ParseTimeout), time_budget(0.1):
+            Slow()  # collected at once: the first alarm lands in __del__ and is dropped
+            while time.monotonic() - start < 5:
+                pass
+    finally:
+        sys.unraisablehook = hook
+    assert time.monotonic() - start < 2
+    assert swallowed, "the first alarm should have landed in __del__ at least once in this test"
+
+
 def test_slow_file_fails_on_its_time_budget_alone(tmp_path: Path) -> None:
     """The pure-Python YAML scanner is quadratic in flow depth: such a file fails on `parse-timeout`."""
     from subguard.config import Config
