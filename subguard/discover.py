@@ -43,8 +43,19 @@ class Discovery:
     skipped: tuple[FileRecord, ...]
 
 
-def _git_files(root: Path) -> list[str] | None:
-    """Tracked plus untracked-not-ignored files, relative to root; None outside a work tree."""
+def git_files(root: Path | str) -> list[str] | None:
+    """What git lists below `root`: tracked plus untracked-not-ignored files, relative to root.
+
+    None outside a work tree, and for a root the enclosing repository ignores (a vendored tree, a
+    Python installation inside a git-managed tool directory): asked for explicitly, it is walked.
+    """
+    names = _git_listing(Path(root))
+    if names is None or (not names and _git_ignored(Path(root))):
+        return None
+    return [n for n in names if not (set(n.split("/")[:-1]) & {".git"})]
+
+
+def _git_listing(root: Path) -> list[str] | None:
     try:
         top = subprocess.run(
             ["git", "-C", str(root), "rev-parse", "--show-toplevel"],
@@ -96,7 +107,7 @@ def _walk(root: Path, exclude_dirs: frozenset[str]) -> Iterable[str]:
                 yield child
 
 
-def classify(root: Path, rel: str, max_size: int) -> tuple[Candidate | None, FileRecord | None]:
+def classify(root: Path | str, rel: str, max_size: int) -> tuple[Candidate | None, FileRecord | None]:
     """Decide whether a path may be read, without opening it."""
     full = f"{root}/{rel}"  # a string join: pathlib per file costs more than the lstat itself
     try:
@@ -121,13 +132,8 @@ def discover(root: Path, exclude_dirs: frozenset[str] = DEFAULT_EXCLUDE_DIRS, ma
     if root.is_file():
         cand, rec = classify(root.parent, root.name, max_size)
         return Discovery(str(root.parent), tuple([cand] if cand else []), tuple([rec] if rec else []))
-    names = _git_files(root)
-    if names is None or (not names and _git_ignored(root)):
-        # outside a work tree, or a root the enclosing repository ignores (a vendored tree, a Python
-        # installation inside a git-managed tool directory): asked for explicitly, so walk it
-        names = list(_walk(root, exclude_dirs))
-    else:
-        names = [n for n in names if not (set(n.split("/")[:-1]) & {".git"})]
+    listed = git_files(root)
+    names = list(_walk(root, exclude_dirs)) if listed is None else listed
     candidates: list[Candidate] = []
     skipped: list[FileRecord] = []
     for rel in names:

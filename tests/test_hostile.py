@@ -17,10 +17,8 @@ FIXTURE = Path(__file__).parent / "fixtures" / "hostile"
 MARKER = Path("/tmp/subguard-pwned")
 
 
-@pytest.fixture(scope="module")
-def hostile_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def build_hostile_repo(root: Path) -> Path:
     """The committed hostile files plus what git cannot store: FIFOs, devices, symlink tricks."""
-    root = tmp_path_factory.mktemp("hostile") / "repo"
     shutil.copytree(FIXTURE, root, symlinks=True)
     os.mkfifo(root / "app" / "fifo.py")
     (root / "app" / "loop_a.py").symlink_to("loop_b.py")
@@ -37,13 +35,19 @@ def hostile_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
+@pytest.fixture(scope="module")
+def hostile_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_hostile_repo(tmp_path_factory.mktemp("hostile") / "repo")
+
+
 def _run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "NO_COLOR": "1"}
     env.pop("SUBGUARD_DEBUG", None)
     return subprocess.run([sys.executable, "-m", "subguard", *args], cwd=cwd, capture_output=True, text=True, timeout=60, env=env, check=False)
 
 
-def _discovered(root: Path) -> set[str]:
+def discovered(root: Path) -> set[str]:
+    """Every entry below root that is not a real folder (files, links, special files)."""
     out = set()
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = [d for d in dirnames if d != ".subguard_cache"]  # subguard's own cache, not input
@@ -83,8 +87,8 @@ def test_inventory_stats_account_for_every_file(hostile_repo: Path) -> None:
     groups = {r["group"] for r in rows}
     assert {"hostile-good-group", "bom-group", "many-group"} <= groups
     first = proc.stderr.splitlines()[0]
-    discovered = int(first.split()[1])
-    assert discovered == len(_discovered(hostile_repo)), first
+    count = int(first.split()[1])
+    assert count == len(discovered(hostile_repo)), first
     assert not MARKER.exists()
 
 
@@ -95,7 +99,7 @@ def test_scan_records_reasons(hostile_repo: Path) -> None:
     config = load_config(None, hostile_repo)
     result = scan_repo(hostile_repo, config)
     by_path = {r.path: r for r in result.files}
-    assert set(by_path) == _discovered(hostile_repo)
+    assert set(by_path) == discovered(hostile_repo)
     assert all(r.reason for r in result.files if r.status.value != "parsed")
     assert "symbolic link" in by_path["app/escape.py"].reason
     assert "symbolic link" in by_path["up"].reason

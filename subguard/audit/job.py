@@ -1,17 +1,20 @@
-"""The audit job: the only place that reads and writes. Entry `main(argv) -> int`, also for spark-submit:
+"""The audit job: the only place that plans reads and writes. Entry `main(argv) -> int`, also for spark-submit:
 
     spark-submit --master yarn --py-files subguard.zip subguard/audit/job.py SOURCE... --out DIR
 
-Files are read by Spark itself (`binaryFile` with `recursiveFileLookup`), so SOURCE and DIR may be
-on any file system Spark reads (local, HDFS, S3-style URIs). The driver only touches: the first
-level of each SOURCE (to tell its kind), inventory files, and the final small aggregates for the
-report (counts, the findings for findings.json/SARIF, and the members of the `--top` worst groups).
+Repositories on a local or mounted file system (`file:`) are listed and read by the Spark tasks
+themselves, one folder per task, links never followed (`subguard.audit.local`); on any other file
+system Spark reads (HDFS, S3-style URIs) through Spark's `binaryFile` source. The driver only
+touches: the first level of each SOURCE (to tell its kind and name the repositories), inventory
+files, and the final small aggregates for the report (counts, the findings for findings.json/SARIF,
+and the members of the `--top` worst groups).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
 import time
@@ -24,17 +27,20 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from subguard.audit import local, tasks
 from subguard.audit import sources as src
 from subguard.audit import summary as summ
-from subguard.audit import tasks
 from subguard.audit import transforms as T
 from subguard.config import Config, ConfigError, load_config
+from subguard.discover import read_limited
 from subguard.model import Finding
 
 FORMATS = ("parquet", "json", "sarif", "html")
+# how repositories are read: `auto` (file: roots listed and read by the Spark tasks themselves, links
+# never followed; other file systems through Spark's binaryFile source), `binaryfile` (every root
+# through binaryFile; on a local file system Hadoop then follows symbolic links)
+READERS = ("auto", "binaryfile")
 _GLOB_SPECIAL = re.compile(r"[\\*?\[\]{}]")
-# Hadoop's FileStatus.toString: "RawLocalFileStatus{path=file:/a/b; isDirectory=false; length=12; ..."
-_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 Progress = Callable[[str], None]
 
 
@@ -49,6 +55,8 @@ class AuditArgs:
     top: int = 50
     runs: int = 200
     extra_conf: tuple[tuple[str, str], ...] = field(default_factory=tuple)
+    reader: str = "auto"
+    fail_on: str = "none"
 
 
 def parse_args(argv: Sequence[str]) -> AuditArgs:
@@ -61,20 +69,43 @@ def parse_args(argv: Sequence[str]) -> AuditArgs:
     p.add_argument("--evidence", action="append", default=[])
     p.add_argument("--top", type=int, default=50)
     p.add_argument("--runs", type=int, default=200)
+    p.add_argument("--reader", choices=READERS, default="auto")
+    p.add_argument("--fail-on", choices=("error", "warning", "note", "none"), default="none")
     a = p.parse_args(list(argv))
-    return AuditArgs(tuple(a.sources), a.out, a.master, tuple(a.formats or FORMATS), a.config, tuple(a.evidence), a.top, a.runs)
+    return AuditArgs(
+        tuple(a.sources), a.out, a.master, tuple(a.formats or FORMATS), a.config, tuple(a.evidence), a.top, a.runs,
+        reader=a.reader, fail_on=a.fail_on,
+    )
+
+
+def shuffle_partitions(master: str) -> int:
+    """Partitions after a shuffle: the audit's tables are small (records per consumer and per file),
+    so twice the local cores, and Spark's usual 200 spread over a cluster's executors."""
+    m = re.fullmatch(r"local\[(\d+|\*)(?:,\d+)?\]|local", master)
+    if not m:
+        return 200
+    cores = (os.cpu_count() or 1) if m.group(1) in (None, "*") else int(m.group(1))
+    return max(2, 2 * cores)
 
 
 def session(master: str, app: str = "subguard-audit") -> SparkSession:
     """A Spark session with quiet logs; `--master` is honoured unless spark-submit already set one."""
     builder = SparkSession.builder.appName(app).config("spark.ui.showConsoleProgress", "false")
-    builder = builder.config("spark.sql.shuffle.partitions", "8").config("spark.ui.enabled", "false")
+    builder = builder.config("spark.sql.shuffle.partitions", str(shuffle_partitions(master)))
+    builder = builder.config("spark.ui.enabled", "false")
     builder = builder.config("spark.log.level", "ERROR")
     # repositories are many small files: pack thousands per read task instead of Spark's 32
     builder = builder.config("spark.sql.files.openCostInBytes", str(8 * 1024))
     # listing a folder of many repos: Spark starts one listing task per folder (200 repos -> 200 tiny
     # tasks, several seconds on a laptop); a few tasks list them as fast
     builder = builder.config("spark.sql.sources.parallelPartitionDiscovery.parallelism", "16")
+    if master.startswith("local"):
+        # a local audit is a short-lived JVM: the quick compiler alone starts it and finishes the
+        # many small jobs about a quarter sooner than waiting for the optimising one
+        builder = builder.config("spark.driver.extraJavaOptions", "-XX:TieredStopAtLevel=1")
+    if master.startswith("local") and not os.environ.get("PYSPARK_PYTHON"):
+        # local workers run this interpreter (a venv's), not whatever `python3` is first on PATH
+        os.environ["PYSPARK_PYTHON"] = sys.executable
     active = SparkSession.getActiveSession()
     spark = active or builder.master(master).getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
@@ -113,6 +144,10 @@ class FS:
         return bool(fs.getFileStatus(path).isDirectory())
 
     def children(self, uri: str) -> list[tuple[str, bool]]:
+        """(name, is a folder) of a folder's entries; on a local file system a link is no folder."""
+        path = local.local_path(uri)
+        if path is not None:
+            return local.first_level(path)
         return [(str(s.getPath().getName()), bool(s.isDirectory())) for s in self._fs(uri).listStatus(self._path(uri))]
 
     def paths(self, uri: str, max_depth: int = 64) -> list[str]:
@@ -178,9 +213,10 @@ def plan_sources(spark: SparkSession, fs: FS, args: Sequence[str], progress: Pro
         if kind_dir is None:
             raise src.SourceError(f"{arg}: does not exist")
         uri = fs.qualify(arg)
-        source = src.classify(uri, kind_dir, fs.children(uri) if kind_dir else [])
+        children = fs.children(uri) if kind_dir else []
+        source = src.classify(uri, kind_dir, children)
         if source.kind in ("repos", "jsonl") and kind_dir:  # a hints file next to the repos / outputs
-            for name, is_dir in fs.children(uri):
+            for name, is_dir in children:
                 if not is_dir and name in src.HINTS_FILES:
                     plan.hints += src.parse_inventory(read_text(spark, f"{uri}/{name}"), f"{uri}/{name}")
         if source.kind == "repos":
@@ -201,6 +237,21 @@ def plan_sources(spark: SparkSession, fs: FS, args: Sequence[str], progress: Pro
     return plan
 
 
+def split_roots(
+    roots: Sequence[tuple[str, str, str]], reader: str
+) -> tuple[list[tuple[str, str, str]], list[tuple[str, str, str]]]:
+    """(local roots as plain paths, for the task reader; roots for Spark's binaryFile source)."""
+    mine: list[tuple[str, str, str]] = []
+    theirs: list[tuple[str, str, str]] = []
+    for base, mode, repo in roots:
+        path = local.local_path(base) if reader != "binaryfile" else None
+        if path is not None:
+            mine.append((path, mode, repo))
+        else:
+            theirs.append((base, mode, repo))
+    return mine, theirs
+
+
 def hidden_inputs(fs: FS, roots: Sequence[tuple[str, str, str]], max_size: int) -> list[src.HiddenFile]:
     """The files below the roots that Spark's own listing drops (`.subguard.yaml`, `__init__.py`,
     `.github/...`): found by one listing of each root on the driver (metadata only)."""
@@ -215,15 +266,16 @@ def hidden_inputs(fs: FS, roots: Sequence[tuple[str, str, str]], max_size: int) 
 
 
 def _read_hidden(h: tuple[str, int, bool]) -> tuple[str, int, bytes | None]:
-    """In a task: the content of one hidden file (None when not wanted or unreadable)."""
+    """In a task: the content of one hidden file (None when not wanted, or not on a local or mounted
+    file system: `transforms.mark_skips` then records why it was not read)."""
     uri, size, wanted = h
-    if not wanted:
+    path = local.local_path(uri)
+    if not wanted or path is None:
         return uri, size, None
-    path = re.sub(r"^file:(//)?(?=/)", "", uri)
-    if _SCHEME.match(path):
-        raise OSError(f"{uri}: hidden files are read from local or mounted file systems only")
-    with open(path, "rb") as fh:
-        return uri, size, fh.read()
+    try:
+        return uri, size, read_limited(path, 1 << 31)  # the size limit was applied when it was listed
+    except OSError:
+        return uri, size, None
 
 
 def read_hidden(spark: SparkSession, hidden: Sequence[src.HiddenFile]) -> DataFrame:
@@ -274,18 +326,26 @@ def run_audit(spark: SparkSession, args: AuditArgs, progress: Progress) -> dict[
     hints = hints_frame(spark, plan)
     empty = spark.createDataFrame([], T.RECORDS)
     records = empty
-    if plan.roots:
+    local_roots, other_roots = split_roots(plan.roots, args.reader)
+    if local_roots:
+        units = local.plan_units(local_roots)
+        sc = spark.sparkContext
+        slices = max(1, min(len(units), sc.defaultParallelism * 8))
+        rows = [(u.path, u.repo, u.kind, list(u.nested)) for u in units]
+        records = records.unionByName(T.extract_local(spark.createDataFrame(sc.parallelize(rows, slices), T.UNITS), options))
+        progress(f"local folders to list and scan in tasks: {len(units)}")
+    if other_roots:
         raw = (
             spark.read.format("binaryFile").option("recursiveFileLookup", "true")
-            .load([base for base, _, _ in plan.roots]).select("path", "length", "content")
+            .load([base for base, _, _ in other_roots]).select("path", "length", "content")
         )
-        hidden = hidden_inputs(fs, plan.roots, config.max_file_size)
+        hidden = hidden_inputs(fs, other_roots, config.max_file_size)
         if hidden:
             raw = raw.unionByName(read_hidden(spark, hidden))
         progress(f"files Spark's listing skips (names starting with . or _): {len(hidden)}")
-        roots = spark.createDataFrame(plan.roots, T.ROOTS)
+        roots = spark.createDataFrame(other_roots, T.ROOTS)
         files = T.mark_skips(T.assign_repos(raw, roots), config.max_file_size)
-        records = T.extract(files, options)
+        records = records.unionByName(T.extract(files, options))
     if plan.jsonl:
         lines = (
             spark.read.option("recursiveFileLookup", "true").option("pathGlobFilter", "*.jsonl").text(plan.jsonl)
@@ -294,24 +354,34 @@ def run_audit(spark: SparkSession, args: AuditArgs, progress: Progress) -> dict[
         records = records.unionByName(T.inventory_records(lines))
     if plan.missing:
         records = records.unionByName(T.missing_repo_records(spark.createDataFrame(plan.missing, "repo string, uri string")))
-    records = records.persist(StorageLevel.MEMORY_AND_DISK)
-    progress(f"extract: {records.count()} records from {len(plan.roots)} root(s), {len(plan.jsonl)} inventory output(s)")
+    cached = records.persist(StorageLevel.MEMORY_AND_DISK)
+    progress(f"extract: {cached.count()} records from {len(plan.roots)} root(s), {len(plan.jsonl)} inventory output(s)")
+    # the records are few and small next to the files they came from: a few partitions, not one per
+    # extraction slice, keep every later stage from paying a task per slice
+    records = cached.coalesce(spark.sparkContext.defaultParallelism)
 
     files_df = T.table(records, "file", T.FILES)
     consumers = T.effective_environment(T.with_hints(T.table(records, "consumer", T.CONSUMERS), hints)).persist()
     deployments = T.table(records, "deployment", T.DEPLOYMENTS)
     waivers = records.where(F.col("kind") == "waiver").select("repo", "payload")
     group_records = T.judge_groups(consumers, waivers, options).persist(StorageLevel.MEMORY_AND_DISK)
-    n_consumers = consumers.count()
-    progress(f"consumers: {n_consumers}; groups judged: {group_records.where(F.col('kind') == 'group').count()}")
     found = T.table(records, "finding", T.FINDINGS).unionByName(T.table(group_records, "finding", T.FINDINGS))
     if args.evidence:
         found = found.unionByName(evidence_findings(spark, args.evidence, consumers, found, progress))
     findings = T.with_hints(found, hints).persist()
-    subs = T.with_hints(T.subscriptions(consumers), hints.drop("env_hint"))
+    subs = T.with_hints(T.subscriptions(consumers), hints.drop("env_hint")).persist()
     groups_df = T.groups(subs, consumers, findings, T.impacts(group_records)).persist()
-    n_groups = groups_df.count()
-    progress(f"findings: {findings.count()}; groups: {n_groups}")
+    # every number of the summary from a handful of small aggregates: one Spark job each
+    group_sizes = [r.asDict() for r in groups_df.groupBy("repos_count").agg(
+        F.count("*").alias("count"), F.sum(F.when(F.col("findings") > 0, 1).otherwise(0)).alias("flagged"),
+    ).collect()]
+    finding_counts = [r.asDict() for r in findings.groupBy(
+        "rule", "severity", "scope", "team", F.col("suppressed").isNotNull().alias("suppressed"),
+    ).count().collect()]
+    kinds = {r["kind"]: int(r["count"]) for r in records.groupBy("kind").count().collect()}
+    n_groups = sum(int(g["count"]) for g in group_sizes)
+    progress(f"consumers: {kinds.get('consumer', 0)}; groups judged: {n_groups}; "
+             f"findings: {sum(int(r['count']) for r in finding_counts)}")
 
     out = args.out.rstrip("/")
     fs.mkdirs(out)
@@ -324,32 +394,33 @@ def run_audit(spark: SparkSession, args: AuditArgs, progress: Progress) -> dict[
             df.write.mode("overwrite").parquet(f"{out}/{name}")
         progress(f"wrote {len(tables)} Parquet tables to {out}")
 
+    file_counts = [r.asDict() for r in files_df.groupBy("repo", "status", "reason").count().collect()]
+    notes = (
+        records.where(F.col("kind").isin("problem", "repo")).select("repo", "kind", "payload")
+        .unionByName(group_records.where(F.col("kind") == "problem").select("repo", "kind", "payload")).collect()
+    )
     summary = summ.build(
-        files=[r.asDict() for r in files_df.groupBy("repo", "status", "reason").count().collect()],
-        findings=[r.asDict() for r in findings.groupBy("rule", "severity", "scope", "team", F.col("suppressed").isNotNull().alias("suppressed")).count().collect()],
+        files=file_counts,
+        findings=finding_counts,
         groups=[r.asDict(recursive=True) for r in T.worst_first(groups_df).limit(args.top).collect()],
-        group_sizes=[r.asDict() for r in groups_df.groupBy("repos_count").count().collect()],
+        group_sizes=group_sizes,
         totals={
-            "repos": records.where(F.col("repo") != "").select("repo").distinct().count(),
-            "consumers": n_consumers,
+            "repos": len({r["repo"] for r in file_counts if r["repo"]}),
+            "consumers": kinds.get("consumer", 0),
             "subscriptions": subs.count(),
-            "deployments": deployments.count(),
+            "deployments": kinds.get("deployment", 0),
             "groups": n_groups,
-            "groups_with_findings": groups_df.where(F.col("findings") > 0).count(),
-            "cross_repo_groups": groups_df.where(F.col("repos_count") > 1).count(),
+            "groups_with_findings": sum(int(g["flagged"]) for g in group_sizes),
+            "cross_repo_groups": sum(int(g["count"]) for g in group_sizes if int(g["repos_count"]) > 1),
         },
         missing=plan.missing,
-        problems=plan.problems + [
-            json.loads(r.payload)["message"]
-            for r in records.select("kind", "payload").unionByName(group_records.select("kind", "payload"))
-            .where(F.col("kind") == "problem").collect()
-        ],
+        problems=plan.problems + [json.loads(r.payload)["message"] for r in notes if r.kind == "problem"],
         sources=list(args.sources),
         seconds=round(time.monotonic() - t0, 2),
     )
-    repo_roots = [(r.repo, json.loads(r.payload)["root"]) for r in records.where(F.col("kind") == "repo").collect()]
+    repo_roots = [(r.repo, json.loads(r.payload)["root"]) for r in notes if r.kind == "repo"]
     _write_reports(fs, out, args, config, findings, summary, repo_roots, progress)
-    for df in (records, consumers, group_records, findings, groups_df):
+    for df in (cached, consumers, group_records, findings, subs, groups_df):
         df.unpersist()
     return summary
 
@@ -408,7 +479,8 @@ def _write_reports(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the audit; 0 when it completed (findings or not), 2 on a usage or input error."""
+    """Run the audit: 0 when it completed (and, with --fail-on, nothing unsuppressed at or above that
+    severity was found), 1 when something was, 2 on a usage or input error."""
     args = parse_args(sys.argv[1:] if argv is None else argv)
 
     start = time.monotonic()
@@ -425,7 +497,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     report = f"{args.out.rstrip('/')}/report.html"
     print(summ.headline(summary))
     print(f"report: {report}")
-    return 0
+    return summ.exit_code(summary, args.fail_on)
 
 
 if __name__ == "__main__":  # pragma: no cover - spark-submit entry

@@ -82,3 +82,12 @@ def headline(summary: Mapping[str, Any]) -> str:
         f"{t['groups']} groups ({t['cross_repo_groups']} across repos); "
         f"{summary['findings']['active']} findings ({s['error']} error, {s['warning']} warning, {s['note']} note)"
     )
+
+
+def exit_code(summary: Mapping[str, Any], fail_on: str) -> int:
+    """1 when an unsuppressed finding is at or above `fail_on` (error | warning | note), else 0."""
+    order = ("error", "warning", "note")
+    if fail_on not in order:
+        return 0
+    counts = summary["findings"]["by_severity"]
+    return int(any(counts.get(s, 0) for s in order[: order.index(fail_on) + 1]))

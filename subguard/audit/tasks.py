@@ -12,15 +12,16 @@ import datetime as dt
 import functools
 import json
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from subguard import baseline as baseline_mod
 from subguard import suppress
+from subguard.audit import local
 from subguard.config import Config, ConfigError, parse_config
-from subguard.discover import Candidate
+from subguard.discover import Candidate, read_limited
 from subguard.model import (
     ClientFamily,
     Consumer,
@@ -43,6 +44,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 RECORD_KEYS = ("repo", "kind", "key", "payload")
+Reader = Callable[[str], "bytes | None"]  # a repo-relative path -> its content, None when absent
 CONFIG_FILES = (".subguard.yaml", ".subguard.yml", "pyproject.toml")
 GROUP_SCOPE = "group"
 
@@ -72,10 +74,10 @@ class FileRow:
 # --- configuration -------------------------------------------------------------------------------
 
 
-def repo_config(files: Mapping[str, bytes | None], default: Config) -> Config:
+def repo_config(read: Reader, default: Config) -> Config:
     """The repo's own config file at its root, as `subguard check` on that repo would find it."""
     for name in CONFIG_FILES:
-        data = files.get(name)
+        data = read(name)
         if data is None:
             continue
         text = data.decode("utf-8", "replace")
@@ -156,21 +158,21 @@ def _judge(results: Sequence[ScanResult], config: Config) -> tuple[list[Finding]
     return attach_members(found, [c for r in results for c in r.consumers]), docs
 
 
-def waivers_of(result: ScanResult, texts: Mapping[str, bytes]) -> list[suppress.InlineWaiver]:
+def waivers_of(result: ScanResult, read: Reader) -> list[suppress.InlineWaiver]:
     """Inline waivers of the repo's parsed and failed files (what `check` reads for them)."""
-    readable = {rec.path for rec in result.files if rec.status != FileStatus.SKIPPED}
+    texts = ((rec.path, read(rec.path)) for rec in result.files if rec.status != FileStatus.SKIPPED)
     return suppress.collect_inline(
         (result.repo, path, data.decode("utf-8-sig", errors="replace"))
-        for path, data in sorted(texts.items())
-        if path in readable and suppress.NEEDLE in data.lower()
+        for path, data in sorted((p, d) for p, d in texts if d is not None)
+        if suppress.NEEDLE in data.lower()
     )
 
 
-def _config_locations(config: Config, texts: Mapping[str, bytes], repo: str) -> list[Location]:
+def _config_locations(config: Config, read: Reader, repo: str) -> list[Location]:
     if not config.waivers:
         return []
     name = config.source or "<config>"
-    text = texts.get(name, b"").decode("utf-8", "replace")
+    text = (read(name) or b"").decode("utf-8", "replace")
     return suppress.locate_config_waivers(config.waivers, name, text, repo)
 
 
@@ -184,14 +186,14 @@ def apply_waivers(
     return suppress.apply_waivers(found, inline, config, locations, docs, enabled_by(config), today)
 
 
-def local_findings(result: ScanResult, config: Config, texts: Mapping[str, bytes], today: dt.date) -> list[Finding]:
+def local_findings(result: ScanResult, config: Config, read: Reader, today: dt.date) -> list[Finding]:
     """What `subguard check` reports for this repo alone, minus group-scope rules (judged per group).
 
     Waivers are applied to all findings first, so a waiver for a group rule is not "unused" here.
     """
     found, docs = _judge([result], config)
     marked, problems = apply_waivers(
-        found, waivers_of(result, texts), config, _config_locations(config, texts, result.repo), docs, today
+        found, waivers_of(result, read), config, _config_locations(config, read, result.repo), docs, today
     )
     return [f for f in [*marked, *problems] if scope_of(f.rule, docs) != GROUP_SCOPE]
 
@@ -251,27 +253,59 @@ def finding_row(repo: str, f: Finding, scope: str) -> dict[str, Any]:
 
 
 def scan_task(repo: str, root: str, rows: Sequence[FileRow], options: AuditOptions) -> list[dict[str, Any]]:
-    """Scan one repository from in-memory files and judge it alone (repo-local rules)."""
+    """Scan one repository from in-memory files (Spark's `binaryFile` rows) and judge it alone."""
     skipped = [FileRecord(path=r.path, status=FileStatus.SKIPPED, reason=r.skip_reason, repo=repo, size=r.size)
                for r in rows if r.skip_reason]
     live = [r for r in rows if not r.skip_reason]
     # the task never goes back to the file system: a live file always arrives with its content
     candidates = [Candidate(r.path, r.uri, r.size, r.content if r.content is not None else b"") for r in live]
-    out: list[dict[str, Any]] = []
-    try:
-        config = repo_config({r.path: r.content for r in live}, options.config)
-    except ConfigError as exc:
-        config = options.config
-        out.append(_row(repo, "problem", "config", {"message": str(exc)}))
-    result = scan_files(root, repo, candidates, skipped, in_task(config))
-    out.append(_row(repo, "repo", repo, {"root": root, "config": config.source or ""}))
     texts = {r.path: r.content for r in live if r.content is not None}
+    config, problems = task_config(repo, texts.get, options)
+    return problems + scan_candidates(repo, root, candidates, skipped, texts.get, config, options)
+
+
+def unit_task(unit: local.Unit, options: AuditOptions) -> list[dict[str, Any]]:
+    """List and scan one folder of a local or mounted file system (see `subguard.audit.local`)."""
+    if unit.kind != "repo":
+        return [file_row("", rec) for rec in local.list_outside(unit)]
+
+    def read(rel: str) -> bytes | None:
+        try:
+            return read_limited(f"{unit.path}/{rel}", config.max_file_size)
+        except OSError:
+            return None
+
+    config = options.config  # read's size limit until the repo's own config is known
+    config, problems = task_config(unit.repo, read, options)
+    candidates, skipped = local.list_repo(unit, config.max_file_size)
+    return problems + scan_candidates(unit.repo, f"file:{unit.path}", candidates, skipped, read, config, options)
+
+
+def task_config(repo: str, read: Reader, options: AuditOptions) -> tuple[Config, list[dict[str, Any]]]:
+    """The repo's config (else the audit's), and a problem row when the repo's file is broken."""
+    try:
+        return repo_config(read, options.config), []
+    except ConfigError as exc:
+        return options.config, [_row(repo, "problem", "config", {"message": str(exc)})]
+
+
+def scan_candidates(
+    repo: str, root: str, candidates: Sequence[Candidate], skipped: Sequence[FileRecord], read: Reader,
+    config: Config, options: AuditOptions,
+) -> list[dict[str, Any]]:
+    """Scan one repository and judge it alone (repo-local rules), as `subguard check` on it would.
+
+    `read` gives the content of a file of the repo (the files that may hold inline waivers);
+    `candidates` carry their content or are read by the scan itself.
+    """
+    result = scan_files(root, repo, candidates, skipped, in_task(config))
+    out = [_row(repo, "repo", repo, {"root": root, "config": config.source or ""})]
     out += [file_row(repo, rec) for rec in result.files]
     out += [consumer_row(c, "source") for c in result.consumers]
     out += [deployment_row(d) for d in result.deployments]
     _, docs = _policies(config)
-    out += [finding_row(repo, f, scope_of(f.rule, docs)) for f in local_findings(result, config, texts, options.today)]
-    out += [waiver_row(repo, w) for w in waivers_of(result, texts)]
+    out += [finding_row(repo, f, scope_of(f.rule, docs)) for f in local_findings(result, config, read, options.today)]
+    out += [waiver_row(repo, w) for w in waivers_of(result, read)]
     return out
 
 

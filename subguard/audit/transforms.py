@@ -1,7 +1,11 @@
-"""The audit's transformations: pure DataFrame -> DataFrame, no reads and no writes.
+"""The audit's transformations: DataFrame -> DataFrame, no writes, and no reads but one: the tasks of
+`extract_local` list and read the folders they are given, because no Spark source lists a local
+file system without following symbolic links (see `subguard.audit.local`).
 
-files (binaryFile rows plus the hidden files the job lists itself) -> `assign_repos` -> `mark_skips`
--> `extract` (partitioned by repo, `tasks.scan_task` per repo, one pass over the content) -> records -> `table` (files, consumers, deployments, findings) ->
+Local and mounted roots: folders (UNITS) -> `extract_local` (each task lists and scans its folders)
+-> records. Other file systems: files (binaryFile rows plus the hidden files the job lists itself)
+-> `assign_repos` -> `mark_skips` -> `extract` (partitioned by repo, `tasks.scan_task` per repo, one
+pass over the content) -> records. Then records -> `table` (files, consumers, deployments, findings) ->
 `subscriptions` -> `judge_groups` (one task per consumer group, `tasks.group_task`) -> `groups`.
 Rules are never re-implemented here: the tasks call the same scan and engine as `subguard check`.
 """
@@ -17,6 +21,7 @@ from pyspark.sql import Column, DataFrame, Row, SparkSession
 from pyspark.sql import functions as F
 
 from subguard.audit import tasks
+from subguard.audit.local import EXCLUDED, HIDDEN_TOP, OUTSIDE, Unit
 from subguard.audit.sources import repo_of_jsonl
 from subguard.discover import DEFAULT_EXCLUDE_DIRS
 from subguard.inventory import subscription_rows
@@ -44,8 +49,11 @@ SUBSCRIPTIONS = (
     "consumer_id string, resolution map<string,string>, repo string, name_server string, namespace string, "
     "instance_name string, unresolved map<string,string>"
 )
-OUTSIDE = "not inside a repository (top-level file of an organisation folder)"
-HIDDEN_TOP = "in a hidden folder of an organisation folder (not a repository)"
+UNITS = "path string, repo string, kind string, nested array<string>"
+UNREAD_HIDDEN = (
+    "not read: Spark's readers skip names starting with . or _, and the task could not open it itself "
+    "(not on a local or mounted file system, or unreadable)"
+)
 
 
 # --- files -----------------------------------------------------------------------------------------
@@ -93,9 +101,10 @@ def mark_skips(files: DataFrame, max_size: int) -> DataFrame:
     reason = (
         F.when((F.col("repo") == "") & F.col("path").contains("/"), F.lit(HIDDEN_TOP))
         .when(F.col("repo") == "", F.lit(OUTSIDE))
-        .when(_excluded(F.col("path")), F.lit("in a folder subguard does not scan (build output, VCS, dependencies)"))
+        .when(_excluded(F.col("path")), F.lit(EXCLUDED))
         .when(F.col("size") > max_size,
               F.format_string("larger than the size limit (%d > %d bytes)", F.col("size"), F.lit(max_size)))
+        .when(F.col("content").isNull(), F.lit(UNREAD_HIDDEN))
     )
     return files.withColumn("skip_reason", reason)
 
@@ -104,7 +113,8 @@ def mark_skips(files: DataFrame, max_size: int) -> DataFrame:
 
 
 def _records(spark: SparkSession, rows: RDD[dict[str, Any]]) -> DataFrame:
-    return spark.createDataFrame(rows.map(lambda d: (d["repo"], d["kind"], d["key"], d["payload"])), RECORDS)
+    # rows are built by our own tasks: per-row schema verification in Python would only cost time
+    return spark.createDataFrame(rows.map(lambda d: (d["repo"], d["kind"], d["key"], d["payload"])), RECORDS, verifySchema=False)
 
 
 _SCAN_COLS = ("repo", "root", "path", "uri", "size", "content", "skip_reason")
@@ -138,6 +148,18 @@ def extract(files: DataFrame, options: tasks.AuditOptions, partitions: int | Non
     cols = files.select(*[content if c == "content" else c for c in _SCAN_COLS])
     by_repo = cols.repartition(n, "repo").sortWithinPartitions("repo", "path")
     return _records(spark, by_repo.rdd.mapPartitions(lambda rows: _scan_partition(rows, options)))
+
+
+def _unit_partition(rows: Iterable[Row], options: tasks.AuditOptions) -> Iterator[dict[str, Any]]:
+    for r in rows:
+        yield from tasks.unit_task(Unit(r[0], r[1], r[2], tuple(r[3] or ())), options)
+
+
+def extract_local(units: DataFrame, options: tasks.AuditOptions) -> DataFrame:
+    """Folders of a local or mounted file system (UNITS rows) -> records: each task lists and scans
+    its folders itself (`tasks.unit_task`: links never followed, special files never opened), so
+    no file content crosses the JVM. One task per partition of `units`, as the job partitioned it."""
+    return _records(units.sparkSession, units.rdd.mapPartitions(lambda rows: _unit_partition(rows, options)))
 
 
 def missing_repo_records(missing: DataFrame) -> DataFrame:
@@ -222,7 +244,8 @@ def judge_groups(consumers: DataFrame, waivers: DataFrame, options: tasks.AuditO
     known = consumers.where(F.col("group").isNotNull() & (F.col("group") != "")).select("group", "repo", "json", "env_hint")
     waived = known.select("group", "repo").distinct().join(waivers.select("repo", "payload"), "repo")
     members = known.rdd.map(lambda r: (r.group, r))
-    by_group = members.cogroup(waived.rdd.map(lambda r: (r.group, r.payload)))
+    n = int(consumers.sparkSession.conf.get("spark.sql.shuffle.partitions") or "8")
+    by_group = members.cogroup(waived.rdd.map(lambda r: (r.group, r.payload)), numPartitions=n)
     rows = by_group.flatMap(lambda kv: _judge(kv[0], kv[1][0], kv[1][1], options))
     return _records(consumers.sparkSession, rows)
 

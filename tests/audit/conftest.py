@@ -16,13 +16,11 @@ REPOS = sorted(p.name for p in ORG.iterdir() if p.is_dir())
 
 @pytest.fixture(scope="session")
 def spark() -> Iterator[Any]:
-    pyspark = pytest.importorskip("pyspark.sql")
-    session = (
-        pyspark.SparkSession.builder.master("local[2]").appName("subguard-audit-tests")
-        .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.shuffle.partitions", "4").getOrCreate()
-    )
-    session.sparkContext.setLogLevel("ERROR")
+    pytest.importorskip("pyspark.sql")
+    from subguard.audit import job
+
+    session = job.session("local[2]", app="subguard-audit-tests")  # the job's own settings
+    session.conf.set("spark.sql.shuffle.partitions", "4")
     yield session
     session.stop()
 

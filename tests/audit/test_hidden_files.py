@@ -64,11 +64,13 @@ def _rows(spark: Any, out: Path, name: str) -> list[dict[str, Any]]:
     return [r.asDict(recursive=True) for r in spark.read.parquet(str(out / name)).collect()]
 
 
+@pytest.mark.parametrize("reader", ["auto", "binaryfile"])
 def test_hidden_files_are_listed_scanned_and_judged_as_check_does(
-    spark: Any, hidden_org: Path, tmp_path: Path
+    spark: Any, hidden_org: Path, tmp_path: Path, reader: str
 ) -> None:
+    """Both readers: the tasks' own listing (local roots) and binaryFile plus the job's hidden-file pass."""
     out = tmp_path / "out"
-    run(spark, [str(hidden_org)], out)
+    run(spark, [str(hidden_org)], out, reader=reader)
     files = {(r["repo"], r["path"]): r for r in _rows(spark, out, "files")}
     expected = {("hidden-py", rel) for rel in FILES} | {("", ".DS_Store")}
     assert set(files) == expected

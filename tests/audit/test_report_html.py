@@ -33,6 +33,16 @@ def test_summary_counts() -> None:
     assert "1 missing repo(s)" in summary.headline(s)
 
 
+def test_exit_code_follows_fail_on() -> None:
+    s = small_summary()
+    active = s["findings"]["by_severity"]
+    assert [summary.exit_code(s, f) for f in ("none", "error", "warning", "note")] == [
+        0, int(active["error"] > 0), int(active["error"] + active["warning"] > 0), int(sum(active.values()) > 0),
+    ]
+    quiet = {**s, "findings": {**s["findings"], "by_severity": {"error": 0, "warning": 0, "note": 1}}}
+    assert [summary.exit_code(quiet, f) for f in ("error", "warning", "note")] == [0, 0, 1]
+
+
 def test_html_is_self_contained_and_escaped() -> None:
     page = report_html.render(small_summary())
     assert "http://" not in page.replace("http://www.w3.org", "") and "https://" not in page

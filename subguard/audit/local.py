@@ -1,0 +1,188 @@
+"""Repositories on a local or mounted file system, listed and read inside the audit's Spark tasks.
+
+Hadoop's local file system, under Spark's `binaryFile` source, follows symbolic links: a directory
+link `up -> ..` makes the listing loop until it runs out of depth, and a file link to
+`/etc/passwd` is read as if it were in the repository. So for `file:` roots the job hands each
+task one folder (a `Unit`) and the task walks it the way `subguard check` does: `lstat` only,
+links and special files recorded as skipped and never followed or opened, files read with
+`O_NOFOLLOW | O_NONBLOCK` by the scan itself. Every entry below the unit ends as a file record.
+
+Plain Python, no Spark: `transforms.extract_local` runs `scan_unit` in the tasks.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Literal
+
+from subguard.discover import DEFAULT_EXCLUDE_DIRS, Candidate, classify, git_files
+from subguard.model import FileRecord, FileStatus
+
+UnitKind = Literal["repo", "hidden", "loose"]
+OUTSIDE = "not inside a repository (top-level file of an organisation folder)"
+HIDDEN_TOP = "in a hidden folder of an organisation folder (not a repository)"
+EXCLUDED = "in a folder subguard does not scan (build output, VCS, dependencies)"
+GIT_IGNORED = "ignored by git (.gitignore)"
+LINK = "symbolic link (not followed)"
+SPECIAL = "not a regular file (device, FIFO or socket)"
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One folder a task lists: a repository, a hidden first-level folder of an organisation folder
+    (`hidden`: every file skipped), or the top level of an organisation folder (`loose`: its files)."""
+
+    path: str  # absolute local path of the folder
+    repo: str  # "" outside any repository
+    kind: UnitKind
+    nested: tuple[str, ...] = ()  # absolute paths of other units' folders inside this one: not walked here
+
+
+def local_path(uri: str) -> str | None:
+    """The local path of a `file:` URI (or a plain absolute path); None for any other scheme."""
+    if uri.startswith("file:"):
+        rest = uri[5:]
+        return "/" + rest.lstrip("/") if rest.startswith("/") else None
+    return uri if uri.startswith("/") else None
+
+
+def is_hidden_top(name: str) -> bool:
+    """A first-level folder of an organisation folder that is no repository (`.git`, `_archive`)."""
+    return name.startswith((".", "_"))
+
+
+def _excluded(name: str) -> bool:
+    return name in DEFAULT_EXCLUDE_DIRS or name.endswith(".egg-info")
+
+
+def _record(rel: str, reason: str, size: int = 0) -> FileRecord:
+    return FileRecord(path=rel, status=FileStatus.SKIPPED, reason=reason, size=size)
+
+
+def _entry_record(rel: str, entry: os.DirEntry[str], reason: str) -> FileRecord:
+    """A skipped entry's record: links and special files say what they are, whatever the folder."""
+    try:
+        st = entry.stat(follow_symlinks=False)
+    except OSError as exc:
+        return _record(rel, f"cannot stat: {exc.strerror}")
+    if stat.S_ISLNK(st.st_mode):
+        return _record(rel, LINK)
+    if not stat.S_ISREG(st.st_mode):
+        return _record(rel, SPECIAL)
+    return _record(rel, reason, st.st_size)
+
+
+def walk(root: str, nested: frozenset[str] = frozenset()) -> Iterator[tuple[str, os.DirEntry[str], bool]]:
+    """(relative path, entry, inside an excluded folder) for every non-folder entry below `root`.
+
+    Folder links are entries, not folders (never followed); `nested` folders are left out; an
+    unreadable folder is left out too (its files cannot be named).
+    """
+    stack: list[tuple[str, bool]] = [("", False)]
+    while stack:
+        rel, excluded = stack.pop()
+        full = f"{root}/{rel}" if rel else root
+        try:
+            with os.scandir(full) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError:
+            continue
+        for entry in entries:
+            child = f"{rel}/{entry.name}" if rel else entry.name
+            try:
+                is_dir = entry.is_dir(follow_symlinks=False)
+            except OSError:
+                is_dir = False
+            if is_dir:
+                if f"{root}/{child}" not in nested:
+                    stack.append((child, excluded or _excluded(entry.name)))
+            else:
+                yield child, entry, excluded
+
+
+def list_repo(unit: Unit, max_size: int) -> tuple[list[Candidate], list[FileRecord]]:
+    """A repository's files, classified as `subguard check` classifies them (same reasons), plus the
+    files `check` never lists (excluded folders, git-ignored files) as skipped records."""
+    tracked = git_files(unit.path)  # None outside a work tree (or without git): every file counts
+    keep = set(tracked) if tracked is not None else None
+    candidates: list[Candidate] = []
+    skipped: list[FileRecord] = []
+    root = unit.path
+    for rel, entry, excluded in walk(root, frozenset(unit.nested)):
+        if excluded:
+            skipped.append(_entry_record(rel, entry, EXCLUDED))
+        elif keep is not None and rel not in keep:
+            skipped.append(_entry_record(rel, entry, GIT_IGNORED))
+        else:
+            cand, rec = classify(root, rel, max_size)
+            if cand is not None:
+                candidates.append(cand)
+            elif rec is not None:
+                skipped.append(rec)
+    return candidates, skipped
+
+
+def list_outside(unit: Unit) -> list[FileRecord]:
+    """The records of a `hidden` or `loose` unit: everything skipped, paths relative to the
+    organisation folder (`loose`: only the top-level entries that are not folders)."""
+    base, name = unit.path.rsplit("/", 1) if unit.kind == "hidden" else (unit.path, "")
+    if unit.kind == "hidden":
+        return [_entry_record(f"{name}/{rel}", e, HIDDEN_TOP)
+                for rel, e, _ in walk(unit.path, frozenset(unit.nested))]
+    out: list[FileRecord] = []
+    try:
+        with os.scandir(base) as it:
+            entries = sorted(it, key=lambda e: e.name)
+    except OSError as exc:
+        return [FileRecord(path=".", status=FileStatus.FAILED, reason=f"cannot list: {exc.strerror}")]
+    for entry in entries:
+        try:
+            is_dir = entry.is_dir(follow_symlinks=False)
+        except OSError:
+            is_dir = False
+        if not is_dir:
+            out.append(_entry_record(entry.name, entry, OUTSIDE))
+    return out
+
+
+def first_level(path: str) -> list[tuple[str, bool]]:
+    """(name, is a real folder) of a local folder's entries; a link to a folder is not one."""
+    out: list[tuple[str, bool]] = []
+    with os.scandir(path) as it:
+        for entry in it:
+            try:
+                out.append((entry.name, entry.is_dir(follow_symlinks=False)))
+            except OSError:
+                out.append((entry.name, False))
+    return sorted(out)
+
+
+def plan_units(roots: list[tuple[str, str, str]]) -> list[Unit]:
+    """The units of local roots (base path, mode, repo): `parent` -> one unit per first-level
+    folder plus one `loose` unit for the base's own files; `repo` -> the base itself.
+
+    A folder named twice (an inventory entry inside an organisation folder) is one unit, named as
+    the inventory names it; a unit inside another is walked by the inner one only.
+    """
+    by_path: dict[str, Unit] = {}
+    for base, mode, repo in roots:
+        if mode == "repo":
+            by_path[base] = Unit(base, repo, "repo")
+            continue
+        by_path.setdefault(f"{base}/", Unit(base, "", "loose"))
+        for name, is_dir in first_level(base):
+            if is_dir:
+                kind: UnitKind = "hidden" if is_hidden_top(name) else "repo"
+                by_path.setdefault(f"{base}/{name}", Unit(f"{base}/{name}", "" if kind == "hidden" else name, kind))
+    folders = sorted(p for p, u in by_path.items() if u.kind != "loose")
+    units: list[Unit] = []
+    for key, unit in sorted(by_path.items()):
+        if unit.kind == "loose":
+            units.append(unit)
+            continue
+        inner = tuple(p for p in folders if p.startswith(f"{unit.path}/"))
+        units.append(Unit(unit.path, unit.repo, unit.kind, inner))
+    return units
