@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import stat
 import subprocess
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -84,13 +84,18 @@ def _git_ignored(root: Path) -> bool:
     return proc.returncode == 0
 
 
-def _walk(root: Path, exclude_dirs: frozenset[str]) -> Iterable[str]:
-    """All entries below root (files, links, specials), not following directory links."""
-    stack = [""]
+def walk_tree(root: str, enter: Callable[[str, str, bool], bool | None]) -> Iterator[tuple[str, os.DirEntry[str], bool]]:
+    """(relative path, entry, flag) for every entry below `root` that is not a real folder.
+
+    Folder links are entries, never followed. For each real folder, `enter(relative path, name,
+    parent's flag)` returns None to leave it out, else the flag its entries carry. Unreadable
+    folders are left out (their entries cannot be named).
+    """
+    stack: list[tuple[str, bool]] = [("", False)]
     while stack:
-        rel = stack.pop()
+        rel, flag = stack.pop()
         try:
-            with os.scandir(root / rel if rel else root) as it:
+            with os.scandir(f"{root}/{rel}" if rel else root) as it:
                 entries = sorted(it, key=lambda e: e.name)
         except OSError:
             continue
@@ -100,11 +105,23 @@ def _walk(root: Path, exclude_dirs: frozenset[str]) -> Iterable[str]:
                 is_dir = entry.is_dir(follow_symlinks=False)
             except OSError:
                 is_dir = False
-            if is_dir:
-                if entry.name not in exclude_dirs and not entry.name.endswith(".egg-info"):
-                    stack.append(child)
-            else:
-                yield child
+            if not is_dir:
+                yield child, entry, flag
+                continue
+            inner = enter(child, entry.name, flag)
+            if inner is not None:
+                stack.append((child, inner))
+
+
+def excluded_dir(name: str, exclude_dirs: frozenset[str] = DEFAULT_EXCLUDE_DIRS) -> bool:
+    """A folder `subguard check` never walks into (VCS, dependencies, build output)."""
+    return name in exclude_dirs or name.endswith(".egg-info")
+
+
+def _walk(root: Path, exclude_dirs: frozenset[str]) -> Iterable[str]:
+    """All entries below root (files, links, specials), not following directory links."""
+    keep = lambda rel, name, flag: None if excluded_dir(name, exclude_dirs) else False
+    return (rel for rel, _, _ in walk_tree(str(root), keep))
 
 
 def classify(root: Path | str, rel: str, max_size: int) -> tuple[Candidate | None, FileRecord | None]:

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Literal
 
-from subguard.discover import DEFAULT_EXCLUDE_DIRS, Candidate, classify, git_files
+from subguard.discover import Candidate, classify, excluded_dir, git_files, walk_tree
 from subguard.model import FileRecord, FileStatus
 
 UnitKind = Literal["repo", "hidden", "loose"]
@@ -54,10 +54,6 @@ def is_hidden_top(name: str) -> bool:
     return name.startswith((".", "_"))
 
 
-def _excluded(name: str) -> bool:
-    return name in DEFAULT_EXCLUDE_DIRS or name.endswith(".egg-info")
-
-
 def _record(rel: str, reason: str, size: int = 0) -> FileRecord:
     return FileRecord(path=rel, status=FileStatus.SKIPPED, reason=reason, size=size)
 
@@ -76,31 +72,12 @@ def _entry_record(rel: str, entry: os.DirEntry[str], reason: str) -> FileRecord:
 
 
 def walk(root: str, nested: frozenset[str] = frozenset()) -> Iterator[tuple[str, os.DirEntry[str], bool]]:
-    """(relative path, entry, inside an excluded folder) for every non-folder entry below `root`.
+    """(relative path, entry, inside an excluded folder) for every non-folder entry below `root`;
+    folder links are entries (never followed); `nested` folders are left out."""
+    def enter(rel: str, name: str, excluded: bool) -> bool | None:
+        return None if f"{root}/{rel}" in nested else excluded or excluded_dir(name)
 
-    Folder links are entries, not folders (never followed); `nested` folders are left out; an
-    unreadable folder is left out too (its files cannot be named).
-    """
-    stack: list[tuple[str, bool]] = [("", False)]
-    while stack:
-        rel, excluded = stack.pop()
-        full = f"{root}/{rel}" if rel else root
-        try:
-            with os.scandir(full) as it:
-                entries = sorted(it, key=lambda e: e.name)
-        except OSError:
-            continue
-        for entry in entries:
-            child = f"{rel}/{entry.name}" if rel else entry.name
-            try:
-                is_dir = entry.is_dir(follow_symlinks=False)
-            except OSError:
-                is_dir = False
-            if is_dir:
-                if f"{root}/{child}" not in nested:
-                    stack.append((child, excluded or _excluded(entry.name)))
-            else:
-                yield child, entry, excluded
+    return walk_tree(root, enter)
 
 
 def list_repo(unit: Unit, max_size: int) -> tuple[list[Candidate], list[FileRecord]]:
