@@ -1,5 +1,3 @@
-import sys
+from subguard.entry import main
 
-from subguard.cli import main
-
-sys.exit(main())
+main()

@@ -136,6 +136,20 @@ def find_config(start: Path) -> Path | None:
     return None
 
 
+def config_lookups(start: Path) -> list[Path]:
+    """Every path `find_config` may look at from `start` (present or not): what a memoised run
+    depends on, since a config file appearing in one of them changes the run."""
+    here = start.resolve()
+    if here.is_file():
+        here = here.parent
+    out: list[Path] = []
+    for folder in (here, *here.parents):
+        out += [folder / ".subguard.yaml", folder / ".subguard.yml", folder / "pyproject.toml", folder / ".git"]
+        if (folder / ".git").exists():
+            break
+    return out
+
+
 def load_config(explicit: Path | None, start: Path) -> Config:
     """The explicit file if given, else the nearest one, else defaults."""
     path = explicit if explicit is not None else find_config(start)

@@ -8,20 +8,14 @@ from __future__ import annotations
 
 import os
 import stat
-import subprocess
-from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from subguard.listing import DEFAULT_EXCLUDE_DIRS, excluded_dir, git_files, root_names, walk_tree
 from subguard.model import FileRecord, FileStatus
 
-DEFAULT_EXCLUDE_DIRS = frozenset(
-    {
-        ".git", ".hg", ".svn", ".venv", "venv", "env", ".env", ".tox", ".nox", "node_modules",
-        "__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".subguard_cache", "build",
-        "dist", "target", "out", ".gradle", ".idea", ".eggs", "site-packages", ".terraform",
-    }
-)
+__all__ = ["DEFAULT_EXCLUDE_DIRS", "Candidate", "classify", "discover", "excluded_dir", "git_files", "read_limited", "walk_tree"]
+
 DEFAULT_MAX_FILE_SIZE = 2 * 1024 * 1024
 
 
@@ -41,87 +35,6 @@ class Discovery:
     root: str
     candidates: tuple[Candidate, ...]
     skipped: tuple[FileRecord, ...]
-
-
-def git_files(root: Path | str) -> list[str] | None:
-    """What git lists below `root`: tracked plus untracked-not-ignored files, relative to root.
-
-    None outside a work tree, and for a root the enclosing repository ignores (a vendored tree, a
-    Python installation inside a git-managed tool directory): asked for explicitly, it is walked.
-    """
-    names = _git_listing(Path(root))
-    if names is None or (not names and _git_ignored(Path(root))):
-        return None
-    return [n for n in names if not (set(n.split("/")[:-1]) & {".git"})]
-
-
-def _git_listing(root: Path) -> list[str] | None:
-    try:
-        top = subprocess.run(
-            ["git", "-C", str(root), "rev-parse", "--show-toplevel"],
-            capture_output=True, text=True, timeout=30, check=False,
-        )
-        if top.returncode != 0:
-            return None
-        listing = subprocess.run(
-            ["git", "-C", str(root), "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", "."],
-            capture_output=True, timeout=120, check=False,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    if listing.returncode != 0:
-        return None
-    names = listing.stdout.decode("utf-8", "surrogateescape").split("\0")
-    return sorted({n for n in names if n})
-
-
-def _git_ignored(root: Path) -> bool:
-    """Whether the enclosing work tree ignores `root` itself."""
-    try:
-        proc = subprocess.run(["git", "-C", str(root), "check-ignore", "-q", "."], capture_output=True, timeout=30, check=False)
-    except (OSError, subprocess.SubprocessError):
-        return False
-    return proc.returncode == 0
-
-
-def walk_tree(root: str, enter: Callable[[str, str, bool], bool | None]) -> Iterator[tuple[str, os.DirEntry[str], bool]]:
-    """(relative path, entry, flag) for every entry below `root` that is not a real folder.
-
-    Folder links are entries, never followed. For each real folder, `enter(relative path, name,
-    parent's flag)` returns None to leave it out, else the flag its entries carry. Unreadable
-    folders are left out (their entries cannot be named).
-    """
-    stack: list[tuple[str, bool]] = [("", False)]
-    while stack:
-        rel, flag = stack.pop()
-        try:
-            with os.scandir(f"{root}/{rel}" if rel else root) as it:
-                entries = sorted(it, key=lambda e: e.name)
-        except OSError:
-            continue
-        for entry in entries:
-            child = f"{rel}/{entry.name}" if rel else entry.name
-            try:
-                is_dir = entry.is_dir(follow_symlinks=False)
-            except OSError:
-                is_dir = False
-            if not is_dir:
-                yield child, entry, flag
-                continue
-            inner = enter(child, entry.name, flag)
-            if inner is not None:
-                stack.append((child, inner))
-
-
-def excluded_dir(name: str, exclude_dirs: frozenset[str] = DEFAULT_EXCLUDE_DIRS) -> bool:
-    """A folder `subguard check` never walks into (VCS, dependencies, build output)."""
-    return name in exclude_dirs or name.endswith(".egg-info")
-
-
-def _walk(root: Path, exclude_dirs: frozenset[str]) -> Iterable[str]:
-    """All entries below root (files, links, specials), not following directory links."""
-    keep = lambda rel, name, flag: None if excluded_dir(name, exclude_dirs) else False
-    return (rel for rel, _, _ in walk_tree(str(root), keep))
 
 
 def classify(root: Path | str, rel: str, max_size: int) -> tuple[Candidate | None, FileRecord | None]:
@@ -149,8 +62,7 @@ def discover(root: Path, exclude_dirs: frozenset[str] = DEFAULT_EXCLUDE_DIRS, ma
     if root.is_file():
         cand, rec = classify(root.parent, root.name, max_size)
         return Discovery(str(root.parent), tuple([cand] if cand else []), tuple([rec] if rec else []))
-    listed = git_files(root)
-    names = list(_walk(root, exclude_dirs)) if listed is None else listed
+    names = root_names(root, exclude_dirs)
     candidates: list[Candidate] = []
     skipped: list[FileRecord] = []
     for rel in names:

@@ -244,16 +244,20 @@ def _all_failed(ex: Extractor, files: Sequence[SourceFile], reason: str) -> Extr
 _AFTER_SCAN = {"select", "ignore", "fail_on", "baseline", "waivers", "no_inline_waivers", "simulate", "cache_dir"}
 
 
-def open_cache(root: Path, config: Config, key: str = "") -> ContentCache:
-    """The content cache of a scan root: `cache-dir` from config (relative to the root), else the
-    `SUBGUARD_CACHE_DIR` environment variable, else `<root>/.subguard_cache`. A directory shared by
-    several roots keeps one set of files per root (the root is part of the namespace)."""
-    from subguard import __version__
-
+def cache_directory(root: Path, config: Config) -> Path:
+    """Where a root's content cache lives: `cache-dir` from config (relative to the root), else the
+    `SUBGUARD_CACHE_DIR` environment variable, else `<root>/.subguard_cache`."""
     env_dir = os.environ.get("SUBGUARD_CACHE_DIR")
     directory = Path(config.cache_dir) if config.cache_dir else Path(env_dir) if env_dir else root / ".subguard_cache"
-    if not directory.is_absolute():
-        directory = root / directory
+    return directory if directory.is_absolute() else root / directory
+
+
+def open_cache(root: Path, config: Config, key: str = "") -> ContentCache:
+    """The content cache of a scan root (`cache_directory`). A directory shared by several roots
+    keeps one set of files per root (the root is part of the namespace)."""
+    from subguard import __version__
+
+    directory = cache_directory(root, config)
     # fields that only act after the scan (rule selection, waivers, thresholds) do not split the cache
     scan_config = config.model_dump_json(exclude=_AFTER_SCAN)
     # the extractors' code too: a development build at the same version must not reuse stale parses

@@ -28,10 +28,10 @@ from typing import IO, Any, TypeVar
 import click
 
 from subguard import baseline as baseline_mod
-from subguard import suppress
-from subguard.cache import MemoFile, code_stamp, namespace
+from subguard import runmemo, suppress
+from subguard.cache import MemoFile, code_stamp, namespace, user_cache_dir
 from subguard.commands.common import load_or_fail, scan_paths, stats_text
-from subguard.config import Config
+from subguard.config import Config, config_lookups
 from subguard.discover import read_limited
 from subguard.engine import evaluate, selected
 from subguard.model import Consumer, FileStatus, Finding, Location, RuleDoc, Severity
@@ -39,7 +39,7 @@ from subguard.parallel import pmap, worker_count
 from subguard.policy import Policy, PolicyError, load_policy_set, policy_dirs, rule_docs
 from subguard.report import FORMATS, ReportContext, Root, render, summary_line, use_color
 from subguard.report.members import attach_members
-from subguard.scan import ScanResult
+from subguard.scan import ScanResult, cache_directory
 
 FAIL_ON = ("error", "warning", "note", "none")
 F = TypeVar("F", bound=Callable[..., Any])
@@ -292,6 +292,24 @@ def _write(target: str, text: str) -> None:
         Path(target).write_text(text, encoding="utf-8", errors="backslashreplace")
     except OSError as exc:
         raise CheckError(f"cannot write {target}: {exc.strerror or exc}") from None
+    runmemo.note_output(target, text)
+
+
+def _note_inputs(
+    roots: Sequence[str], config: Config, config_file: str | None, policy_folders: Sequence[Path],
+    baseline_file: str | None, outputs: Sequence[str], cached: bool,
+) -> None:
+    """Tell the run memo (when it records) what this run depends on, before anything is read."""
+    if runmemo.ACTIVE is None:
+        return
+    files = [str(p) for p in config_lookups(Path(roots[0]))] if not config_file else [config_file]
+    for folder in policy_folders:
+        files.append(str(folder))
+        files += [str(f) for f in sorted(folder.glob("*.y*ml"))] if folder.is_dir() else []
+    files += [baseline_file] if baseline_file else []
+    caches = [str(cache_directory(Path(r).resolve(), config)) for r in roots if cached and Path(r).is_dir()]
+    caches += [str(user_cache_dir())]
+    runmemo.note_inputs(roots, files, caches, [*outputs, *caches])
 
 
 def _context(results: Sequence[ScanResult], color: bool) -> ReportContext:
@@ -348,6 +366,10 @@ def check(
     if threshold not in FAIL_ON:
         raise CheckError(f"{config.source or 'config'}: fail-on must be one of {', '.join(FAIL_ON)}, got {threshold!r}")
     policies, docs, config, digest = _load_rules(config, extra_policies)
+    if write_baseline:
+        runmemo.spoil("writes a baseline")
+    _note_inputs(roots, config, config_file, _policy_dirs(config, extra_policies), baseline_file,
+                 [p for p in (output, *(t for _, t in extra_reports)) if p], not no_cache)
     results = scan_paths(roots, config, cache_key=None if no_cache else digest)
     findings = evaluate(results, policies, config)  # selection applied, extractor findings included
     findings = [baseline_mod.with_fingerprint(f) for f in findings]

@@ -1,0 +1,34 @@
+"""Console entry point: an unchanged `check` is answered from the run memo before the CLI loads."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+
+def run(argv: Sequence[str]) -> int:
+    """The exit code of `subguard ARGV...`; `check` runs are replayed or recorded (`subguard.runmemo`)."""
+    for stream in (sys.stdout, sys.stderr):  # scanned values may hold lone surrogates: escape, never crash
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="backslashreplace")
+    if list(argv[:1]) != ["check"]:
+        from subguard.cli import main
+
+        return main(argv)
+    from subguard import runmemo
+
+    replayed = runmemo.replay(argv[1:])
+    if replayed is not None:
+        return replayed
+    with runmemo.recording(argv[1:]) as recorder:
+        from subguard.cli import main
+
+        code = main(argv)
+    if recorder is not None:
+        recorder.finish(code)
+    return code
+
+
+def main() -> None:
+    sys.exit(run(sys.argv[1:]))

@@ -1,0 +1,125 @@
+"""The run memo: an unchanged `subguard check` is replayed, any changed input runs it for real.
+
+Every test runs the real console entry (`python -m subguard`) in a subprocess with its own user
+cache, as a pre-commit hook would.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+CONSUMER = '''from rocketmq.client import PushConsumer
+
+
+def start(handle):
+    c = PushConsumer("GID_MEMO")
+    c.set_name_server_address("ns:9876")
+    c.subscribe("TopicMemo", handle, "{tags}")
+    c.start()
+'''
+
+
+@pytest.fixture()
+def repo(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    (root / "a").mkdir(parents=True)
+    (root / "b").mkdir()
+    (root / "a" / "one.py").write_text(CONSUMER.format(tags="TagA"))
+    (root / "b" / "two.py").write_text(CONSUMER.format(tags="TagA"))
+    return root
+
+
+def _check(repo: Path, *args: str, importtime: bool = False) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "XDG_CACHE_HOME": str(repo.parent / "xdg"), "NO_COLOR": "1"}
+    env.pop("SUBGUARD_CACHE_DIR", None)  # the default: <root>/.subguard_cache, inside the root
+    env.pop("SUBGUARD_NO_RUN_MEMO", None)
+    cmd = [sys.executable, *(["-X", "importtime"] if importtime else []), "-m", "subguard", "check", ".", "--no-simulate", *args]
+    return subprocess.run(cmd, cwd=repo, capture_output=True, text=True, timeout=120, env=env, check=False)
+
+
+def _replayed(proc: subprocess.CompletedProcess[str]) -> bool:
+    """Whether the run was answered without loading the engine (`-X importtime` lists every import)."""
+    return "subguard.runmemo" in proc.stderr and "subguard.engine" not in proc.stderr
+
+
+def _memos(repo: Path) -> list[Path]:
+    return sorted((repo.parent / "xdg" / "subguard" / "runs").glob("*.memo"))
+
+
+def test_unchanged_tree_is_replayed_identically(repo: Path) -> None:
+    first = _check(repo)
+    assert first.returncode == 0, first.stderr
+    second = _check(repo, importtime=True)
+    assert _replayed(second)
+    assert second.returncode == first.returncode and second.stdout == first.stdout
+    assert first.stderr in second.stderr  # the replayed summary line, after the import timings
+
+
+def test_a_changed_file_runs_for_real(repo: Path) -> None:
+    assert _check(repo).returncode == 0
+    (repo / "b" / "two.py").write_text(CONSUMER.format(tags="TagB"))
+    proc = _check(repo, importtime=True)
+    assert not _replayed(proc)
+    assert proc.returncode == 1 and "SG102" in proc.stdout
+    again = _check(repo, importtime=True)  # and that new state is replayed in turn
+    assert _replayed(again) and again.returncode == 1 and again.stdout == proc.stdout
+
+
+def test_new_file_config_and_parent_config_are_inputs(repo: Path) -> None:
+    assert _check(repo).returncode == 0
+    (repo / "c.py").write_text(CONSUMER.format(tags="TagC"))
+    assert "SG102" in _check(repo).stdout
+    (repo / ".subguard.yaml").write_text('ignore: ["SG102"]\n')
+    assert "SG102" not in _check(repo).stdout
+    (repo / ".subguard.yaml").unlink()
+    assert "SG102" in _check(repo).stdout
+    (repo.parent / ".subguard.yaml").write_text('ignore: ["SG102"]\n')  # found by walking up from the root
+    assert "SG102" not in _check(repo).stdout
+
+
+def test_arguments_and_environment_are_part_of_the_key(repo: Path) -> None:
+    (repo / "b" / "two.py").write_text(CONSUMER.format(tags="TagB"))
+    text = _check(repo)
+    as_json = _check(repo, "--format", "json")
+    assert text.stdout != as_json.stdout and as_json.stdout.lstrip().startswith("[")
+    assert _check(repo, "--fail-on", "none").returncode == 0
+    assert _check(repo).returncode == 1
+    assert len(_memos(repo)) == 3
+
+
+def test_output_file_is_rewritten_on_replay(repo: Path) -> None:
+    out = repo / "report.sarif"
+    first = _check(repo, "--format", "sarif", "-o", str(out))
+    written = out.read_text()
+    out.unlink()
+    second = _check(repo, "--format", "sarif", "-o", str(out), importtime=True)
+    assert _replayed(second)  # the report inside the root is the run's own output, not an input
+    assert out.read_text() == written and second.returncode == first.returncode
+
+
+def test_corrupt_cache_is_a_changed_input(repo: Path) -> None:
+    assert _check(repo).returncode == 0
+    for f in (repo / ".subguard_cache").glob("*.pickle"):
+        f.write_bytes(b"garbage")
+    proc = _check(repo, importtime=True)
+    assert not _replayed(proc) and "warning: cache ignored" in proc.stderr
+
+
+def test_no_cache_and_write_baseline_are_never_memoised(repo: Path) -> None:
+    assert _check(repo, "--no-cache").returncode == 0
+    assert _check(repo, "--write-baseline", str(repo.parent / "base.json")).returncode == 0
+    assert _memos(repo) == []
+
+
+def test_a_memo_not_signed_by_this_user_is_ignored(repo: Path) -> None:
+    assert _check(repo).returncode == 0
+    (memo,) = _memos(repo)
+    blob = memo.read_bytes()
+    memo.write_bytes(blob[:-1] + bytes([blob[-1] ^ 1]))
+    proc = _check(repo, importtime=True)
+    assert not _replayed(proc) and proc.returncode == 0
