@@ -360,7 +360,7 @@ def run_audit(spark: SparkSession, args: AuditArgs, progress: Progress) -> dict[
     # extraction slice, keep every later stage from paying a task per slice
     records = cached.coalesce(spark.sparkContext.defaultParallelism)
 
-    files_df = T.table(records, "file", T.FILES)
+    files_df = T.files_table(records).persist()  # written, then counted: exploded once
     consumers = T.effective_environment(T.with_hints(T.table(records, "consumer", T.CONSUMERS), hints)).persist()
     deployments = T.table(records, "deployment", T.DEPLOYMENTS)
     waivers = records.where(F.col("kind") == "waiver").select("repo", "payload")
@@ -420,7 +420,7 @@ def run_audit(spark: SparkSession, args: AuditArgs, progress: Progress) -> dict[
     )
     repo_roots = [(r.repo, json.loads(r.payload)["root"]) for r in notes if r.kind == "repo"]
     _write_reports(fs, out, args, config, findings, summary, repo_roots, progress)
-    for df in (cached, consumers, group_records, findings, subs, groups_df):
+    for df in (cached, files_df, consumers, group_records, findings, subs, groups_df):
         df.unpersist()
     return summary
 

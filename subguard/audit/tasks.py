@@ -201,14 +201,22 @@ def local_findings(result: ScanResult, config: Config, read: Reader, today: dt.d
 # --- rows ----------------------------------------------------------------------------------------
 
 
-def _row(repo: str, kind: str, key: str, payload: dict[str, Any]) -> dict[str, Any]:
+def _row(repo: str, kind: str, key: str, payload: dict[str, Any] | list[dict[str, Any]]) -> dict[str, Any]:
     return {"repo": repo, "kind": kind, "key": key, "payload": json.dumps(payload, ensure_ascii=False, default=str)}
 
 
+def _file(rec: FileRecord) -> dict[str, Any]:
+    return {"path": rec.path, "status": rec.status.value, "reason": rec.reason, "extractor": rec.extractor, "size": rec.size}
+
+
 def file_row(repo: str, rec: FileRecord) -> dict[str, Any]:
-    return _row(repo, "file", rec.path, {
-        "path": rec.path, "status": rec.status.value, "reason": rec.reason, "extractor": rec.extractor, "size": rec.size,
-    })
+    return _row(repo, "file", rec.path, _file(rec))
+
+
+def files_row(repo: str, recs: Sequence[FileRecord]) -> dict[str, Any]:
+    """All file records of one repo in one row (payload: a JSON list): a repository of thousands of
+    files crosses into the JVM as one row, and the `files` table explodes it there."""
+    return _row(repo, "files", repo, [_file(r) for r in recs])
 
 
 def consumer_row(c: Consumer, origin: str) -> dict[str, Any]:
@@ -267,7 +275,7 @@ def scan_task(repo: str, root: str, rows: Sequence[FileRow], options: AuditOptio
 def unit_task(unit: local.Unit, options: AuditOptions) -> list[dict[str, Any]]:
     """List and scan one folder of a local or mounted file system (see `subguard.audit.local`)."""
     if unit.kind != "repo":
-        return [file_row("", rec) for rec in local.list_outside(unit)]
+        return [files_row("", local.list_outside(unit))]
 
     def read(rel: str) -> bytes | None:
         try:
@@ -300,7 +308,7 @@ def scan_candidates(
     """
     result = scan_files(root, repo, candidates, skipped, in_task(config))
     out = [_row(repo, "repo", repo, {"root": root, "config": config.source or ""})]
-    out += [file_row(repo, rec) for rec in result.files]
+    out.append(files_row(repo, result.files))
     out += [consumer_row(c, "source") for c in result.consumers]
     out += [deployment_row(d) for d in result.deployments]
     _, docs = _policies(config)

@@ -31,6 +31,7 @@ RECORDS = "repo string, kind string, key string, payload string"
 ROOTS = "base string, mode string, repo string"
 HINTS = "repo string, team string, owner string, env_hint string"
 FILES = "path string, status string, reason string, extractor string, size long"
+FILE_LIST = "array<struct<path:string, status:string, reason:string, extractor:string, size:long>>"  # FILES, as a list
 CONSUMERS = (
     "consumer_id string, group string, namespace string, client string, message_model string, consume_mode string, "
     "service string, environment string, path string, line int, subscriptions int, origin string, json string"
@@ -198,6 +199,16 @@ def table(records: DataFrame, kind: str, schema: str) -> DataFrame:
     """The records of one kind as a typed table: `repo` plus the payload's fields."""
     parsed = F.from_json("payload", schema)
     return records.where(F.col("kind") == kind).select("repo", parsed.alias("p")).select("repo", "p.*")
+
+
+def files_table(records: DataFrame) -> DataFrame:
+    """The `files` table: single file records plus the per-repo lists (`tasks.files_row`) exploded."""
+    listed = (
+        records.where(F.col("kind") == "files")
+        .select("repo", F.explode(F.from_json("payload", FILE_LIST)).alias("p"))
+        .select("repo", "p.*")
+    )
+    return table(records, "file", FILES).unionByName(listed)
 
 
 def with_hints(df: DataFrame, hints: DataFrame) -> DataFrame:
