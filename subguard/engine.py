@@ -18,7 +18,7 @@ passed through. `config.select` / `config.ignore` are id prefixes (ruff style) a
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,6 +44,11 @@ def selected(rule: str, config: Config) -> bool:
     if config.select and not any(rule.startswith(p) for p in config.select):
         return False
     return not any(rule.startswith(p) for p in config.ignore)
+
+
+def enabled_by(config: Config) -> Callable[[str], bool]:
+    """`selected` for one config, as a predicate (what waiver checks take)."""
+    return lambda rule: selected(rule, config)
 
 
 def _text(value: Any) -> str:

@@ -181,7 +181,7 @@ def apply_waivers(
     docs: Mapping[str, RuleDoc], today: dt.date,
 ) -> tuple[list[Finding], list[Finding]]:
     """Mark waived findings; returns (findings, SG903 problem findings) as `check` computes them."""
-    from subguard.commands.check import enabled_by
+    from subguard.engine import enabled_by
 
     return suppress.apply_waivers(found, inline, config, locations, docs, enabled_by(config), today)
 
@@ -412,7 +412,7 @@ def group_task(
     `waivers` the inline waivers (JSON) of the member repos. Waiver problems are reported by the
     per-repo tasks, not here.
     """
-    from subguard.commands.check import attach_impact
+    from subguard.impact import attach_impact
 
     consumers = [with_hint(Consumer.model_validate_json(js), env) for js, env in members]
     by_repo: dict[str, list[Consumer]] = {}

@@ -17,7 +17,6 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import functools
-import hashlib
 import os
 import sys
 import traceback
@@ -29,13 +28,13 @@ import click
 
 from subguard import baseline as baseline_mod
 from subguard import runmemo, suppress
-from subguard.cache import MemoFile, code_stamp, namespace, user_cache_dir
+from subguard.cache import user_cache_dir
 from subguard.commands.common import load_or_fail, scan_paths, stats_text
 from subguard.config import Config, config_lookups
 from subguard.discover import read_limited
-from subguard.engine import evaluate, selected
-from subguard.model import Consumer, FileStatus, Finding, Location, RuleDoc, Severity
-from subguard.parallel import pmap, worker_count
+from subguard.engine import enabled_by, evaluate
+from subguard.impact import attach_impact, impact_memo
+from subguard.model import FileStatus, Finding, Location, RuleDoc, Severity
 from subguard.policy import Policy, PolicyError, load_policy_set, policy_dirs, rule_docs
 from subguard.report import FORMATS, ReportContext, Root, render, summary_line, use_color
 from subguard.report.members import attach_members
@@ -90,11 +89,6 @@ def canonical_ids(option: str, ids: Sequence[str], known: Iterable[str]) -> tupl
             raise CheckError(f"unknown rule id in {option}: {rule} (known: {', '.join(known)})")
         out += sorted(hits)
     return tuple(dict.fromkeys(out))
-
-
-def enabled_by(config: Config) -> Callable[[str], bool]:
-    """The engine's rule selection (ruff-style id prefixes), as a predicate."""
-    return lambda rule: selected(rule, config)
 
 
 def exit_code(findings: Sequence[Finding], fail_on: str) -> int:
@@ -158,71 +152,6 @@ def _config_waiver_locations(config: Config, results: Sequence[ScanResult]) -> l
         else:
             shown = str(source)
     return suppress.locate_config_waivers(config.waivers, shown, text, repo)
-
-
-def _describe(group: str, consumers: Sequence[Consumer]) -> str | None:
-    """The simulator's impact text for one group; None when the simulator is absent or fails (with a warning:
-    the impact is an addition to the findings and must not take them down)."""
-    try:
-        from subguard.simulate.impact import describe_group
-    except ImportError:
-        return None
-    try:
-        text: str = describe_group(consumers)
-    except Exception as exc:  # noqa: BLE001 - reported, and the lint result stands without the impact
-        click.echo(f"subguard: warning: simulation of group {group} failed: {type(exc).__name__}: {exc}", err=True)
-        return None
-    return text
-
-
-def impact_memo() -> MemoFile:
-    """The memo of simulated impacts (user cache dir), keyed by the simulator's code."""
-    from subguard import __version__
-
-    here = Path(__file__).resolve().parents[1]
-    stamp = namespace(__version__, code_stamp(here / "simulate", here))
-    return MemoFile(f"impact-{stamp}")
-
-
-def _group_key(members: Sequence[Consumer]) -> str:
-    """Everything the simulator reads of a group: its members, in order, as JSON."""
-    return hashlib.sha256("\n".join(c.model_dump_json() for c in members).encode()).hexdigest()
-
-
-def attach_impact(
-    findings: Sequence[Finding],
-    consumers: Sequence[Consumer],
-    docs: Mapping[str, RuleDoc],
-    memo: MemoFile | None = None,
-    jobs: int = 1,
-) -> list[Finding]:
-    """Put the simulated impact of its group on every unsuppressed group finding (once per group,
-    groups spread over `jobs` worker processes when there are many). With `memo`, a group whose
-    members have not changed reuses its earlier (deterministic) impact."""
-    by_group: dict[str | None, list[Consumer]] = {}
-    for c in consumers:
-        by_group.setdefault(c.group.value, []).append(c)
-
-    def wanted(f: Finding) -> bool:
-        doc = docs.get(f.rule)
-        is_group = doc.scope.split("/")[0] == "group" if doc else bool(f.related)  # scope may be "group/topic"
-        return bool(f.group) and is_group and not f.impact and f.suppressed is None
-
-    groups = sorted({f.group for f in findings if wanted(f)})
-    keys = {g: _group_key(by_group.get(g, [])) for g in groups} if memo is not None else {}
-    cache: dict[str, str | None] = {g: memo.get(keys[g]) for g in groups if memo is not None and keys[g] in memo}
-    todo = [g for g in groups if g not in cache]
-    computed = pmap(_describe_job, [(g, by_group.get(g, [])) for g in todo], worker_count(jobs))
-    for g, text in zip(todo, computed if computed is not None else [_describe(g, by_group.get(g, [])) for g in todo]):
-        cache[g] = text
-        if memo is not None and text is not None:
-            memo.put(keys[g], text)
-    return [f.model_copy(update={"impact": cache[f.group]}) if wanted(f) and cache.get(f.group) else f for f in findings]
-
-
-def _describe_job(job: tuple[str, Sequence[Consumer]]) -> str | None:
-    """`_describe` for one (group, members) pair, as a picklable function for a worker process."""
-    return _describe(*job)
 
 
 def _load_rules(config: Config, cli_policy_dirs: Sequence[str]) -> tuple[list[Policy], dict[str, RuleDoc], Config, str]:
