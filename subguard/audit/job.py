@@ -53,7 +53,7 @@ class AuditArgs:
     config_file: str | None = None
     evidence: tuple[str, ...] = ()
     top: int = 50
-    runs: int = 200
+    runs: int = 50
     extra_conf: tuple[tuple[str, str], ...] = field(default_factory=tuple)
     reader: str = "auto"
     fail_on: str = "none"
@@ -68,7 +68,7 @@ def parse_args(argv: Sequence[str]) -> AuditArgs:
     p.add_argument("--config")
     p.add_argument("--evidence", action="append", default=[])
     p.add_argument("--top", type=int, default=50)
-    p.add_argument("--runs", type=int, default=200)
+    p.add_argument("--runs", type=int, default=50)
     p.add_argument("--reader", choices=READERS, default="auto")
     p.add_argument("--fail-on", choices=("error", "warning", "note", "none"), default="none")
     a = p.parse_args(list(argv))

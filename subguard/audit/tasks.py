@@ -54,7 +54,7 @@ class AuditOptions:
     """Settings every task needs; pickled once into the task closures."""
 
     config: Config = field(default_factory=Config)
-    runs: int = 200
+    runs: int = 50  # simulated runs per group with a disagreement (each run sends the whole message mix)
     seed: int = 7
     today: dt.date = field(default_factory=dt.date.today)
     config_waiver_locations: tuple[Location, ...] = ()

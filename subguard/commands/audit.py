@@ -14,13 +14,15 @@ import click
 @click.option("--config", "config_file", type=click.Path(dir_okay=False), help="Config for group rules and waivers.")
 @click.option("--evidence", multiple=True, help="Runtime evidence file (broker/client log, mqadmin output): adds SG5xx findings (repeatable).")
 @click.option("--top", default=50, show_default=True, help="Groups shown in report.html, worst first.")
+@click.option("--runs", default=50, show_default=True, type=click.IntRange(1, 100000),
+              help="Simulated runs per group whose members disagree (the per-tag loss in report.html).")
 @click.option("--fail-on", type=click.Choice(["error", "warning", "note", "none"]), default="none", show_default=True,
               help="Exit 1 when an unsuppressed finding is at or above this severity (a gate for scheduled audits).")
 @click.option("--reader", type=click.Choice(["auto", "binaryfile"]), default="auto", show_default=True,
               help="auto: local folders are listed and read by the Spark tasks (links never followed), other file "
                    "systems through Spark's binaryFile source; binaryfile: everything through binaryFile.")
 def audit(sources: tuple[str, ...], out: str, master: str, formats: tuple[str, ...], config_file: str | None,
-          evidence: tuple[str, ...], top: int, fail_on: str, reader: str) -> int:
+          evidence: tuple[str, ...], top: int, runs: int, fail_on: str, reader: str) -> int:
     """Audit SOURCE... (folders of repos, inventory files, `inventory --format jsonl` outputs) on Spark.
 
     Exit 0 when the audit completed (with --fail-on: and nothing at or above it), 1 when --fail-on
@@ -30,7 +32,8 @@ def audit(sources: tuple[str, ...], out: str, master: str, formats: tuple[str, .
         from subguard.audit import job
     except ImportError as exc:  # pyspark is an extra
         raise click.UsageError(f"the audit needs the spark extra (pip install 'subguard[spark]'): {exc}") from None
-    argv = [*sources, "--out", out, "--master", master, "--top", str(top), "--fail-on", fail_on, "--reader", reader]
+    argv = [*sources, "--out", out, "--master", master, "--top", str(top), "--runs", str(runs),
+            "--fail-on", fail_on, "--reader", reader]
     for fmt in formats:
         argv += ["--format", fmt]
     if config_file:
