@@ -82,8 +82,13 @@ def read_limited(path: str, max_size: int = DEFAULT_MAX_FILE_SIZE) -> bytes:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             raise OSError("not a regular file")
-        with os.fdopen(fd, "rb", closefd=False) as fh:
-            data = fh.read(max_size + 1)
+        # one read() of the known size (plus one byte, to notice growth) is the whole file mostly
+        data = os.read(fd, min(st.st_size, max_size) + 1)
+        if len(data) > st.st_size:  # it grew since the fstat: read on, up to the limit
+            chunks = [data]
+            while sum(map(len, chunks)) <= max_size and (chunk := os.read(fd, 1 << 16)):
+                chunks.append(chunk)
+            data = b"".join(chunks)
     finally:
         os.close(fd)
     if len(data) > max_size:

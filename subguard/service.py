@@ -28,7 +28,7 @@ def match_glob(path: str, pattern: str) -> bool:
 
 def module_dir(path: str, paths: Iterable[str]) -> str:
     """Nearest ancestor directory of `path` that holds a module marker; "" for the repo root."""
-    present = set(paths)
+    present = paths if isinstance(paths, (set, frozenset)) else set(paths)  # no 20,000-path copy per record
     folder = posixpath.dirname(path)
     while folder:
         if any(f"{folder}/{m}" in present for m in MODULE_MARKERS):
