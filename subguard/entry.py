@@ -18,7 +18,10 @@ def run(argv: Sequence[str]) -> int:
         return main(argv)
     from subguard import runmemo
 
-    replayed = runmemo.replay(argv[1:])
+    try:
+        replayed = runmemo.replay(argv[1:])
+    except BrokenPipeError:  # `subguard check | head`: as the CLI itself, not an error
+        return 0
     if replayed is not None:
         return replayed
     with runmemo.recording(argv[1:]) as recorder:

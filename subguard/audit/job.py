@@ -148,7 +148,10 @@ class FS:
         """(name, is a folder) of a folder's entries; on a local file system a link is no folder."""
         path = local.local_path(uri)
         if path is not None:
-            return local.first_level(path)
+            try:
+                return local.first_level(path)
+            except OSError as exc:
+                raise src.SourceError(f"{uri}: cannot list: {exc.strerror or exc}") from None
         return [(str(s.getPath().getName()), bool(s.isDirectory())) for s in self._fs(uri).listStatus(self._path(uri))]
 
     def paths(self, uri: str, max_depth: int = 64) -> list[str]:

@@ -156,7 +156,7 @@ def plan_units(roots: list[tuple[str, str, str]]) -> list[Unit]:
                 by_path.setdefault(f"{base}/{name}", Unit(f"{base}/{name}", "" if kind == "hidden" else name, kind))
     folders = sorted(p for p, u in by_path.items() if u.kind != "loose")
     units: list[Unit] = []
-    for key, unit in sorted(by_path.items()):
+    for _, unit in sorted(by_path.items()):
         if unit.kind == "loose":
             units.append(unit)
             continue
