@@ -11,20 +11,22 @@ from subguard.cache import MemoFile, code_stamp, namespace
 from subguard.model import Consumer, Finding, RuleDoc
 from subguard.parallel import pmap, worker_count
 
+Described = tuple[str | None, str | None]  # (impact text, warning)
 
-def _describe(group: str, consumers: Sequence[Consumer]) -> str | None:
-    """The simulator's impact text for one group; None when the simulator is absent or fails (with a warning:
-    the impact is an addition to the findings and must not take them down)."""
+
+def _describe(group: str, consumers: Sequence[Consumer]) -> Described:
+    """The simulator's impact text for one group; None when the simulator is absent or fails, then with
+    a warning (the impact is an addition to the findings and must not take them down). The caller
+    prints the warning: a worker process's own output would bypass the caller's streams."""
     try:
         from subguard.simulate.impact import describe_group
     except ImportError:
-        return None
+        return None, None
     try:
         text: str = describe_group(consumers)
     except Exception as exc:  # noqa: BLE001 - reported, and the lint result stands without the impact
-        print(f"subguard: warning: simulation of group {group} failed: {type(exc).__name__}: {exc}", file=sys.stderr)
-        return None
-    return text
+        return None, f"subguard: warning: simulation of group {group} failed: {type(exc).__name__}: {exc}"
+    return text, None
 
 
 def impact_memo() -> MemoFile:
@@ -65,13 +67,15 @@ def attach_impact(
     cache: dict[str, str | None] = {g: memo.get(keys[g]) for g in groups if memo is not None and keys[g] in memo}
     todo = [g for g in groups if g not in cache]
     computed = pmap(_describe_job, [(g, by_group.get(g, [])) for g in todo], worker_count(jobs))
-    for g, text in zip(todo, computed if computed is not None else [_describe(g, by_group.get(g, [])) for g in todo]):
+    for g, (text, warning) in zip(todo, computed if computed is not None else [_describe(g, by_group.get(g, [])) for g in todo]):
+        if warning:
+            print(warning, file=sys.stderr)
         cache[g] = text
         if memo is not None and text is not None:
             memo.put(keys[g], text)
     return [f.model_copy(update={"impact": cache[f.group]}) if wanted(f) and cache.get(f.group) else f for f in findings]
 
 
-def _describe_job(job: tuple[str, Sequence[Consumer]]) -> str | None:
+def _describe_job(job: tuple[str, Sequence[Consumer]]) -> Described:
     """`_describe` for one (group, members) pair, as a picklable function for a worker process."""
     return _describe(*job)

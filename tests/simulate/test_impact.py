@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from subguard.expression import parse
 from subguard.model import ClientFamily, Consumer, Location, MessageModel, Subscription, Value
 from subguard.simulate.impact import describe_group, disagreements, self_check, simulate_group
@@ -63,3 +65,25 @@ def test_unknown_values_are_not_simulated() -> None:
                  location=loc)
     impact = simulate_group([c])
     assert impact.runs == 0 and not impact.has_loss
+
+
+def test_a_failing_simulation_warns_in_the_caller_and_keeps_the_finding(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The warning is printed by `attach_impact` itself, never by a worker process (whose output
+    would bypass the caller's streams, and the run memo's recording)."""
+    from subguard import impact
+    from subguard.model import Finding, RuleDoc, Severity
+    from subguard.simulate import impact as sim
+
+    def broken(consumers: object, runs: int = 0, seed: int = 0) -> str:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(sim, "describe_group", broken)
+    assert impact._describe("g", []) == (None, "subguard: warning: simulation of group g failed: RuntimeError: boom")
+    group = [consumer("a.py", 3, "T", "tag1"), consumer("b.py", 7, "T", "tag2")]
+    finding = Finding(rule="SG102", severity=Severity.ERROR, message="m", location=group[0].location, group="g")
+    doc = RuleDoc(id="SG102", name="n", severity=Severity.ERROR, scope="group/topic")
+    out = impact.attach_impact([finding], group, {"SG102": doc}, jobs=1)
+    assert out == [finding]
+    assert "simulation of group g failed: RuntimeError: boom" in capsys.readouterr().err
