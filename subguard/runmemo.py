@@ -6,12 +6,14 @@ wrote and its exit code, replayed without loading the extractors, the engine or 
 
 The memo is keyed by the invocation: the arguments, the working directory, today's date (waivers
 expire), whether stdout and stderr are terminals (colour), the environment variables that change
-output or configuration, and the installed subguard (version and the size and mtime of every
+output or configuration, the interpreter, and the installed subguard (version and the size and mtime of every
 module and built-in policy). It is valid only while every input the run read is as it was:
 
 - each scan root's listing, taken *before* the run read a file: every entry git lists (or the walk
   finds) with its type, size, mtime, ctime and inode, minus the cache folder and the run's own
-  outputs when they lie inside the root;
+  outputs when they lie inside the root (a run whose newest entry changed less than `RACY_NS` before
+  the listing is not memoised: a second change within the same timestamp tick would be invisible;
+  file systems with timestamps coarser than that, such as FAT, can still hide such an edit);
 - each other file the run depended on (config files, including the absent ones it looked for,
   policy files, the baseline), by the same stat fields;
 - the caches the run used, as the run left them (a cache corrupted since is a changed input).
@@ -30,6 +32,7 @@ import json
 import os
 import stat
 import sys
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -39,6 +42,9 @@ from subguard import __version__
 from subguard.listing import excluded_dir, git_files
 
 KEEP = 64
+# an entry changed this close to the listing could change again within the same timestamp tick
+# (Linux keeps coarse file times, a few ms) and look unchanged: such a run is not memoised
+RACY_NS = 100_000_000
 DISABLE_ENV = "SUBGUARD_NO_RUN_MEMO"
 _ENV_EXACT = ("NO_COLOR", "FORCE_COLOR", "CLICOLOR", "CLICOLOR_FORCE", "TERM", "COLUMNS", "HOME", "XDG_CACHE_HOME",
               "LANG", "LC_ALL", "LC_CTYPE", "PYTHONIOENCODING")
@@ -63,9 +69,33 @@ def _stamp(st: os.stat_result) -> bytes:
     return b"%d %d %d %d %d\n" % (st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
 
 
-def _walk_signature(h: Any, base: str, rel: str, skip: tuple[str, ...]) -> None:
-    """Hash every entry below `base/rel` the way `listing.walk_tree` meets them, one lstat each:
-    real folders are entered unless `excluded_dir`; links and other entries are hashed."""
+class _Listing:
+    """A running digest of (name, stat) pairs and the newest change time (ctime) among them."""
+
+    __slots__ = ("h", "newest")
+
+    def __init__(self, seed: str) -> None:
+        self.h = hashlib.sha256(seed.encode("utf-8", "surrogateescape"))
+        self.newest = 0
+
+    def add(self, name: str, st: os.stat_result | None) -> None:
+        if st is None:
+            self.h.update(name.encode("utf-8", "surrogateescape") + b"\0-\n")
+            return
+        self.h.update(name.encode("utf-8", "surrogateescape") + b"\0" + _stamp(st))
+        self.newest = max(self.newest, st.st_ctime_ns)  # ctime moves with every change; mtime can be set back
+
+
+def _lstat(path: str) -> os.stat_result | None:
+    try:
+        return os.lstat(path)
+    except OSError:
+        return None
+
+
+def _walk_listing(acc: _Listing, base: str, rel: str, skip: tuple[str, ...]) -> None:
+    """Add every entry below `base/rel` the way `listing.walk_tree` meets them, one lstat each:
+    real folders are entered unless `excluded_dir`; links and other entries are added."""
     folder = f"{base}/{rel}" if rel else base
     try:
         names = sorted(os.listdir(folder))
@@ -75,42 +105,37 @@ def _walk_signature(h: Any, base: str, rel: str, skip: tuple[str, ...]) -> None:
         child = f"{rel}/{name}" if rel else name
         if skip and (child + "/").startswith(skip):
             continue
-        try:
-            st = os.lstat(f"{folder}/{name}")
-        except OSError:
-            h.update(child.encode("utf-8", "surrogateescape") + b"\0-\n")
-            continue
-        if stat.S_ISDIR(st.st_mode):
+        st = _lstat(f"{folder}/{name}")
+        if st is not None and stat.S_ISDIR(st.st_mode):
             if not excluded_dir(name):
-                _walk_signature(h, base, child, skip)
+                _walk_listing(acc, base, child, skip)
             continue
-        h.update(child.encode("utf-8", "surrogateescape") + b"\0" + _stamp(st))
+        acc.add(child, st)
 
 
-def root_signature(root: str, exclude: Sequence[str] = ()) -> str:
-    """A digest of every entry of a scan root as `discover` would list it (names and stat fields):
-    git's listing inside a work tree, else the same filtered walk."""
+def root_listing(root: str, exclude: Sequence[str] = ()) -> tuple[str, int]:
+    """A digest of every entry of a scan root as `discover` would list it (names and stat fields:
+    git's listing inside a work tree, else the same filtered walk), and its newest ctime (ns)."""
     path = Path(root)
     top = path.resolve() if not path.is_symlink() else path.absolute()
-    h = hashlib.sha256(str(top).encode("utf-8", "surrogateescape"))
+    acc = _Listing(str(top))
     if not top.is_dir():
-        h.update(json.dumps(_stat(str(top))).encode())
-        return h.hexdigest()
+        acc.add("", _lstat(str(top)))
+        return acc.h.hexdigest(), acc.newest
     skip = tuple(e.rstrip("/") + "/" for e in exclude)
     base = str(top)
     listed = git_files(top)
     if listed is None:
-        _walk_signature(h, base, "", skip)
-        return h.hexdigest()
-    for name in listed:
-        if skip and (name + "/").startswith(skip):
-            continue
-        try:
-            stamp = _stamp(os.lstat(f"{base}/{name}"))
-        except OSError:
-            stamp = b"-\n"
-        h.update(name.encode("utf-8", "surrogateescape") + b"\0" + stamp)
-    return h.hexdigest()
+        _walk_listing(acc, base, "", skip)
+    else:
+        for name in listed:
+            if not (skip and (name + "/").startswith(skip)):
+                acc.add(name, _lstat(f"{base}/{name}"))
+    return acc.h.hexdigest(), acc.newest
+
+
+def root_signature(root: str, exclude: Sequence[str] = ()) -> str:
+    return root_listing(root, exclude)[0]
 
 
 def tree_signature(folder: str) -> str:
@@ -146,6 +171,7 @@ def invocation_key(argv: Sequence[str]) -> str:
     parts = {
         "argv": list(argv), "cwd": os.getcwd(), "env": sorted(env.items()), "date": dt.date.today().isoformat(),
         "tty": [_isatty(sys.stdout), _isatty(sys.stderr)], "install": _install_stamp(),
+        "python": [sys.executable, sys.version],  # another interpreter or venv: other library versions
     }
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode("utf-8", "surrogateescape")).hexdigest()
 
@@ -269,7 +295,11 @@ class Recorder:
                     inside.append(Path(path).resolve().relative_to(top).as_posix())
                 except ValueError:
                     continue
-            self.roots.append({"path": root, "exclude": inside, "sig": root_signature(root, inside)})
+            listed_at = time.time_ns()
+            digest, newest = root_listing(root, inside)
+            if listed_at - newest < RACY_NS:
+                self.spoil("a file changed within the timestamp granularity of the listing")
+            self.roots.append({"path": root, "exclude": inside, "sig": digest})
         self.files.update({str(Path(f).absolute()): _stat(f) for f in files})
         self.after += [str(Path(c).absolute()) for c in caches]
 

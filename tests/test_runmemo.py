@@ -9,9 +9,12 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
+
+from subguard import runmemo
 
 CONSUMER = '''from rocketmq.client import PushConsumer
 
@@ -123,3 +126,17 @@ def test_a_memo_not_signed_by_this_user_is_ignored(repo: Path) -> None:
     memo.write_bytes(blob[:-1] + bytes([blob[-1] ^ 1]))
     proc = _check(repo, importtime=True)
     assert not _replayed(proc) and proc.returncode == 0
+
+
+def test_a_file_changed_just_before_the_listing_is_not_memoised(repo: Path) -> None:
+    """Racy timestamps: an edit within the same coarse tick would look unchanged, so no memo."""
+    rec = runmemo.Recorder(["."])
+    (repo / "a" / "one.py").write_text(CONSUMER.format(tags="TagA"))  # ctime: now
+    rec.note_inputs([str(repo)], [], [], [])
+    assert rec.spoiled
+    old = runmemo.Recorder(["."])
+    digest, newest = runmemo.root_listing(str(repo))
+    assert digest == runmemo.root_signature(str(repo)) and newest > 0
+    time.sleep(runmemo.RACY_NS / 1e9 + 0.05)
+    old.note_inputs([str(repo)], [], [], [])
+    assert not old.spoiled
