@@ -14,9 +14,11 @@ from pathlib import Path
 from subguard.listing import DEFAULT_EXCLUDE_DIRS, excluded_dir, git_files, root_names, walk_tree
 from subguard.model import FileRecord, FileStatus
 
-__all__ = ["DEFAULT_EXCLUDE_DIRS", "Candidate", "classify", "discover", "excluded_dir", "git_files", "read_limited", "walk_tree"]
+__all__ = ["DEFAULT_EXCLUDE_DIRS", "LINK", "SPECIAL", "Candidate", "classify", "discover", "excluded_dir", "git_files", "read_limited", "walk_tree"]
 
 DEFAULT_MAX_FILE_SIZE = 2 * 1024 * 1024
+LINK = "symbolic link (not followed)"
+SPECIAL = "not a regular file (device, FIFO or socket)"
 
 
 @dataclass(frozen=True)
@@ -45,9 +47,9 @@ def classify(root: Path | str, rel: str, max_size: int) -> tuple[Candidate | Non
     except OSError as exc:
         return None, FileRecord(path=rel, status=FileStatus.SKIPPED, reason=f"cannot stat: {exc.strerror}")
     if stat.S_ISLNK(st.st_mode):
-        return None, FileRecord(path=rel, status=FileStatus.SKIPPED, reason="symbolic link (not followed)")
+        return None, FileRecord(path=rel, status=FileStatus.SKIPPED, reason=LINK)
     if not stat.S_ISREG(st.st_mode):
-        return None, FileRecord(path=rel, status=FileStatus.SKIPPED, reason="not a regular file (device, FIFO or socket)")
+        return None, FileRecord(path=rel, status=FileStatus.SKIPPED, reason=SPECIAL)
     if st.st_size > max_size:
         return None, FileRecord(
             path=rel, status=FileStatus.SKIPPED, size=st.st_size,

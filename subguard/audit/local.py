@@ -13,7 +13,7 @@ Plain Python, no Spark: `transforms.extract_local` runs `scan_unit` in the tasks
 from __future__ import annotations
 
 import os
-import stat
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Literal
@@ -26,8 +26,6 @@ OUTSIDE = "not inside a repository (top-level file of an organisation folder)"
 HIDDEN_TOP = "in a hidden folder of an organisation folder (not a repository)"
 EXCLUDED = "in a folder subguard does not scan (build output, VCS, dependencies)"
 GIT_IGNORED = "ignored by git (.gitignore)"
-LINK = "symbolic link (not followed)"
-SPECIAL = "not a regular file (device, FIFO or socket)"
 
 
 @dataclass(frozen=True)
@@ -54,21 +52,14 @@ def is_hidden_top(name: str) -> bool:
     return name.startswith((".", "_"))
 
 
-def _record(rel: str, reason: str, size: int = 0) -> FileRecord:
-    return FileRecord(path=rel, status=FileStatus.SKIPPED, reason=reason, size=size)
-
-
-def _entry_record(rel: str, entry: os.DirEntry[str], reason: str) -> FileRecord:
-    """A skipped entry's record: links and special files say what they are, whatever the folder."""
-    try:
-        st = entry.stat(follow_symlinks=False)
-    except OSError as exc:
-        return _record(rel, f"cannot stat: {exc.strerror}")
-    if stat.S_ISLNK(st.st_mode):
-        return _record(rel, LINK)
-    if not stat.S_ISREG(st.st_mode):
-        return _record(rel, SPECIAL)
-    return _record(rel, reason, st.st_size)
+def _skipped(root: str, rel: str, reason: str) -> FileRecord:
+    """A file the scan does not read, skipped for `reason`; links, special files and entries that
+    cannot be stat-ed say what they are, in `discover.classify`'s words."""
+    cand, rec = classify(root, rel, sys.maxsize)
+    if rec is not None:
+        return rec
+    assert cand is not None
+    return FileRecord(path=rel, status=FileStatus.SKIPPED, reason=reason, size=cand.size)
 
 
 def walk(root: str, nested: frozenset[str] = frozenset()) -> Iterator[tuple[str, os.DirEntry[str], bool]]:
@@ -88,11 +79,11 @@ def list_repo(unit: Unit, max_size: int) -> tuple[list[Candidate], list[FileReco
     candidates: list[Candidate] = []
     skipped: list[FileRecord] = []
     root = unit.path
-    for rel, entry, excluded in walk(root, frozenset(unit.nested)):
+    for rel, _, excluded in walk(root, frozenset(unit.nested)):
         if excluded:
-            skipped.append(_entry_record(rel, entry, EXCLUDED))
+            skipped.append(_skipped(root, rel, EXCLUDED))
         elif keep is not None and rel not in keep:
-            skipped.append(_entry_record(rel, entry, GIT_IGNORED))
+            skipped.append(_skipped(root, rel, GIT_IGNORED))
         else:
             cand, rec = classify(root, rel, max_size)
             if cand is not None:
@@ -105,24 +96,14 @@ def list_repo(unit: Unit, max_size: int) -> tuple[list[Candidate], list[FileReco
 def list_outside(unit: Unit) -> list[FileRecord]:
     """The records of a `hidden` or `loose` unit: everything skipped, paths relative to the
     organisation folder (`loose`: only the top-level entries that are not folders)."""
-    base, name = unit.path.rsplit("/", 1) if unit.kind == "hidden" else (unit.path, "")
     if unit.kind == "hidden":
-        return [_entry_record(f"{name}/{rel}", e, HIDDEN_TOP)
-                for rel, e, _ in walk(unit.path, frozenset(unit.nested))]
-    out: list[FileRecord] = []
+        base, name = unit.path.rsplit("/", 1)
+        return [_skipped(base, f"{name}/{rel}", HIDDEN_TOP) for rel, _, _ in walk(unit.path, frozenset(unit.nested))]
     try:
-        with os.scandir(base) as it:
-            entries = sorted(it, key=lambda e: e.name)
+        entries = first_level(unit.path)
     except OSError as exc:
         return [FileRecord(path=".", status=FileStatus.FAILED, reason=f"cannot list: {exc.strerror}")]
-    for entry in entries:
-        try:
-            is_dir = entry.is_dir(follow_symlinks=False)
-        except OSError:
-            is_dir = False
-        if not is_dir:
-            out.append(_entry_record(entry.name, entry, OUTSIDE))
-    return out
+    return [_skipped(unit.path, name, OUTSIDE) for name, is_dir in entries if not is_dir]
 
 
 def first_level(path: str) -> list[tuple[str, bool]]:

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from subguard.audit import local
+from subguard import discover
 from subguard.cli import main as cli_main
 from tests.audit.conftest import run
 from tests.test_hostile import MARKER, build_hostile_repo, discovered
@@ -55,9 +55,9 @@ def test_links_are_not_followed_and_specials_not_opened(spark: Any, audited: tup
     out, _ = audited
     files = {(r["repo"], r["path"]): r for r in _rows(spark, out, "files")}
     for link in ("app/escape.py", "config/application-escape.yml", "app/loop_a.py", "app/dangling.py", "up", "linkdir"):
-        assert files[("hostile", link)]["reason"] == local.LINK, link
-    assert files[("hostile", "app/fifo.py")]["reason"] == local.SPECIAL
-    assert files[("", "etc-link")]["reason"] == local.LINK and files[("", "pipe")]["reason"] == local.SPECIAL
+        assert files[("hostile", link)]["reason"] == discover.LINK, link
+    assert files[("hostile", "app/fifo.py")]["reason"] == discover.SPECIAL
+    assert files[("", "etc-link")]["reason"] == discover.LINK and files[("", "pipe")]["reason"] == discover.SPECIAL
     # nothing below a followed link: no `up/...`, `linkdir/...`, `etc-link/...` rows, no repo named after one
     assert not [k for k in files if k[1].startswith(("up/", "linkdir/", "etc-link/", "loop/"))]
     assert {k[0] for k in files} == {"", "hostile"}

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from subguard import discover
 from subguard.audit import local
 from subguard.model import FileStatus
 
@@ -53,9 +54,9 @@ def test_repo_listing_never_follows_or_opens(tmp_path: Path) -> None:
     reasons = {r.path: r.reason for r in skipped}
     assert reasons == {
         "node_modules/x/index.js": local.EXCLUDED,
-        "passwd.py": local.LINK,
-        "pipe.yml": local.SPECIAL,
-        "up": local.LINK,
+        "passwd.py": discover.LINK,
+        "pipe.yml": discover.SPECIAL,
+        "up": discover.LINK,
     }
     assert all(r.status == FileStatus.SKIPPED for r in skipped)
 
@@ -63,7 +64,7 @@ def test_repo_listing_never_follows_or_opens(tmp_path: Path) -> None:
 def test_outside_units_account_for_top_level_entries(tmp_path: Path) -> None:
     org = _org(tmp_path)
     loose = {r.path: r.reason for r in local.list_outside(local.Unit(str(org), "", "loose"))}
-    assert loose == {"README.md": local.OUTSIDE, "linked-repo": local.LINK}
+    assert loose == {"README.md": local.OUTSIDE, "linked-repo": discover.LINK}
     hidden = {r.path: r.reason for r in local.list_outside(local.Unit(f"{org}/.git", "", "hidden"))}
     assert hidden == {".git/HEAD": local.HIDDEN_TOP}
 
