@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from subguard import __version__
+from subguard.entry import escape_streams
 
 # subcommand -> "module:attribute" (an explicit registry; modules import only when the command runs)
 COMMANDS: dict[str, str] = {
@@ -45,10 +46,7 @@ def cli() -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI and return its exit code (0 clean, 1 findings, 2 usage or internal error)."""
-    for stream in (sys.stdout, sys.stderr):  # scanned values may hold lone surrogates ("\ud800"): escape, never crash
-        reconfigure = getattr(stream, "reconfigure", None)
-        if reconfigure is not None:
-            reconfigure(errors="backslashreplace")
+    escape_streams()
     try:
         result: Any = cli.main(args=list(argv) if argv is not None else None, prog_name="subguard", standalone_mode=False)
     except click.exceptions.Abort:

@@ -6,12 +6,17 @@ import sys
 from collections.abc import Sequence
 
 
-def run(argv: Sequence[str]) -> int:
-    """The exit code of `subguard ARGV...`; `check` runs are replayed or recorded (`subguard.runmemo`)."""
-    for stream in (sys.stdout, sys.stderr):  # scanned values may hold lone surrogates: escape, never crash
+def escape_streams() -> None:
+    """Scanned values may hold lone surrogates ("\\ud800"): stdout and stderr escape them, never crash."""
+    for stream in (sys.stdout, sys.stderr):
         reconfigure = getattr(stream, "reconfigure", None)
         if reconfigure is not None:
             reconfigure(errors="backslashreplace")
+
+
+def run(argv: Sequence[str]) -> int:
+    """The exit code of `subguard ARGV...`; `check` runs are replayed or recorded (`subguard.runmemo`)."""
+    escape_streams()
     if list(argv[:1]) != ["check"]:
         from subguard.cli import main
 

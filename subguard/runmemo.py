@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from subguard import __version__
+from subguard.cache import read_signed, user_cache_dir, write_signed
 from subguard.listing import excluded_dir, git_files
 
 KEEP = 64
@@ -53,8 +54,7 @@ Sig = list[int] | None
 
 
 def runs_dir() -> Path:
-    """`$XDG_CACHE_HOME/subguard/runs` (the user cache of `subguard.cache`, without importing it)."""
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "subguard" / "runs"
+    return user_cache_dir() / "runs"
 
 
 def _stat(path: str) -> Sig:
@@ -140,15 +140,14 @@ def root_signature(root: str, exclude: Sequence[str] = ()) -> str:
 
 def tree_signature(folder: str) -> str:
     """A digest of every file below a folder the run wrote itself (a cache), memo entries aside."""
-    h = hashlib.sha256()
+    acc = _Listing(folder)
     memos = str(runs_dir())
     for dirpath, dirnames, filenames in os.walk(folder):
         dirnames[:] = sorted(d for d in dirnames if os.path.join(dirpath, d) != memos)
         for name in sorted(filenames):
             full = os.path.join(dirpath, name)
-            h.update(full.encode("utf-8", "surrogateescape"))
-            h.update(json.dumps(_stat(full)).encode())
-    return h.hexdigest()
+            acc.add(full, _lstat(full))
+    return acc.h.hexdigest()
 
 
 def _install_stamp() -> str:
@@ -206,8 +205,6 @@ def replay(argv: Sequence[str]) -> int | None:
     """The exit code of a replayed run (its output already written), or None to run for real."""
     if not enabled(argv):
         return None
-    from subguard.cache import read_signed
-
     try:
         entry = read_signed(runs_dir() / f"{invocation_key(argv)}.memo")
         if not isinstance(entry, dict) or entry.get("version") != 1 or not _valid(entry):
@@ -323,8 +320,6 @@ class Recorder:
             "inputs": {"roots": self.roots, "files": self.files, "after": {c: tree_signature(c) for c in self.after}},
             "outputs": {"stdout": "".join(self.out.copy), "stderr": "".join(self.err.copy), "files": self.outputs},
         }
-        from subguard.cache import write_signed
-
         folder = runs_dir()
         write_signed(folder / f"{invocation_key(self.argv)}.memo", entry)
         _prune(folder)
