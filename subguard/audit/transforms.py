@@ -128,8 +128,8 @@ def _scan(repo: str, rows: Sequence[Row], options: tasks.AuditOptions) -> list[d
         for r in rows
     ]
     if not repo:  # files outside any repo are only accounted for
-        return [tasks.file_row("", FileRecord(path=f.path, status=FileStatus.SKIPPED,
-                                                   reason=f.skip_reason or OUTSIDE, size=f.size)) for f in files]
+        return [tasks.files_row("", [FileRecord(path=f.path, status=FileStatus.SKIPPED,
+                                                reason=f.skip_reason or OUTSIDE, size=f.size) for f in files])]
     return tasks.scan_task(repo, rows[0][1], files, options)
 
 
