@@ -277,14 +277,17 @@ def unit_task(unit: local.Unit, options: AuditOptions) -> list[dict[str, Any]]:
     if unit.kind != "repo":
         return [files_row("", local.list_outside(unit))]
 
-    def read(rel: str) -> bytes | None:
-        try:
-            return read_limited(f"{unit.path}/{rel}", config.max_file_size)
-        except OSError:
-            return None
+    def reader(max_size: int) -> Reader:
+        def read(rel: str) -> bytes | None:
+            try:
+                return read_limited(f"{unit.path}/{rel}", max_size)
+            except OSError:
+                return None
 
-    config = options.config  # read's size limit until the repo's own config is known
-    config, problems = task_config(unit.repo, read, options)
+        return read
+
+    config, problems = task_config(unit.repo, reader(options.config.max_file_size), options)
+    read = reader(config.max_file_size)  # the repo's own config may set another size limit
     candidates, skipped = local.list_repo(unit, config.max_file_size)
     return problems + scan_candidates(unit.repo, f"file:{unit.path}", candidates, skipped, read, config, options)
 

@@ -226,9 +226,10 @@ def _write(target: str, text: str) -> None:
 
 def _note_inputs(
     roots: Sequence[str], config: Config, config_file: str | None, policy_folders: Sequence[Path],
-    baseline_file: str | None, outputs: Sequence[str], cached: bool,
+    baseline_file: str | None, outputs: Sequence[str],
 ) -> None:
-    """Tell the run memo (when it records) what this run depends on, before anything is read."""
+    """Tell the run memo (when it records: never with --no-cache) what this run depends on, before
+    anything is read."""
     if runmemo.ACTIVE is None:
         return
     files = [str(p) for p in config_lookups(Path(roots[0]))] if not config_file else [config_file]
@@ -236,7 +237,7 @@ def _note_inputs(
         files.append(str(folder))
         files += [str(f) for f in sorted(folder.glob("*.y*ml"))] if folder.is_dir() else []
     files += [baseline_file] if baseline_file else []
-    caches = [str(cache_directory(Path(r).resolve(), config)) for r in roots if cached and Path(r).is_dir()]
+    caches = [str(cache_directory(Path(r).resolve(), config)) for r in roots if Path(r).is_dir()]
     caches += [str(user_cache_dir())]
     runmemo.note_inputs(roots, files, caches, [*outputs, *caches])
 
@@ -298,7 +299,7 @@ def check(
     if write_baseline:
         runmemo.spoil("writes a baseline")
     _note_inputs(roots, config, config_file, _policy_dirs(config, extra_policies), baseline_file,
-                 [p for p in (output, *(t for _, t in extra_reports)) if p], not no_cache)
+                 [p for p in (output, *(t for _, t in extra_reports)) if p])
     results = scan_paths(roots, config, cache_key=None if no_cache else digest)
     findings = evaluate(results, policies, config)  # selection applied, extractor findings included
     findings = [baseline_mod.with_fingerprint(f) for f in findings]
