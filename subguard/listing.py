@@ -31,7 +31,19 @@ def git_files(root: Path | str) -> list[str] | None:
     return [n for n in names if not (set(n.split("/")[:-1]) & {".git"})]
 
 
+def may_be_in_work_tree(root: Path) -> bool:
+    """False only when git cannot find a repository for `root`: no `.git` entry (folder, or file
+    of a worktree or submodule) in it or any folder above it, and no `GIT_DIR` in the environment.
+    A few lstat calls that spare starting git for every folder of a tree that is not under git."""
+    if "GIT_DIR" in os.environ:
+        return True
+    here = Path(os.path.abspath(root))
+    return any(os.path.lexists(d / ".git") for d in (here, *here.parents))
+
+
 def _git_listing(root: Path) -> list[str] | None:
+    if not may_be_in_work_tree(root):
+        return None
     try:
         top = subprocess.run(
             ["git", "-C", str(root), "rev-parse", "--show-toplevel"],

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -44,3 +45,34 @@ def test_a_root_that_git_ignores_is_walked(work_tree: Path) -> None:
 def test_an_empty_untracked_root_stays_empty(work_tree: Path) -> None:
     (work_tree / "empty").mkdir()
     assert discover(work_tree / "empty").candidates == ()
+
+
+def _recording_git(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A `git` first on PATH that logs each call, then runs the real git."""
+    real = shutil.which("git")
+    if real is None:
+        pytest.skip("git is not installed")
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    log = tmp_path / "git-calls.log"
+    shim = bindir / "git"
+    shim.write_text(f'#!/bin/sh\necho "$@" >> "{log}"\nexec "{real}" "$@"\n', encoding="utf-8")
+    shim.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bindir}:{os.environ['PATH']}")
+    monkeypatch.delenv("GIT_DIR", raising=False)
+    return log
+
+
+def test_git_is_not_started_for_a_tree_with_no_git_folder_above(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    log = _recording_git(tmp_path, monkeypatch)
+    plain = tmp_path / "plain"
+    (plain / "app").mkdir(parents=True)
+    (plain / "app" / "a.py").write_text("x = 1\n", encoding="utf-8")
+    if any((d / ".git").exists() for d in plain.parents):
+        pytest.skip("the temporary folder is inside a git work tree")
+    assert {c.path for c in discover(plain).candidates} == {"app/a.py"}
+    assert not log.exists()
+    _git(plain, "init", "-q")  # now git must be asked, and its view used
+    (plain / ".gitignore").write_text("app/\n", encoding="utf-8")
+    assert "app/a.py" not in {c.path for c in discover(plain).candidates}
+    assert "ls-files" in log.read_text(encoding="utf-8")
