@@ -55,3 +55,33 @@ def test_text_format_and_exit_codes(in_fixtures: Path, capsys: pytest.CaptureFix
     capsys.readouterr()
     assert main(["evidence", "does-not-exist.log"]) == 2
     assert os.getcwd() == str(FIX)
+
+
+def test_offset_moved_of_a_broadcasting_consumer_links_its_offset_store(in_fixtures: Path,
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    # seed 004: digg-group is declared BROADCASTING and its offset directory ($HOME) is on an emptyDir (SG301)
+    code, findings = run_json(["seed004_broker.log", "--inventory", "digg_repo"], capsys)
+    assert code == 1
+    (moved,) = [f for f in findings if f["rule"] == "SG506"]
+    assert (moved["group"], moved["severity"]) == ("digg-group", "error")
+    assert "declared BROADCASTING" in str(moved["message"]) and "(see SG301)" in str(moved["message"])
+    related = moved["related"]
+    assert isinstance(related, list)
+    assert [(r["path"], r["line"]) for r in related if str(r["message"]).startswith("declares group digg-group")] == [
+        ("digg_repo/digg/consumer.py", 9)]
+    (store,) = [r for r in related if str(r["message"]).startswith("SG301:")]
+    assert store["path"] == "digg_repo/deploy/deployment.yaml" and "emptyDir" in str(store["message"])
+    assert not [f for f in findings if f["rule"] in ("SG507", "SG508", "SG509")]  # declared and live alike
+
+
+def test_offset_moved_of_a_clustering_consumer_stays_a_warning(in_fixtures: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # the same service and deployment, CLUSTERING: offsets live on the broker, no offset-store finding to link
+    _, findings = run_json(["seed004_broker.log", "--inventory", "digg_clustering_repo"], capsys)
+    (moved,) = [f for f in findings if f["rule"] == "SG506"]
+    assert (moved["group"], moved["severity"]) == ("digg-group", "warning")
+    assert "declared BROADCASTING" not in str(moved["message"]) and "see SG30" not in str(moved["message"])
+    related = moved["related"]
+    assert isinstance(related, list)
+    assert [(r["path"], r["message"]) for r in related if str(r["path"]).startswith("digg_clustering_repo/")] == [
+        ("digg_clustering_repo/digg/consumer.py", "declares group digg-group (CLUSTERING)")]
+    assert not [r for r in related if str(r["message"]).startswith(("SG301", "SG302"))]
