@@ -48,8 +48,10 @@ def _delivery_differs(variants: Sequence[Variant]) -> bool:
 
 
 def flapping(group: str, topic: str, t: TopicState) -> Finding | None:
-    """SG501: the broker's one subscription for the topic keeps changing between different texts."""
-    if not t.flips.count:
+    """SG501: the broker's one subscription for the topic keeps changing between different texts:
+    a variant comes back (or the broker ignored a member's filter). One change, or changes that
+    never return to an earlier text, are deploys, not members that disagree."""
+    if not t.returns.count:
         return None
     variants = sorted((v for v in t.variants.values() if v.sources - {"live_subscription"}), key=lambda v: (-v.wins, v.expression))
     hard = _delivery_differs(variants)
@@ -72,16 +74,16 @@ def flapping(group: str, topic: str, t: TopicState) -> Finding | None:
 
 def topic_set_flapping(group: str, g: GroupState) -> Finding | None:
     """SG502: topics removed from the group's table by heartbeats that lack them."""
-    removed = {name: t for name, t in sorted(g.topics.items()) if t.removed.count}
+    removed = {name: t for name, t in sorted(g.topics.items()) if t.readded.count}  # a removal alone may be a deploy
     if not removed:
         return None
     first = min((t.removed.first for t in removed.values() if t.removed.first), default=None)
-    parts = [f"{name} removed {t.removed.count}x, re-added {t.added.count}x" + (f", code 24 {t.not_exist.count}x" if t.not_exist.count else "")
+    parts = [f"{name} removed {t.removed.count}x, re-added {t.readded.count}x" + (f", code 24 {t.not_exist.count}x" if t.not_exist.count else "")
              for name, t in removed.items()]
     rel: list[Related] = []
     for name, t in removed.items():
         rel += related(t.removed.locs, f"remove topic {name}", first)
-        rel += related(t.added.locs[:3], f"add new topic {name}")
+        rel += related(t.readded.locs[:3], f"add new topic {name}")
     return Finding(
         rule=rules.TOPIC_SET_FLAPPING, severity=Severity.ERROR,
         message=(f"group {group}: topics keep leaving the broker's subscription table ({'; '.join(parts)}): "
@@ -89,7 +91,7 @@ def topic_set_flapping(group: str, g: GroupState) -> Finding | None:
         location=location(first), related=tuple(rel), group=group, topic=",".join(removed),
         fingerprint=fingerprint(rules.TOPIC_SET_FLAPPING, group, *removed),
         impact="while a topic is missing, pulls for it fail with code 24 and its queues given to members without it are never pulled",
-        properties=(("removed", tuple((n, t.removed.count, t.added.count) for n, t in removed.items())),),
+        properties=(("removed", tuple((n, t.removed.count, t.readded.count) for n, t in removed.items())),),
     )
 
 

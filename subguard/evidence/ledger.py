@@ -54,6 +54,10 @@ class Variant:
 class TopicState:
     variants: dict[tuple[str, str], Variant] = field(default_factory=dict)
     flips: Sightings = field(default_factory=Sightings)  # OLD and NEW differ
+    # proof that members disagree, not one change (a deploy): a variant that comes back within one
+    # file's changes (A -> B -> A), or a filter the broker ignored for a member
+    returns: Sightings = field(default_factory=Sightings)
+    path_variants: dict[str, set[tuple[str, str]]] = field(default_factory=dict)  # per file: variants seen in changes
     version_only: Sightings = field(default_factory=Sightings)  # only subVersion differs
     first_ts: float | None = None
     last_ts: dict[str, float] = field(default_factory=dict)  # per file, of version-only changes
@@ -61,6 +65,8 @@ class TopicState:
     span: list[float] = field(default_factory=list)  # [first, last] version-only change time
     added: Sightings = field(default_factory=Sightings)
     removed: Sightings = field(default_factory=Sightings)
+    readded: Sightings = field(default_factory=Sightings)  # added again after a removal in the same file
+    removed_in: set[str] = field(default_factory=set)  # files that logged a removal
     not_exist: Sightings = field(default_factory=Sightings)  # code 24 for this topic
 
     def variant(self, expression: str, expression_type: str, tags: str) -> Variant | None:
@@ -207,6 +213,10 @@ class Ledger:
             new.wins += 1
         if _differs(e):
             t.flips.add(loc)
+            known = t.path_variants.setdefault(e.path, set())
+            if new is not None and (new.expression, new.expression_type) in known:
+                t.returns.add(loc)
+            known.update((v.expression, v.expression_type) for v in (old, new) if v is not None)
             return
         t.version_only.add(loc)
         if e.ts is not None:
@@ -220,10 +230,14 @@ class Ledger:
         t = g.topic(e.topic)
         if e.kind == ev.SUB_ADDED:
             t.added.add(loc)
+            if e.path in t.removed_in:
+                t.readded.add(loc)
         elif e.kind == ev.TOPIC_REMOVED:
             t.removed.add(loc)
+            t.removed_in.add(e.path)
         elif e.kind == ev.FILTER_IGNORED:
             t.flips.add(loc)
+            t.returns.add(loc)
             old = t.variant(e.old_expression or "", e.old_expression_type, "")
             if old is not None:
                 old.seen.add(loc)
