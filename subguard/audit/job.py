@@ -19,6 +19,7 @@ import re
 import sys
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -42,6 +43,7 @@ FORMATS = ("parquet", "json", "sarif", "html")
 READERS = ("auto", "binaryfile")
 _GLOB_SPECIAL = re.compile(r"[\\*?\[\]{}]")
 Progress = Callable[[str], None]
+CONCURRENT_JOBS = 8  # Spark jobs the output phase runs at once (small jobs over cached data)
 
 
 @dataclass(frozen=True)
@@ -335,8 +337,7 @@ def run_audit(spark: SparkSession, args: AuditArgs, progress: Progress) -> dict[
         units = local.plan_units(local_roots)
         sc = spark.sparkContext
         slices = max(1, min(len(units), sc.defaultParallelism * 8))
-        rows = [(u.path, u.repo, u.kind, list(u.nested)) for u in units]
-        records = records.unionByName(T.extract_local(spark.createDataFrame(sc.parallelize(rows, slices), T.UNITS), options))
+        records = records.unionByName(T.extract_local(spark, sc.parallelize(units, slices), options))
         progress(f"local folders to list and scan in tasks: {len(units)}")
     if other_roots:
         raw = (
@@ -375,55 +376,66 @@ def run_audit(spark: SparkSession, args: AuditArgs, progress: Progress) -> dict[
     findings = T.with_hints(found, hints).persist()
     subs = T.with_hints(T.subscriptions(consumers), hints.drop("env_hint")).persist()
     groups_df = T.groups(subs, consumers, findings, T.impacts(group_records)).persist()
-    # every number of the summary from a handful of small aggregates: one Spark job each
-    group_sizes = [r.asDict() for r in groups_df.groupBy("repos_count").agg(
-        F.count("*").alias("count"), F.sum(F.when(F.col("findings") > 0, 1).otherwise(0)).alias("flagged"),
-    ).collect()]
-    finding_counts = [r.asDict() for r in findings.groupBy(
-        "rule", "severity", "scope", "team", F.col("suppressed").isNotNull().alias("suppressed"),
-    ).count().collect()]
-    kinds = {r["kind"]: int(r["count"]) for r in records.groupBy("kind").count().collect()}
-    n_groups = sum(int(g["count"]) for g in group_sizes)
-    progress(f"consumers: {kinds.get('consumer', 0)}; groups judged: {n_groups}; "
-             f"findings: {sum(int(r['count']) for r in finding_counts)}")
-
+    progress(f"group tasks done: {group_records.count()} result rows")  # the one heavy stage, run once
     out = args.out.rstrip("/")
     fs.mkdirs(out)
-    if "parquet" in args.formats:
-        tables = {
-            "files": files_df, "consumers": consumers, "subscriptions": subs, "deployments": deployments,
-            "groups": groups_df, "findings": findings,
-        }
-        for name, df in tables.items():
-            df.write.mode("overwrite").parquet(f"{out}/{name}")
+    tables = {
+        "files": files_df, "consumers": consumers, "subscriptions": subs, "deployments": deployments,
+        "groups": groups_df, "findings": findings,
+    } if "parquet" in args.formats else {}
+    # the rest are a dozen small jobs over cached data: run them side by side (Spark runs the jobs of
+    # several driver threads at once), so that their planning and their tasks overlap, not queue
+    with ThreadPoolExecutor(max_workers=CONCURRENT_JOBS, thread_name_prefix="subguard-audit") as pool:
+        writes = [pool.submit(_write_parquet, df, f"{out}/{name}") for name, df in tables.items()]
+        group_sizes_f = pool.submit(lambda: [r.asDict() for r in groups_df.groupBy("repos_count").agg(
+            F.count("*").alias("count"), F.sum(F.when(F.col("findings") > 0, 1).otherwise(0)).alias("flagged"),
+        ).collect()])
+        finding_counts_f = pool.submit(lambda: [r.asDict() for r in findings.groupBy(
+            "rule", "severity", "scope", "team", F.col("suppressed").isNotNull().alias("suppressed"),
+        ).count().collect()])
+        kinds_f = pool.submit(lambda: {r["kind"]: int(r["count"]) for r in records.groupBy("kind").count().collect()})
+        file_counts_f = pool.submit(lambda: [r.asDict() for r in files_df.groupBy("repo", "status", "reason").count().collect()])
+        notes_f = pool.submit(lambda: (
+            records.where(F.col("kind").isin("problem", "repo")).select("repo", "kind", "payload")
+            .unionByName(group_records.where(F.col("kind") == "problem").select("repo", "kind", "payload")).collect()
+        ))
+        worst_f = pool.submit(lambda: [r.asDict(recursive=True) for r in T.worst_first(groups_df).limit(args.top).collect()])
+        n_subs_f = pool.submit(subs.count)
+        # bound: all findings are collected (one small record each) to render findings.json and SARIF
+        collected_f = pool.submit(lambda: [Finding.model_validate_json(r.json) for r in findings.select("json").collect()]
+                                  if {"json", "sarif"} & set(args.formats) else [])
+        group_sizes, finding_counts, kinds = group_sizes_f.result(), finding_counts_f.result(), kinds_f.result()
+        n_groups = sum(int(g["count"]) for g in group_sizes)
+        progress(f"consumers: {kinds.get('consumer', 0)}; groups judged: {n_groups}; "
+                 f"findings: {sum(int(r['count']) for r in finding_counts)}")
+        file_counts, notes = file_counts_f.result(), notes_f.result()
+        summary = summ.build(
+            files=file_counts,
+            findings=finding_counts,
+            groups=worst_f.result(),
+            group_sizes=group_sizes,
+            totals={
+                "repos": len({r["repo"] for r in file_counts if r["repo"]}),
+                "consumers": kinds.get("consumer", 0),
+                "subscriptions": n_subs_f.result(),
+                "deployments": kinds.get("deployment", 0),
+                "groups": n_groups,
+                "groups_with_findings": sum(int(g["flagged"]) for g in group_sizes),
+                "cross_repo_groups": sum(int(g["count"]) for g in group_sizes if int(g["repos_count"]) > 1),
+            },
+            missing=plan.missing,
+            problems=plan.problems + [json.loads(r.payload)["message"] for r in notes if r.kind == "problem"],
+            sources=list(args.sources),
+            seconds=0.0,
+        )
+        repo_roots = [(r.repo, json.loads(r.payload)["root"]) for r in notes if r.kind == "repo"]
+        collected = collected_f.result()
+        for w in writes:
+            w.result()
+    if tables:
         progress(f"wrote {len(tables)} Parquet tables to {out}")
-
-    file_counts = [r.asDict() for r in files_df.groupBy("repo", "status", "reason").count().collect()]
-    notes = (
-        records.where(F.col("kind").isin("problem", "repo")).select("repo", "kind", "payload")
-        .unionByName(group_records.where(F.col("kind") == "problem").select("repo", "kind", "payload")).collect()
-    )
-    summary = summ.build(
-        files=file_counts,
-        findings=finding_counts,
-        groups=[r.asDict(recursive=True) for r in T.worst_first(groups_df).limit(args.top).collect()],
-        group_sizes=group_sizes,
-        totals={
-            "repos": len({r["repo"] for r in file_counts if r["repo"]}),
-            "consumers": kinds.get("consumer", 0),
-            "subscriptions": subs.count(),
-            "deployments": kinds.get("deployment", 0),
-            "groups": n_groups,
-            "groups_with_findings": sum(int(g["flagged"]) for g in group_sizes),
-            "cross_repo_groups": sum(int(g["count"]) for g in group_sizes if int(g["repos_count"]) > 1),
-        },
-        missing=plan.missing,
-        problems=plan.problems + [json.loads(r.payload)["message"] for r in notes if r.kind == "problem"],
-        sources=list(args.sources),
-        seconds=round(time.monotonic() - t0, 2),
-    )
-    repo_roots = [(r.repo, json.loads(r.payload)["root"]) for r in notes if r.kind == "repo"]
-    _write_reports(fs, out, args, config, findings, summary, repo_roots, progress)
+    summary["seconds"] = round(time.monotonic() - t0, 2)
+    _write_reports(fs, out, args, config, collected, summary, repo_roots, progress)
     for df in (cached, files_df, consumers, group_records, findings, subs, groups_df):
         df.unpersist()
     return summary
@@ -457,8 +469,12 @@ def _local(uri: str) -> str:
     return uri.removeprefix("file:")
 
 
+def _write_parquet(df: DataFrame, uri: str) -> None:
+    df.write.mode("overwrite").parquet(uri)
+
+
 def _write_reports(
-    fs: FS, out: str, args: AuditArgs, config: Config, findings: DataFrame, summary: dict[str, Any],
+    fs: FS, out: str, args: AuditArgs, config: Config, collected: Sequence[Finding], summary: dict[str, Any],
     repo_roots: Sequence[tuple[str, str]], progress: Progress,
 ) -> None:
     from subguard.audit import report_html
@@ -466,8 +482,6 @@ def _write_reports(
 
     fs.write_text(f"{out}/summary.json", json.dumps(summary, indent=2, sort_keys=True) + "\n")
     if "json" in args.formats or "sarif" in args.formats:
-        # bound: all findings are collected here (one small record each) to render the two files
-        collected = [Finding.model_validate_json(r.json) for r in findings.select("json").collect()]
         _, docs = tasks._policies(config)
         files = summary["files"]
         ctx = ReportContext(

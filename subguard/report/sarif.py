@@ -26,11 +26,12 @@ def _dir_uri(path: str) -> str:
     return uri if uri.endswith("/") else uri + "/"
 
 
-def _base(root: Root | None, ctx: ReportContext) -> tuple[str, str]:
-    """(uriBaseId, prefix to put before the root-relative path)."""
+def _base(root: Root | None, ctx: ReportContext, index: int | None = None) -> tuple[str, str]:
+    """(uriBaseId, prefix to put before the root-relative path); `index` is the root's position in
+    `ctx.roots` when the caller knows it."""
     prefix = root_prefix(root, ctx)
     if prefix is None and root is not None:
-        return f"ROOT{ctx.roots.index(root)}", ""
+        return f"ROOT{ctx.roots.index(root) if index is None else index}", ""
     return SRCROOT, f"{prefix}/" if prefix else ""
 
 
@@ -50,8 +51,8 @@ def _base_ids(ctx: ReportContext) -> dict[str, Any]:
     out: dict[str, Any] = {}
     if ctx.workdir:
         out[SRCROOT] = {"uri": _dir_uri(ctx.workdir), "description": {"text": "The directory subguard ran in."}}
-    for root in ctx.roots:
-        base_id, _ = _base(root, ctx)
+    for i, root in enumerate(ctx.roots):
+        base_id, _ = _base(root, ctx, i)
         if base_id != SRCROOT:
             out[base_id] = {"uri": _dir_uri(root.path), "description": {"text": f"Scan root of {root.repo}."}}
     return out
