@@ -18,7 +18,7 @@ from subguard.evidence.subdata import parse_all
 # one C-level scan decides whether a record can matter at all (most broker lines cannot)
 INTERESTING = re.compile(
     r"subscription changed|subscription is not latest|subscription not|group info not exist|offset too small|"
-    r"PULL_OFFSET_MOVED|consumer connected|expired channel|remove consumer group|Ignore consumer|"
+    r"PULL_OFFSET_MOVED|store no queue data|consumer connected|expired channel|remove consumer group|Ignore consumer|"
     r"Rebalance changed|rebalanced result|CODE: 25|code:25|the consumer \["
 )
 
@@ -35,9 +35,16 @@ _TOO_SMALL = re.compile(
 _MOVED = re.compile(
     r"PULL_OFFSET_MOVED:correction offset\. topic=([^,]*), groupId=([^,]*), requestOffset=(-?\d+), newOffset=(-?\d+)"
 )
+# NO_MATCHED_LOGIC_QUEUE / NO_MESSAGE_IN_QUEUE: the broker has no data for the queue and moves the
+# pull offset (to the queue's next begin offset) as PULL_OFFSET_MOVED does
+_NO_QUEUE_DATA = re.compile(
+    r"the broker store no queue data, fix the request offset (-?\d+) to (-?\d+), Topic: (\S+) QueueId: (\d+) "
+    r"Consumer Group: (\S+)"
+)
 _CONNECTED = re.compile(r"new consumer connected, group: (\S+) (\w+) (\w+) channel: .*?clientId=([^,\]]*)")
 _EXPIRED = re.compile(r"SCAN: remove expired channel from ConsumerManager consumerTable(?:\. channel=([^,]*),|, all clear,) consumerGroup=(\S+)")
-_GROUP_REMOVED = re.compile(r"unregister consumer ok, no any connection, and remove consumer group, (\S+)")
+# "ungister" is the older brokers' spelling (ConsumerManager.doChannelCloseEvent)
+_GROUP_REMOVED = re.compile(r"(?:unregister|ungister) consumer ok, no any connection, and remove consumer group, (\S+)")
 _FILTER = re.compile(r"Ignore consumer\((.+?) ?: ?(.+?)\) filter.*?old=(\w+):(.*), ignored=(\w+):(.*)$")
 _NOT_LATEST_CLIENT = re.compile(
     r"the subscription is not latest, group=([^,]*), messageQueue=MessageQueue \[topic=([^,]*), brokerName=([^,]*), queueId=(\d+)\]"
@@ -102,6 +109,10 @@ def _offsets(msg: str, ts: float | None) -> Event | None:
     if m is not None:
         return Event(ev.OFFSET_MOVED, ts, m.group(2), m.group(1), request_offset=int(m.group(3)),
                      broker_offset=int(m.group(4)), code=21, side="broker")
+    m = _NO_QUEUE_DATA.match(msg)
+    if m is not None:
+        return Event(ev.OFFSET_MOVED, ts, m.group(5), m.group(3), request_offset=int(m.group(1)),
+                     broker_offset=int(m.group(2)), queue_id=int(m.group(4)), code=21, side="broker")
     return None
 
 
@@ -158,9 +169,11 @@ _BY_PREFIX: tuple[tuple[str, Callable[[str, float | None], Event | None]], ...] 
     ("the consumer's", _broker_pull),
     ("the request offset too small", _offsets),
     ("PULL_OFFSET_MOVED:correction", _offsets),
+    ("the broker store no queue data", _offsets),
     ("new consumer connected", _membership),
     ("SCAN: remove expired channel from ConsumerManager", _membership),
     ("unregister consumer ok", _membership),
+    ("ungister consumer ok", _membership),
     ("Ignore consumer(", _filter),
 )
 

@@ -213,7 +213,7 @@ _NOT_HEADER_LIKE = re.compile(r"\n(?!(?=[^\r\n]{21})[0-9](?:[^\r\n]{3}-[^\r\n]{8
 # every line INTERESTING or _PULL_EXCEPTION can match holds one of these (case-sensitive, as they
 # are): "subscription" stands for its three, "consumer" for four, "ebalance" for two
 ANCHORS = (
-    "subscription", "consumer", "group info not exist", "offset too small", "PULL_OFFSET_MOVED", "expired channel",
+    "subscription", "consumer", "group info not exist", "offset too small", "PULL_OFFSET_MOVED", "no queue data", "expired channel",
     "ebalance", "CODE: 25", "code:25", _PULL_EXCEPTION,
 )
 

@@ -48,6 +48,9 @@ LINES = [
     ("2024-03-01 10:03:20 WARN ClientManageService_1 - SCAN: remove expired channel from ConsumerManager "
     "consumerTable. channel=10.0.1.8:40122, consumerGroup=g"),
     "2024-03-01 10:03:20 INFO ClientManageThread_1 - unregister consumer ok, no any connection, and remove consumer group, g",
+    "2024-03-01 10:03:20 INFO NettyEventExecutor - ungister consumer ok, no any connection, and remove consumer group, g",
+    ("2024-05-02 08:00:03 INFO PullMessageThread_3 - the broker store no queue data, fix the request offset 8812 to 0, "
+     "Topic: t QueueId: 2 Consumer Group: g"),
     "2024-03-01 10:03:20 INFO X - Ignore consumer(g : T) filter(expression), old=TAG:a, ignored=TAG:b",
     ("2024-03-01 10:03:20 WARN X - the subscription is not latest, group=g, messageQueue=MessageQueue [topic=T, "
     "brokerName=b, queueId=1]"),

@@ -23,6 +23,15 @@ def test_seed004_offset_lines() -> None:
     assert moved["ts"] == small["ts"]
 
 
+def test_no_queue_data_is_an_offset_move() -> None:
+    """PullMessageProcessor's other PULL_OFFSET_MOVED path (NO_MATCHED_LOGIC_QUEUE / NO_MESSAGE_IN_QUEUE)."""
+    row = parse_line("2024-05-02 08:00:03 INFO PullMessageThread_3 - the broker store no queue data, fix the request offset "
+                     "8812 to 0, Topic: price-topic QueueId: 2 Consumer Group: price-cache")
+    assert row is not None
+    assert (row["kind"], row["group"], row["topic"], row["request_offset"], row["broker_offset"], row["queue_id"]) == (
+        "offset_moved", "price-cache", "price-topic", 8812, 0, 2)
+
+
 def test_subscription_changed_old_new() -> None:
     line = ("2024-03-01 10:00:20 INFO ClientManageThread_3 - subscription changed, group: g1 OLD: "
             + SUB.format(s="tag1 || tag2", t="tag2, tag1", v=1) + " NEW: " + SUB.format(s="tag3", t="tag3", v=2))
@@ -72,6 +81,10 @@ def test_connected_and_expired() -> None:
                       "channel=10.0.1.8:40122, consumerGroup=g")
     assert conn and (conn["kind"], conn["client"], conn["message_model"]) == ("connected", "10.0.1.7@DEFAULT", "BROADCASTING")
     assert gone and (gone["kind"], gone["group"], gone["client"]) == ("channel_expired", "g", "10.0.1.8:40122")
+    for spelling in ("unregister", "ungister"):  # the older brokers' spelling too
+        removed = parse_line(f"2024-03-01 10:03:00 INFO NettyEventExecutor - {spelling} consumer ok, no any connection, "
+                             "and remove consumer group, g")
+        assert removed and (removed["kind"], removed["group"]) == ("group_removed", "g")
 
 
 def test_mqadmin_consumer_connection() -> None:
