@@ -78,7 +78,8 @@ class EvidenceFile:
     def read(self, lines: Iterable[str], compressed: bool = False) -> Iterator[Event]:
         """Events of the file's text lines in order (newlines kept or not): what `events()` does
         once the file is open. A Spark task calls it with the lines the text source read."""
-        rest = iter(lines)
+        whole_file = isinstance(lines, io.TextIOBase)
+        rest = bounded_lines(lines) if isinstance(lines, io.TextIOBase) else iter(lines)
         try:
             head = list(islice(rest, HEAD_LINES))
         except (OSError, EOFError, zlib.error) as exc:
@@ -91,7 +92,7 @@ class EvidenceFile:
             yield from self._mqadmin(_numbered(head, rest))
             return
         counts = LogCounts()
-        if isinstance(lines, io.TextIOBase):  # a whole open file: C-level block scan, same records
+        if whole_file and isinstance(lines, io.TextIOBase):  # an open file: C-level block scan, same records
             blocks = chain(["".join(head)] if head else [], line_blocks(lines))
             yield from self._log(log_records_blocks(blocks, 1, counts), counts)
         else:
@@ -263,6 +264,21 @@ def log_records_blocks(blocks: Iterable[str], first_line: int, counts: LogCounts
     record = asm.flush()
     if record is not None:
         yield record
+
+
+def bounded_lines(stream: io.TextIOBase | IO[str], max_line: int = MAX_LINE_CHARS) -> Iterator[str]:
+    """The lines of a text stream, each cut to `max_line` characters as `line_blocks` cuts them (the
+    rest of an over-long line is read and dropped), so that no line is ever held whole."""
+    while True:
+        line = stream.readline(max_line)
+        if not line:
+            return
+        if len(line) >= max_line and not line.endswith("\n"):
+            tail = line
+            while tail and not tail.endswith("\n"):
+                tail = stream.readline(max_line)
+            line += "\n" if tail else ""
+        yield line
 
 
 def line_blocks(stream: io.TextIOBase | IO[str], size: int = BLOCK_CHARS, max_line: int = MAX_LINE_CHARS) -> Iterator[str]:

@@ -4,6 +4,7 @@ line reader (`log_records`, also used by the Spark audit) on any log, cut into b
 from __future__ import annotations
 
 import io
+from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -115,3 +116,26 @@ def test_every_wording_the_reader_looks_for_holds_an_anchor() -> None:
     words = [re.sub(r"\\(.)", r"\1", w) for w in INTERESTING.pattern.split("|")] + [_PULL_EXCEPTION]
     assert len(words) > 10
     assert [w for w in words if not any(a in w for a in ANCHORS)] == []
+
+
+def test_bounded_lines_cut_like_line_blocks() -> None:
+    from subguard.evidence.reader import bounded_lines
+
+    text = "x" * 100 + "\nshort\n" + "y" * 50
+    assert list(bounded_lines(io.StringIO(text), max_line=20)) == ["x" * 20 + "\n", "short\n", "y" * 20]
+    assert "".join(bounded_lines(io.StringIO(text), max_line=20)) == "".join(line_blocks(io.StringIO(text), 7, max_line=20))
+
+
+def test_a_file_that_is_one_huge_line_is_read_in_bounded_memory(tmp_path: Path) -> None:
+    """No newline at all in 64 MB: the head detection and the log reader hold at most one cut line."""
+    import subprocess
+    import sys
+
+    big = tmp_path / "broker.log"
+    with open(big, "w", encoding="utf-8") as fh:
+        fh.writelines("z" * (1 << 20) for _ in range(64))
+    code = ("import resource, sys; from subguard.evidence.analyze import analyze; r = analyze([sys.argv[1]]); "
+            "print(r.files[0].lines, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)")
+    out = subprocess.run([sys.executable, "-c", code, str(big)], capture_output=True, text=True, check=True).stdout.split()
+    assert out[0] == "1"
+    assert int(out[1]) < 120 * 1024, f"peak RSS {int(out[1]) // 1024} MiB"  # the file alone is 64 MiB, as str 64+ MiB
