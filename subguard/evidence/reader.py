@@ -78,7 +78,6 @@ class EvidenceFile:
     def read(self, lines: Iterable[str], compressed: bool = False) -> Iterator[Event]:
         """Events of the file's text lines in order (newlines kept or not): what `events()` does
         once the file is open. A Spark task calls it with the lines the text source read."""
-        whole_file = isinstance(lines, io.TextIOBase)
         rest = bounded_lines(lines) if isinstance(lines, io.TextIOBase) else iter(lines)
         try:
             head = list(islice(rest, HEAD_LINES))
@@ -92,7 +91,7 @@ class EvidenceFile:
             yield from self._mqadmin(_numbered(head, rest))
             return
         counts = LogCounts()
-        if whole_file and isinstance(lines, io.TextIOBase):  # an open file: C-level block scan, same records
+        if isinstance(lines, io.TextIOBase):  # an open file: C-level block scan, same records
             blocks = chain(["".join(head)] if head else [], line_blocks(lines))
             yield from self._log(log_records_blocks(blocks, 1, counts), counts)
         else:
