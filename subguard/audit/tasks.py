@@ -3,7 +3,7 @@
 `scan_task` runs one repository exactly as `subguard check` does (same `scan_files`, same engine,
 same repo config); `group_task` runs the engine on every member of one consumer group, wherever
 they were declared, and the simulator on the group. Both return flat rows (`RECORD_KEYS`) whose
-`payload` is JSON; `transforms` turns them into tables.
+`payload` is JSON (a repo's file list travels typed, under `files`); `transforms` turns them into tables.
 """
 
 from __future__ import annotations
@@ -214,9 +214,11 @@ def file_row(repo: str, rec: FileRecord) -> dict[str, Any]:
 
 
 def files_row(repo: str, recs: Sequence[FileRecord]) -> dict[str, Any]:
-    """All file records of one repo in one row (payload: a JSON list): a repository of thousands of
-    files crosses into the JVM as one row, and the `files` table explodes it there."""
-    return _row(repo, "files", repo, [_file(r) for r in recs])
+    """All file records of one repo in one row, as typed tuples under `files` (no JSON payload): a
+    repository of thousands of files crosses into the JVM as one row, and the `files` table
+    explodes it there without parsing text."""
+    return {"repo": repo, "kind": "files", "key": repo, "payload": "",
+            "files": [(r.path, r.status.value, r.reason, r.extractor, r.size) for r in recs]}
 
 
 def consumer_row(c: Consumer, origin: str) -> dict[str, Any]:

@@ -27,11 +27,11 @@ from subguard.discover import DEFAULT_EXCLUDE_DIRS
 from subguard.inventory import subscription_rows
 from subguard.model import Consumer, FileRecord, FileStatus
 
-RECORDS = "repo string, kind string, key string, payload string"
+FILE_LIST = "array<struct<path:string, status:string, reason:string, extractor:string, size:long>>"  # FILES, as a list
+RECORDS = f"repo string, kind string, key string, payload string, files {FILE_LIST}"  # files: kind "files" only
 ROOTS = "base string, mode string, repo string"
 HINTS = "repo string, team string, owner string, env_hint string"
 FILES = "path string, status string, reason string, extractor string, size long"
-FILE_LIST = "array<struct<path:string, status:string, reason:string, extractor:string, size:long>>"  # FILES, as a list
 CONSUMERS = (
     "consumer_id string, group string, namespace string, client string, message_model string, consume_mode string, "
     "service string, environment string, path string, line int, subscriptions int, origin string, json string"
@@ -114,7 +114,8 @@ def mark_skips(files: DataFrame, max_size: int) -> DataFrame:
 
 def _records(spark: SparkSession, rows: RDD[dict[str, Any]]) -> DataFrame:
     # rows are built by our own tasks: per-row schema verification in Python would only cost time
-    return spark.createDataFrame(rows.map(lambda d: (d["repo"], d["kind"], d["key"], d["payload"])), RECORDS, verifySchema=False)
+    return spark.createDataFrame(rows.map(lambda d: (d["repo"], d["kind"], d["key"], d["payload"], d.get("files"))), RECORDS,
+                                 verifySchema=False)
 
 
 _SCAN_COLS = ("repo", "root", "path", "uri", "size", "content", "skip_reason")
@@ -172,7 +173,8 @@ def missing_repo_records(missing: DataFrame) -> DataFrame:
         F.concat(F.lit("repository path does not exist: "), F.col("uri")).alias("reason"),
         F.lit("").alias("extractor"), F.lit(0).cast("long").alias("size"),
     ))
-    return missing.select("repo", F.lit("file").alias("kind"), F.lit(".").alias("key"), payload.alias("payload"))
+    return missing.select("repo", F.lit("file").alias("kind"), F.lit(".").alias("key"), payload.alias("payload"),
+                          F.lit(None).cast(FILE_LIST).alias("files"))
 
 
 # --- inventory outputs -----------------------------------------------------------------------------
@@ -207,7 +209,7 @@ def files_table(records: DataFrame) -> DataFrame:
     """The `files` table: single file records plus the per-repo lists (`tasks.files_row`) exploded."""
     listed = (
         records.where(F.col("kind") == "files")
-        .select("repo", F.explode(F.from_json("payload", FILE_LIST)).alias("p"))
+        .select("repo", F.explode("files").alias("p"))
         .select("repo", "p.*")
     )
     return table(records, "file", FILES).unionByName(listed)
