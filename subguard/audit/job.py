@@ -28,7 +28,7 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from subguard.audit import local, tasks
+from subguard.audit import jvm, local, tasks
 from subguard.audit import sources as src
 from subguard.audit import summary as summ
 from subguard.audit import transforms as T
@@ -59,6 +59,7 @@ class AuditArgs:
     extra_conf: tuple[tuple[str, str], ...] = field(default_factory=tuple)
     reader: str = "auto"
     fail_on: str = "none"
+    jvm_archive: bool = False  # a class-data archive for a local driver JVM (subguard.audit.jvm)
 
 
 def parse_args(argv: Sequence[str]) -> AuditArgs:
@@ -73,10 +74,11 @@ def parse_args(argv: Sequence[str]) -> AuditArgs:
     p.add_argument("--runs", type=int, default=50)
     p.add_argument("--reader", choices=READERS, default="auto")
     p.add_argument("--fail-on", choices=("error", "warning", "note", "none"), default="none")
+    p.add_argument("--jvm-archive", action="store_true")
     a = p.parse_args(list(argv))
     return AuditArgs(
         tuple(a.sources), a.out, a.master, tuple(a.formats or FORMATS), a.config, tuple(a.evidence), a.top, a.runs,
-        reader=a.reader, fail_on=a.fail_on,
+        reader=a.reader, fail_on=a.fail_on, jvm_archive=a.jvm_archive,
     )
 
 
@@ -90,8 +92,12 @@ def shuffle_partitions(master: str) -> int:
     return max(2, 2 * cores)
 
 
-def session(master: str, app: str = "subguard-audit") -> SparkSession:
-    """A Spark session with quiet logs; `--master` is honoured unless spark-submit already set one."""
+JIT_OPTIONS = "-XX:TieredStopAtLevel=1"
+
+
+def session(master: str, app: str = "subguard-audit", java_options: str = "") -> SparkSession:
+    """A Spark session with quiet logs; `--master` is honoured unless spark-submit already set one.
+    `java_options` are added to a local driver JVM's (see `launch`)."""
     builder = SparkSession.builder.appName(app).config("spark.ui.showConsoleProgress", "false")
     builder = builder.config("spark.sql.shuffle.partitions", str(shuffle_partitions(master)))
     builder = builder.config("spark.ui.enabled", "false")
@@ -105,7 +111,7 @@ def session(master: str, app: str = "subguard-audit") -> SparkSession:
         # a local audit is a short-lived JVM: the quick compiler alone finishes the example org's many
         # small jobs about a quarter sooner; at 200,000 files no difference was measurable (the
         # optimising compiler wins on repeated heavy jobs, which one audit does not run)
-        builder = builder.config("spark.driver.extraJavaOptions", "-XX:TieredStopAtLevel=1")
+        builder = builder.config("spark.driver.extraJavaOptions", f"{JIT_OPTIONS} {java_options}".strip())
     if master.startswith("local") and not os.environ.get("PYSPARK_PYTHON"):
         # local workers run this interpreter (a venv's), not whatever `python3` is first on PATH
         os.environ["PYSPARK_PYTHON"] = sys.executable
@@ -113,6 +119,43 @@ def session(master: str, app: str = "subguard-audit") -> SparkSession:
     spark = active or builder.master(master).getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark
+
+
+def spark_jars() -> str:
+    """The folder of the jars the driver JVM runs: `$SPARK_HOME/jars`, else pyspark's own."""
+    import pyspark
+
+    home = os.environ.get("SPARK_HOME") or os.path.dirname(pyspark.__file__)
+    return os.path.join(home, "jars")
+
+
+def launch(master: str, archive: bool = False) -> tuple[SparkSession, jvm.Plan]:
+    """The audit's session; with `archive`, a class-data archive (`subguard.audit.jvm`) when this
+    process launches the JVM. A JVM that will not start with the archive is started again without it."""
+    from pyspark import SparkContext
+    from pyspark.errors import PySparkRuntimeError
+
+    ours = SparkContext._active_spark_context is None and SparkSession.getActiveSession() is None
+    cds = jvm.plan(master, JIT_OPTIONS, spark_jars()) if archive and ours else jvm.Plan()
+    if cds.options:
+        try:
+            return session(master, java_options=cds.options), cds
+        except PySparkRuntimeError:  # JAVA_GATEWAY_EXITED: the JVM did not come up with this archive
+            if cds.archive is not None:
+                jvm.discard(cds.archive)
+    return session(master), jvm.Plan()
+
+
+def close(spark: SparkSession, cds: jvm.Plan) -> None:
+    """End of the audit: when the JVM writes a class-data archive, stop it now and put the archive
+    in place once it is complete; otherwise leave the JVM to exit with this process."""
+    if cds.pending is None:
+        return
+    from pyspark import SparkContext
+
+    gateway = SparkContext._gateway
+    spark.stop()
+    jvm.finish(cds, getattr(gateway, "proc", None))
 
 
 # --- file system probes (driver, metadata only) ----------------------------------------------------
@@ -506,12 +549,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     def progress(text: str) -> None:
         print(f"[audit] {text} (+{time.monotonic() - start:.1f} s)", file=sys.stderr, flush=True)
 
-    spark = session(args.master)
+    spark, cds = launch(args.master, args.jvm_archive)
     try:
         summary = run_audit(spark, args, progress)
     except src.SourceError as exc:
         print(f"subguard: error: {exc}", file=sys.stderr)
         return 2
+    finally:
+        close(spark, cds)
     report = f"{args.out.rstrip('/')}/report.html"
     print(summ.headline(summary))
     print(f"report: {report}")

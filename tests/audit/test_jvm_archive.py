@@ -1,0 +1,89 @@
+"""`subguard audit --jvm-archive`: the class-data archive of the local driver JVM is written once,
+used after, and an archive that would crash the JVM is dropped, never fatal (`subguard.audit.jvm`)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from subguard.audit import jvm
+from tests.audit.conftest import ORG
+
+
+def _audit(tmp_path: Path, out: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    cmd = [sys.executable, "-m", "subguard", "audit", str(ORG), "--out", str(tmp_path / out), "--master", "local[1]",
+           "--jvm-archive", "--format", "json"]
+    return subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600, check=False)
+
+
+def _findings(tmp_path: Path, out: str) -> list[tuple[str, str]]:
+    data = json.loads((tmp_path / out / "findings.json").read_text(encoding="utf-8"))
+    return sorted((str(f["rule"]), str(f.get("group") or "")) for f in data)
+
+
+def _archives(tmp_path: Path) -> list[Path]:
+    return sorted((tmp_path / "cache" / "subguard" / "jvm").glob("*.jsa"))
+
+
+@pytest.mark.slow
+def test_archive_written_once_used_after_and_a_broken_one_dropped(tmp_path: Path) -> None:
+    first = _audit(tmp_path, "o1")
+    assert first.returncode == 0, first.stderr
+    (archive,) = _archives(tmp_path)
+    assert jvm.usable(archive)
+    assert not list(archive.parent.glob("*.tmp"))  # the temporary name was renamed, nothing left behind
+    stamp = archive.stat()
+
+    second = _audit(tmp_path, "o2")
+    assert second.returncode == 0, second.stderr
+    assert archive.stat().st_ino == stamp.st_ino and archive.stat().st_mtime_ns == stamp.st_mtime_ns  # used, not rewritten
+    assert _findings(tmp_path, "o2") == _findings(tmp_path, "o1")
+
+    # an archive cut short that still matches its record would crash the JVM: the run drops it and
+    # starts without one
+    with open(archive, "r+b") as fh:
+        fh.truncate(4096)
+    (archive.with_suffix(".ok")).write_text(f"{archive.stat().st_size} {archive.stat().st_mtime_ns} {archive.stat().st_ino}",
+                                            encoding="ascii")
+    assert jvm.usable(archive)
+    third = _audit(tmp_path, "o3")
+    assert third.returncode == 0, third.stderr
+    assert _findings(tmp_path, "o3") == _findings(tmp_path, "o1")
+    assert not archive.exists()
+
+
+def test_an_archive_that_does_not_match_its_record_is_not_used(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.delenv("PYSPARK_GATEWAY_PORT", raising=False)
+    jars = tmp_path / "jars"
+    jars.mkdir()
+    first = jvm.plan("local[2]", "-XX:TieredStopAtLevel=1", str(jars))
+    if first.archive is None:
+        pytest.skip("no java binary")
+    assert first.pending is not None and "ArchiveClassesAtExit" in first.options
+    first.archive.write_bytes(b"x" * 100)  # appears without a record: a half-finished rename, a copy
+    second = jvm.plan("local[2]", "-XX:TieredStopAtLevel=1", str(jars))
+    assert second.pending is not None and not first.archive.exists()  # dropped, and a new one planned
+    assert jvm.plan("yarn", "", str(jars)) == jvm.Plan()  # never on a cluster
+
+
+def test_stale_temporary_archives_are_swept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.delenv("PYSPARK_GATEWAY_PORT", raising=False)
+    folder = tmp_path / "subguard" / "jvm"
+    folder.mkdir(parents=True)
+    old, new = folder / "spark-x.1.tmp", folder / "spark-x.2.tmp"
+    old.write_bytes(b"x")
+    new.write_bytes(b"x")
+    past = time.time() - jvm.STALE_SECONDS - 10
+    os.utime(old, (past, past))
+    if jvm.plan("local[1]", "", str(tmp_path)).archive is None:
+        pytest.skip("no java binary")
+    assert not old.exists() and new.exists()
