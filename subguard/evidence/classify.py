@@ -16,7 +16,7 @@ from subguard.model import Finding, Location, Related, Severity, fingerprint
 
 EXPLAIN_WINDOW = 60.0  # a join/rebalance this many seconds before a code-25 burst explains it
 LONG_BURST = 60.0  # a burst lasting longer than this is not the start-up race
-RECURRING = 5  # this many separate bursts from one source: it keeps happening
+RECURRING = 5  # this many bursts from one source that no join or rebalance explains: it keeps happening
 MIN_CHURN = 3  # version-only changes before churn is worth a finding
 STUCK = 3  # the same stale offset requested this often: the correction is not kept
 
@@ -128,10 +128,13 @@ def _explained(burst: list[float], members: Sequence[float]) -> bool:
 
 
 def persistent(src: Code25Source, members: Sequence[float]) -> bool:
-    """Code 25 that is not the join/rebalance race: long bursts, unexplained bursts, or recurring ones."""
-    if len(src.bursts) >= RECURRING:
+    """Code 25 that is not the join/rebalance race: a long burst, an unexplained burst of 3 or more
+    refusals, or recurring unexplained bursts. Bursts that each follow a join or rebalance stay
+    benign however many there are (frequent rebalances are SG503's subject)."""
+    unexplained = [b for b in src.bursts if not _explained(b, members)]
+    if len(unexplained) >= RECURRING:
         return True
-    return any(b[1] - b[0] > LONG_BURST or (not _explained(b, members) and b[2] >= 3) for b in src.bursts)
+    return any(b[1] - b[0] > LONG_BURST for b in src.bursts) or any(b[2] >= 3 for b in unexplained)
 
 
 def _source_label(path: str, src: Code25Source) -> str:

@@ -11,13 +11,14 @@ A case holds:
 would run it next to the files. Only the case's own rule is compared: a hit file may well raise
 other rules too (a flapping log also shows code 25), and the near-misses usually do.
 
-The near-misses: SG501 version-only changes of one expression; SG502 topics re-added after the
-whole group left, never removed by a member; SG503 the expression itself flipping at the 20 s cadence
-(that is SG501) and a group with only two version-only changes; SG504 a code-25 stream that does
-not settle; SG505 a start-up burst and two bursts right after rebalances; SG506 offset chatter of
-the same group ([NOTIFYME] commit below the stored offset); SG507 the declared tags spelled in another
-order; SG508 every declared subscription live, and a declared group with no subscription evidence;
-SG509 only declared and system groups.
+The near-misses: SG501 version-only changes of one expression, and rollouts (one change, or changes
+that never return, logged by two brokers); SG502 topics re-added after the whole group left, never
+removed by a member, and a topic removed once for good; SG503 the expression itself flipping at the
+20 s cadence (that is SG501) and a group with only two version-only changes; SG504 a code-25 stream
+that does not settle; SG505 a start-up burst and bursts that each follow a rebalance (two, and five
+hourly ones); SG506 offset chatter of the same group ([NOTIFYME] commit below the stored offset);
+SG507 the declared tags spelled in another order; SG508 every declared subscription live, and a
+declared group with no subscription evidence; SG509 only declared and system groups.
 """
 
 from __future__ import annotations
