@@ -133,6 +133,7 @@ def live_vs_declared(groups: dict[str, GroupState], declared: Sequence[Declared]
             ))
         if not live:
             continue  # no subscription evidence for the group: nothing to compare with
+        seen_live = min((v.seen.first for _, v in live if v.seen.first), default=first)  # the first live subscription line
         for d in members:
             subs = [s for s in d.consumer.subscriptions if not (s.topic.value or "").startswith(RETRY_PREFIX)]
             if not subs or any(same_subscription(s, topic, v.expression, v.expression_type) for s in subs for topic, v in live):
@@ -142,7 +143,7 @@ def live_vs_declared(groups: dict[str, GroupState], declared: Sequence[Declared]
                 message=(f"group {name}: declared consumer {d.consumer.consumer_id} ("
                          + ", ".join(f"{s.topic.value} '{s.expression.value}'" for s in subs)
                          + ") matches none of the subscriptions seen live: not deployed, another environment, or stale code"),
-                location=location(first), related=(Related(location=d.at(d.consumer.location), message="declared here"),),
+                location=location(seen_live), related=(Related(location=d.at(d.consumer.location), message="declared here"),),
                 group=name, fingerprint=fingerprint(rules.DECLARED_NOT_LIVE, name, d.consumer.consumer_id),
             ))
     return out
