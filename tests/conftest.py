@@ -3,8 +3,10 @@ this checkout (`<root>/.subguard_cache`) or the developer's `~/.cache/subguard`.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -16,3 +18,17 @@ def _isolated_subguard_caches(tmp_path_factory: pytest.TempPathFactory) -> Itera
         mp.setenv("SUBGUARD_CACHE_DIR", str(base / "content"))
         mp.setenv("XDG_CACHE_HOME", str(base / "xdg"))
         yield
+
+
+SARIF_SCHEMA = Path(__file__).resolve().parents[1] / ".." / "shared" / "schemas" / "sarif-schema-2.1.0.json"
+
+
+@pytest.fixture(scope="session")
+def sarif_validator() -> Any:
+    """The official SARIF 2.1.0 schema (from ../shared/schemas) as a validator, formats checked."""
+    if not SARIF_SCHEMA.is_file():
+        pytest.skip(f"SARIF schema not found at {SARIF_SCHEMA} (the shared checkout is absent)")
+    import jsonschema
+
+    schema = json.loads(SARIF_SCHEMA.read_text(encoding="utf-8"))
+    return jsonschema.Draft4Validator(schema, format_checker=jsonschema.FormatChecker())

@@ -35,11 +35,18 @@ def _group_section(group: str, findings: Sequence[Finding], docs: Mapping[str, R
     lines = [f"### Group {code(group)}", ""]
     for f in findings:
         lines += [f"**{_rule_title(f, docs)}** ({f.severity.value}): {cell(f.message)}", ""]
-        lines += ["| member | topic | expression | model |", "| --- | --- | --- | --- |"]
-        for m in members_of(f):
-            where = cell(code(f"{display_path(m.location, ctx)}:{m.location.line}"))
-            expr = code(m.expression) if m.expression is not None else (cell(m.message) or "?")
-            lines.append(f"| {where} | {cell(code(m.topic))} | {cell(expr)} | {cell(m.model or '?')} |")
+        rows = members_of(f)
+        if any(m.topic is not None or m.expression is not None or m.model for m in rows):
+            lines += ["| member | topic | expression | model |", "| --- | --- | --- | --- |"]
+            for m in rows:
+                where = cell(code(f"{display_path(m.location, ctx)}:{m.location.line}"))
+                expr = code(m.expression) if m.expression is not None else (cell(m.message) or "?")
+                lines.append(f"| {where} | {cell(code(m.topic))} | {cell(expr)} | {cell(m.model or '?')} |")
+        else:  # places with no declared subscription (log lines of runtime evidence): where and what
+            lines += ["| where | what |", "| --- | --- |"]
+            for m in rows:
+                where = cell(code(f"{display_path(m.location, ctx)}:{m.location.line}"))
+                lines.append(f"| {where} | {cell(m.message or 'first seen here')} |")
         lines.append("")
         if f.impact:
             first, *rest = f.impact.splitlines() or [""]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -85,3 +86,30 @@ def test_offset_moved_of_a_clustering_consumer_stays_a_warning(in_fixtures: Path
     assert [(r["path"], r["message"]) for r in related if str(r["path"]).startswith("digg_clustering_repo/")] == [
         ("digg_clustering_repo/digg/consumer.py", "declares group digg-group (CLUSTERING)")]
     assert not [r for r in related if str(r["message"]).startswith(("SG301", "SG302"))]
+
+
+def test_sarif_is_valid_and_points_into_the_log_and_the_declaring_files(
+    in_fixtures: Path, capsys: pytest.CaptureFixture[str], sarif_validator: Any,
+) -> None:
+    code = main(["evidence", "flapping_broker.log", "seed004_broker.log", "--inventory", "tagflip_repo", "--format", "sarif"])
+    assert code == 1
+    log = json.loads(capsys.readouterr().out)
+    errors = sorted(sarif_validator.iter_errors(log), key=str)
+    assert not errors, "\n".join(str(e.message) for e in errors[:5])
+    (run,) = log["runs"]
+    by_rule = {r["ruleId"]: r for r in run["results"]}
+    assert {"SG501", "SG503", "SG506"} <= set(by_rule)
+    flap = by_rule["SG501"]
+    assert flap["locations"][0]["physicalLocation"]["artifactLocation"]["uri"].endswith("flapping_broker.log")
+    related = json.dumps(flap.get("relatedLocations", []))
+    assert "worker_a.py" in related and "worker_b.py" in related
+    rules = {r["id"] for r in run["tool"]["driver"]["rules"]}
+    assert {"SG501", "SG503", "SG506"} <= rules  # each result's rule is described, with its docs
+
+
+def test_markdown_lists_each_finding_with_its_group(in_fixtures: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["evidence", "seed004_broker.log", "--format", "markdown"]) == 0  # warnings only
+    text = capsys.readouterr().out
+    assert "SG503" in text and "SG506" in text and "digg-group" in text
+    assert "| where | what |" in text and "| `seed004_broker.log:11` | subVersion changed |" in text
+    assert "| ? |" not in text  # log lines have no topic, expression or model columns to leave unknown
