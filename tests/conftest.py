@@ -23,12 +23,17 @@ def _isolated_subguard_caches(tmp_path_factory: pytest.TempPathFactory) -> Itera
 SARIF_SCHEMA = Path(__file__).resolve().parents[1] / ".." / "shared" / "schemas" / "sarif-schema-2.1.0.json"
 
 
-@pytest.fixture(scope="session")
-def sarif_validator() -> Any:
-    """The official SARIF 2.1.0 schema (from ../shared/schemas) as a validator, formats checked."""
+def load_sarif_validator() -> Any:
+    """The official SARIF 2.1.0 schema (from ../shared/schemas) as a validator, formats checked;
+    the test is skipped when the shared checkout is absent."""
     if not SARIF_SCHEMA.is_file():
         pytest.skip(f"SARIF schema not found at {SARIF_SCHEMA} (the shared checkout is absent)")
     import jsonschema
 
     schema = json.loads(SARIF_SCHEMA.read_text(encoding="utf-8"))
     return jsonschema.Draft4Validator(schema, format_checker=jsonschema.FormatChecker())
+
+
+@pytest.fixture(scope="session")
+def sarif_validator() -> Any:
+    return load_sarif_validator()

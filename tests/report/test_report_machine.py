@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from report_helpers import DOCS, at_root, context, flat_finding, seed002_finding, suppressed_finding
@@ -15,17 +14,11 @@ from subguard.model import Finding, Location, Severity, Suppression
 from subguard.report import Root, render
 from subguard.report.github import escape_data, escape_property
 from subguard.report.markdown import code
-
-SCHEMA = Path(__file__).resolve().parents[2] / ".." / "shared" / "schemas" / "sarif-schema-2.1.0.json"
+from tests.conftest import load_sarif_validator
 
 
 def sarif_validator() -> Any:
-    if not SCHEMA.is_file():
-        pytest.skip(f"SARIF schema not found at {SCHEMA} (the shared checkout is absent)")
-    import jsonschema
-
-    schema = json.loads(SCHEMA.read_text(encoding="utf-8"))
-    return jsonschema.Draft4Validator(schema, format_checker=jsonschema.FormatChecker())
+    return load_sarif_validator()
 
 
 def all_findings() -> list[Finding]:
