@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from py4j.protocol import Py4JJavaError
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -234,7 +235,19 @@ class FS:
             stream.close()
 
     def mkdirs(self, uri: str) -> None:
-        self._fs(uri).mkdirs(self._path(uri))
+        """Create the folder (and its parents); a path that cannot be a folder is a SourceError."""
+        try:
+            made = bool(self._fs(uri).mkdirs(self._path(uri)))
+        except Py4JJavaError as exc:
+            raise src.SourceError(f"{uri}: cannot create the output folder: {_java_message(exc)}") from None
+        if not made:
+            raise src.SourceError(f"{uri}: cannot create the output folder")
+
+
+def _java_message(exc: Py4JJavaError) -> str:
+    """The Java exception's class and message, without the JVM stack."""
+    java = exc.java_exception
+    return f"{java.getClass().getSimpleName()}: {java.getMessage()}"
 
 
 def read_text(spark: SparkSession, uri: str) -> str:
@@ -371,6 +384,8 @@ def run_audit(spark: SparkSession, args: AuditArgs, progress: Progress) -> dict[
     fs = FS(spark)
     config = load_audit_config(args.config_file)
     options = tasks.AuditOptions(config=config, runs=args.runs, config_waiver_locations=_config_locations(config))
+    out = args.out.rstrip("/")
+    fs.mkdirs(out)  # before any work: an output path that cannot be written ends the run at once
     plan = plan_sources(spark, fs, args.sources, progress)
     hints = hints_frame(spark, plan)
     empty = spark.createDataFrame([], T.RECORDS)
@@ -420,8 +435,6 @@ def run_audit(spark: SparkSession, args: AuditArgs, progress: Progress) -> dict[
     subs = T.with_hints(T.subscriptions(consumers), hints.drop("env_hint")).persist()
     groups_df = T.groups(subs, consumers, findings, T.impacts(group_records)).persist()
     progress(f"group tasks done: {group_records.count()} result rows")  # the one heavy stage, run once
-    out = args.out.rstrip("/")
-    fs.mkdirs(out)
     tables = {
         "files": files_df, "consumers": consumers, "subscriptions": subs, "deployments": deployments,
         "groups": groups_df, "findings": findings,

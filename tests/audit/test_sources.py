@@ -1,10 +1,14 @@
-"""SOURCE kinds and inventory files (no Spark)."""
+"""SOURCE kinds and inventory files (no Spark), and the output folder checked before any work."""
 
 from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
 
 import pytest
 
 from subguard.audit import sources as src
+from tests.audit.conftest import ORG
 
 
 def test_classify_by_name_and_children() -> None:
@@ -44,3 +48,20 @@ def test_merge_hints_keeps_first_values() -> None:
 
 def test_repo_of_jsonl() -> None:
     assert src.repo_of_jsonl("file:/x/orders-py.jsonl") == "orders-py"
+
+
+@pytest.mark.slow
+def test_an_output_path_that_cannot_be_a_folder_ends_the_run_with_a_clear_error(
+    spark: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Checked first, before any work: exit 2 and one line naming the path, no JVM stack trace."""
+    from subguard.audit import job
+
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder\n", encoding="utf-8")
+    code = job.main([str(ORG), "--out", str(blocker / "out")])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert f"{blocker}/out: cannot create the output folder" in err
+    assert "Traceback" not in err and "\tat " not in err
+    assert not any("extract" in line for line in err.splitlines())  # nothing was scanned
