@@ -78,24 +78,28 @@ class EvidenceFile:
     def read(self, lines: Iterable[str], compressed: bool = False) -> Iterator[Event]:
         """Events of the file's text lines in order (newlines kept or not): what `events()` does
         once the file is open. A Spark task calls it with the lines the text source read."""
-        rest = bounded_lines(lines) if isinstance(lines, io.TextIOBase) else iter(lines)
+        replay: Iterator[str] | None = None  # an open file: its blocks of whole lines, from the start
+        rest: Iterator[str] = iter(())
         try:
-            head = list(islice(rest, HEAD_LINES))
+            if isinstance(lines, io.TextIOBase):
+                replay, head = _with_head(line_blocks(lines))
+            else:
+                rest = iter(lines)
+                head = list(islice(rest, HEAD_LINES))
         except (OSError, EOFError, zlib.error) as exc:
             self.stats = FileStats(self.display, "", compressed, error=str(exc))
             return
         name = os.path.basename(self.path.removesuffix(".gz"))
         fmt = detect(name, [h.rstrip("\r\n") for h in head])
         self.stats = FileStats(self.display, fmt, compressed)
-        if fmt in MQADMIN_FORMATS:
-            yield from self._mqadmin(_numbered(head, rest))
-            return
         counts = LogCounts()
-        if isinstance(lines, io.TextIOBase):  # an open file: C-level block scan, same records
-            blocks = chain(["".join(head)] if head else [], line_blocks(lines))
-            yield from self._log(log_records_blocks(blocks, 1, counts), counts)
-        else:
-            yield from self._log(log_records(_numbered(head, rest), counts), counts)
+        if replay is None:
+            numbered = _numbered(head, rest)
+            yield from self._mqadmin(numbered) if fmt in MQADMIN_FORMATS else self._log(log_records(numbered, counts), counts)
+        elif fmt in MQADMIN_FORMATS:
+            yield from self._mqadmin(enumerate(lines_of(replay), 1))
+        else:  # C-level block scan, the same records as the line reader
+            yield from self._log(log_records_blocks(replay, 1, counts), counts)
 
     def _mqadmin(self, lines: Iterator[tuple[int, str]]) -> Iterator[Event]:
         count, total = 0, 0
@@ -265,19 +269,21 @@ def log_records_blocks(blocks: Iterable[str], first_line: int, counts: LogCounts
         yield record
 
 
-def bounded_lines(stream: io.TextIOBase | IO[str], max_line: int = MAX_LINE_CHARS) -> Iterator[str]:
-    """The lines of a text stream, each cut to `max_line` characters as `line_blocks` cuts them (the
-    rest of an over-long line is read and dropped), so that no line is ever held whole."""
-    while True:
-        line = stream.readline(max_line)
-        if not line:
-            return
-        if len(line) >= max_line and not line.endswith("\n"):
-            tail = line
-            while tail and not tail.endswith("\n"):
-                tail = stream.readline(max_line)
-            line += "\n" if tail else ""
-        yield line
+def lines_of(blocks: Iterable[str]) -> Iterator[str]:
+    """The lines of blocks of whole lines (`line_blocks`), newlines kept."""
+    return chain.from_iterable(io.StringIO(block) for block in blocks)
+
+
+def _with_head(blocks: Iterator[str]) -> tuple[Iterator[str], list[str]]:
+    """A file's first HEAD_LINES lines (for format detection), and its blocks again from the start."""
+    seen: list[str] = []
+    head: list[str] = []
+    for block in blocks:
+        seen.append(block)
+        head += islice(io.StringIO(block), HEAD_LINES - len(head))
+        if len(head) == HEAD_LINES:
+            break
+    return chain(seen, blocks), head
 
 
 def line_blocks(stream: io.TextIOBase | IO[str], size: int = BLOCK_CHARS, max_line: int = MAX_LINE_CHARS) -> Iterator[str]:

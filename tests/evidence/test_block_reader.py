@@ -118,12 +118,12 @@ def test_every_wording_the_reader_looks_for_holds_an_anchor() -> None:
     assert [w for w in words if not any(a in w for a in ANCHORS)] == []
 
 
-def test_bounded_lines_cut_like_line_blocks() -> None:
-    from subguard.evidence.reader import bounded_lines
+def test_lines_of_blocks_cut_an_over_long_line_and_keep_the_rest() -> None:
+    from subguard.evidence.reader import lines_of
 
     text = "x" * 100 + "\nshort\n" + "y" * 50
-    assert list(bounded_lines(io.StringIO(text), max_line=20)) == ["x" * 20 + "\n", "short\n", "y" * 20]
-    assert "".join(bounded_lines(io.StringIO(text), max_line=20)) == "".join(line_blocks(io.StringIO(text), 7, max_line=20))
+    assert list(lines_of(line_blocks(io.StringIO(text), 7, max_line=20))) == ["x" * 20 + "\n", "short\n", "y" * 20]
+    assert "".join(lines_of(line_blocks(io.StringIO(text), 7, max_line=20))) == "".join(line_blocks(io.StringIO(text), 7, max_line=20))
 
 
 def test_a_file_that_is_one_huge_line_is_read_in_bounded_memory(tmp_path: Path) -> None:
