@@ -233,7 +233,7 @@ def _special_starts(block: str) -> list[int]:
             end = block.find("\n", i)
             i = block.find(anchor, end) if end != -1 else -1
     starts.discard(len(block))  # the empty rest after a final newline is not a line
-    return sorted(starts) if len(starts) > 1 else list(starts)
+    return sorted(starts)
 
 
 def log_records_blocks(blocks: Iterable[str], first_line: int, counts: LogCounts) -> Iterator[Record]:
