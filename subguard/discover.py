@@ -86,10 +86,11 @@ def read_limited(path: str, max_size: int = DEFAULT_MAX_FILE_SIZE) -> bytes:
             raise OSError("not a regular file")
         # one read() of the known size (plus one byte, to notice growth) is the whole file mostly
         data = os.read(fd, min(st.st_size, max_size) + 1)
-        if len(data) > st.st_size:  # it grew since the fstat: read on, up to the limit
-            chunks = [data]
-            while sum(map(len, chunks)) <= max_size and (chunk := os.read(fd, 1 << 16)):
+        if len(data) != st.st_size:  # a short read (network file systems), or it changed: read on to EOF or the limit
+            chunks, total = [data], len(data)
+            while total <= max_size and (chunk := os.read(fd, 1 << 16)):
                 chunks.append(chunk)
+                total += len(chunk)
             data = b"".join(chunks)
     finally:
         os.close(fd)
