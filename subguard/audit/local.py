@@ -7,7 +7,7 @@ task one folder (a `Unit`) and the task walks it the way `subguard check` does: 
 links and special files recorded as skipped and never followed or opened, files read with
 `O_NOFOLLOW | O_NONBLOCK` by the scan itself. Every entry below the unit ends as a file record.
 
-Plain Python, no Spark: `transforms.extract_local` runs `scan_unit` in the tasks.
+Plain Python, no Spark: `transforms.extract_local` runs `tasks.unit_task` in the tasks.
 """
 
 from __future__ import annotations
