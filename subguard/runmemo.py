@@ -40,7 +40,7 @@ from typing import Any, TextIO
 
 from subguard import __version__
 from subguard.cache import read_signed, user_cache_dir, write_signed
-from subguard.listing import excluded_dir, git_files
+from subguard.listing import excluded_dir, git_files, walk_tree
 
 KEEP = 64
 # an entry changed this close to the listing could change again within the same timestamp tick
@@ -93,24 +93,23 @@ def _lstat(path: str) -> os.stat_result | None:
         return None
 
 
-def _walk_listing(acc: _Listing, base: str, rel: str, skip: tuple[str, ...]) -> None:
-    """Add every entry below `base/rel` the way `listing.walk_tree` meets them, one lstat each:
-    real folders are entered unless `excluded_dir`; links and other entries are added."""
-    folder = f"{base}/{rel}" if rel else base
-    try:
-        names = sorted(os.listdir(folder))
-    except OSError:
-        return
-    for name in names:
-        child = f"{rel}/{name}" if rel else name
-        if skip and (child + "/").startswith(skip):
+def _walk_listing(acc: _Listing, base: str, skip: tuple[str, ...]) -> None:
+    """Add every entry below `base` as `listing.walk_tree` meets them (`discover`'s walk), one lstat
+    each: real folders are entered unless `excluded_dir`; links and other entries are added."""
+    def skipped(rel: str) -> bool:
+        return bool(skip) and (rel + "/").startswith(skip)
+
+    def enter(rel: str, name: str, _flag: bool) -> bool | None:
+        return None if skipped(rel) or excluded_dir(name) else False
+
+    for rel, entry, _ in walk_tree(base, enter):
+        if skipped(rel):
             continue
-        st = _lstat(f"{folder}/{name}")
-        if st is not None and stat.S_ISDIR(st.st_mode):
-            if not excluded_dir(name):
-                _walk_listing(acc, base, child, skip)
-            continue
-        acc.add(child, st)
+        try:
+            st: os.stat_result | None = entry.stat(follow_symlinks=False)
+        except OSError:
+            st = None
+        acc.add(rel, st)
 
 
 def root_listing(root: str, exclude: Sequence[str] = ()) -> tuple[str, int]:
@@ -126,7 +125,7 @@ def root_listing(root: str, exclude: Sequence[str] = ()) -> tuple[str, int]:
     base = str(top)
     listed = git_files(top)
     if listed is None:
-        _walk_listing(acc, base, "", skip)
+        _walk_listing(acc, base, skip)
     else:
         for name in listed:
             if not (skip and (name + "/").startswith(skip)):
