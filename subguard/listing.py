@@ -106,8 +106,6 @@ def excluded_dir(name: str, exclude_dirs: frozenset[str] = DEFAULT_EXCLUDE_DIRS)
     return name in exclude_dirs or name.endswith(".egg-info")
 
 
-
-
 def _walk(root: Path, exclude_dirs: frozenset[str]) -> Iterable[str]:
     """All entries below root (files, links, specials), not following directory links."""
     keep = lambda rel, name, flag: None if excluded_dir(name, exclude_dirs) else False

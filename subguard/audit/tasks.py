@@ -201,16 +201,14 @@ def local_findings(result: ScanResult, config: Config, read: Reader, today: dt.d
 # --- rows ----------------------------------------------------------------------------------------
 
 
-def _row(repo: str, kind: str, key: str, payload: dict[str, Any] | list[dict[str, Any]]) -> dict[str, Any]:
+def _row(repo: str, kind: str, key: str, payload: dict[str, Any]) -> dict[str, Any]:
     return {"repo": repo, "kind": kind, "key": key, "payload": json.dumps(payload, ensure_ascii=False, default=str)}
 
 
-def _file(rec: FileRecord) -> dict[str, Any]:
-    return {"path": rec.path, "status": rec.status.value, "reason": rec.reason, "extractor": rec.extractor, "size": rec.size}
-
-
 def file_row(repo: str, rec: FileRecord) -> dict[str, Any]:
-    return _row(repo, "file", rec.path, _file(rec))
+    return _row(repo, "file", rec.path, {
+        "path": rec.path, "status": rec.status.value, "reason": rec.reason, "extractor": rec.extractor, "size": rec.size,
+    })
 
 
 def files_row(repo: str, recs: Sequence[FileRecord]) -> dict[str, Any]:
