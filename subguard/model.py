@@ -204,6 +204,13 @@ class Severity(str, Enum):
     def rank(self) -> int:
         return {"error": 3, "warning": 2, "note": 1}[self.value]
 
+    def meets(self, fail_on: str) -> bool:
+        """At or above a `--fail-on` threshold (error | warning | note); `none`/`never`: never."""
+        return fail_on in _SEVERITIES and self.rank >= Severity(fail_on).rank
+
+
+_SEVERITIES = frozenset(s.value for s in Severity)
+
 
 class Related(Record):
     location: Location

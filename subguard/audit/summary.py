@@ -6,6 +6,8 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from subguard.model import Severity
+
 TOP_REASONS = 30
 
 
@@ -86,8 +88,5 @@ def headline(summary: Mapping[str, Any]) -> str:
 
 def exit_code(summary: Mapping[str, Any], fail_on: str) -> int:
     """1 when an unsuppressed finding is at or above `fail_on` (error | warning | note), else 0."""
-    order = ("error", "warning", "note")
-    if fail_on not in order:
-        return 0
     counts = summary["findings"]["by_severity"]
-    return int(any(counts.get(s, 0) for s in order[: order.index(fail_on) + 1]))
+    return int(any(n and Severity(s).meets(fail_on) for s, n in counts.items()))

@@ -34,7 +34,7 @@ from subguard.config import Config, config_lookups
 from subguard.discover import read_limited
 from subguard.engine import enabled_by, evaluate
 from subguard.impact import attach_impact, impact_memo
-from subguard.model import FileStatus, Finding, Location, RuleDoc, Severity
+from subguard.model import FileStatus, Finding, Location, RuleDoc
 from subguard.policy import Policy, PolicyError, load_policy_set, policy_dirs, rule_docs
 from subguard.report import FORMATS, ReportContext, Root, render, summary_line, use_color
 from subguard.report.members import attach_members
@@ -92,10 +92,7 @@ def canonical_ids(option: str, ids: Sequence[str], known: Iterable[str]) -> tupl
 
 
 def exit_code(findings: Sequence[Finding], fail_on: str) -> int:
-    if fail_on == "none":
-        return 0
-    threshold = Severity(fail_on).rank
-    return int(any(f.suppressed is None and f.severity.rank >= threshold for f in findings))
+    return int(any(f.suppressed is None and f.severity.meets(fail_on) for f in findings))
 
 
 def _config_dir(config: Config) -> Path:

@@ -12,7 +12,7 @@ from subguard.evidence.correlate import Declared
 from subguard.evidence.reader import FileStats
 from subguard.model import Finding, RuleDoc
 
-FAIL_ON = {"error": 3, "warning": 2, "note": 1, "never": 99}
+FAIL_ON = ("error", "warning", "note", "never")
 
 
 def _declared(paths: Sequence[str], config_file: str | None) -> tuple[list[Declared], list[Finding]]:
@@ -87,8 +87,7 @@ def evidence(files: tuple[str, ...], inventory: tuple[str, ...], fmt: str, defau
         click.echo(_stats_text(result.files, result.events), err=True)
     if any(s.error for s in result.files):
         return 2
-    worst = max((f.severity.rank for f in result.findings if f.suppressed is None), default=0)
-    return 1 if worst >= FAIL_ON[fail_on] else 0
+    return int(any(f.suppressed is None and f.severity.meets(fail_on) for f in result.findings))
 
 
 
