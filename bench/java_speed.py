@@ -1,17 +1,24 @@
-"""Java extraction speed: `python bench/java_speed.py [TREE] [--files N]` prints Java files/s.
+"""Java extraction speed: `python bench/java_speed.py [TREE] [--files N] [--rounds N]`.
 
 Without TREE a synthetic multi-module tree of realistic Java files (listeners, push consumers,
 5.x builders, constants classes and plain service classes) plus Spring config is generated in a
-temporary directory. The whole scan (discover, prefilter, Spring + Java extraction) is timed.
+temporary directory. The whole scan (discover, prefilter, Spring + Java extraction) is timed in
+each round beside two references over the same files: tree-sitter parsing every Java file alone
+(the floor of any tree-sitter extractor) and `grep -rl rocketmq`. Medians and ratios are printed.
 """
 
 from __future__ import annotations
 
 import argparse
+import statistics
+import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+import tree_sitter_java
+from tree_sitter import Language, Parser
 
 from subguard.config import Config
 from subguard.extract import load_extractors
@@ -114,18 +121,47 @@ def generate(root: Path, files: int) -> None:
         (src / "svc" / f"{name}{i}.java").write_text(template.format(m=m, i=i))
 
 
-def run(tree: Path) -> int:
-    java = sum(1 for _ in tree.rglob("*.java"))
-    extractors = load_extractors(["spring", "java"])
+def parse_only(files: list[Path]) -> float:
+    """Seconds to read and parse every file with tree-sitter Java alone (the parser's floor)."""
+    parser = Parser(Language(tree_sitter_java.language()))
     start = time.perf_counter()
-    result = scan_repo(tree, Config(), extractors=extractors)
-    elapsed = time.perf_counter() - start
+    for path in files:
+        parser.parse(path.read_bytes())
+    return time.perf_counter() - start
+
+
+def grep_only(tree: Path) -> float:
+    """Seconds for `grep -rl rocketmq` over the tree."""
+    start = time.perf_counter()
+    subprocess.run(["grep", "-rl", "rocketmq", str(tree)], capture_output=True, check=False)
+    return time.perf_counter() - start
+
+
+def run(tree: Path, rounds: int) -> int:
+    java_files = sorted(tree.rglob("*.java"))
+    java = len(java_files)
+    extractors = load_extractors(["spring", "java"])
+    scans: list[float] = []
+    parses: list[float] = []
+    greps: list[float] = []
+    result = None
+    for _ in range(rounds):
+        greps.append(grep_only(tree))
+        parses.append(parse_only(java_files))
+        start = time.perf_counter()
+        result = scan_repo(tree, Config(), extractors=extractors)
+        scans.append(time.perf_counter() - start)
+    assert result is not None
+    scan, parse, grep = (statistics.median(t) for t in (scans, parses, greps))
     parsed = sum(1 for r in result.files if r.path.endswith(".java") and r.status.value == "parsed")
-    print(f"tree: {tree}")
+    print(f"tree: {tree}  (median of {rounds} rounds, all three timed in each round)")
     print(f"java files: {java} ({parsed} parsed, {java - parsed} skipped by prefilter or failed)")
     print(f"consumers: {len(result.consumers)}")
-    print(f"elapsed: {elapsed:.2f} s")
-    print(f"java files/s: {java / elapsed:.0f} (parsed java files/s: {parsed / elapsed:.0f})")
+    print(f"subguard scan (spring + java):     {scan:6.2f} s  {java / scan:8.0f} java files/s"
+          f"  ({parsed / scan:.0f} parsed java files/s)")
+    print(f"tree-sitter parse of every file:    {parse:6.2f} s  {java / parse:8.0f} java files/s")
+    print(f"grep -rl rocketmq:                  {grep:6.2f} s  {java / grep:8.0f} java files/s")
+    print(f"ratio scan/parse-only: {scan / parse:.2f}x   ratio scan/grep: {scan / grep:.2f}x")
     return 0
 
 
@@ -133,12 +169,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("tree", nargs="?", type=Path)
     parser.add_argument("--files", type=int, default=2000)
+    parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args(argv)
     if args.tree is not None:
-        return run(args.tree)
+        return run(args.tree, args.rounds)
     with tempfile.TemporaryDirectory(prefix="subguard-java-bench-") as tmp:
         generate(Path(tmp), args.files)
-        return run(Path(tmp))
+        return run(Path(tmp), args.rounds)
 
 
 if __name__ == "__main__":
