@@ -14,7 +14,6 @@ from subguard.commands.check import guarded
 from subguard.policy import load_policies, rule_docs
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "check"
-SCHEMA = Path(__file__).resolve().parents[1] / ".." / "shared" / "schemas" / "sarif-schema-2.1.0.json"
 C1 = "app/consumer1.py"
 C2 = "app/consumer2.py"
 C1_LINE = 14  # consumer.subscribe("TopicTest2", on_message, "tag1")
@@ -71,15 +70,11 @@ def test_seed002_json(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert f["suppressed"] is None and len(f["fingerprint"]) >= 16
 
 
-def test_seed002_sarif_validates(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_seed002_sarif_validates(repo: Path, capsys: pytest.CaptureFixture[str], sarif_validator: Any) -> None:
     code, out, _ = run(capsys, "repo", "--format", "sarif")
     assert code == 1
     log = json.loads(out)
-    if SCHEMA.is_file():
-        import jsonschema
-
-        validator = jsonschema.Draft4Validator(json.loads(SCHEMA.read_text(encoding="utf-8")))
-        assert not list(validator.iter_errors(log))
+    assert not list(sarif_validator.iter_errors(log))
     (result,) = [r for r in log["runs"][0]["results"] if r["ruleId"] == "SG102"]
     uris = [result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]]
     uris += [r["physicalLocation"]["artifactLocation"]["uri"] for r in result["relatedLocations"]]
@@ -270,7 +265,9 @@ def test_config_waiver_applies_and_expires(repo: Path, capsys: pytest.CaptureFix
     assert (warn["path"], warn["line"]) == (".subguard.yaml", 3)
 
 
-def test_explicit_config_outside_the_root_points_at_the_file(repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_explicit_config_outside_the_root_points_at_the_file(
+    repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], sarif_validator: Any
+) -> None:
     cfg = tmp_path / "team" / "subguard.yaml"
     cfg.parent.mkdir()
     cfg.write_text("waivers:\n  - rule: SG102\n    group: nobody\n    reason: left over\n", encoding="utf-8")
@@ -280,10 +277,7 @@ def test_explicit_config_outside_the_root_points_at_the_file(repo: Path, tmp_pat
     assert code == 0 and "unused config waiver" in result["message"]["text"]
     assert result["locations"][0]["physicalLocation"]["artifactLocation"] == {"uri": cfg.resolve().as_uri()}
     assert result["locations"][0]["physicalLocation"]["region"]["startLine"] == 3
-    if SCHEMA.is_file():
-        import jsonschema
-
-        assert not list(jsonschema.Draft4Validator(json.loads(SCHEMA.read_text(encoding="utf-8"))).iter_errors(log))
+    assert not list(sarif_validator.iter_errors(log))
 
 
 # --- baseline -------------------------------------------------------------------------------------------

@@ -9,7 +9,6 @@ import pytest
 from subguard.policy import BUILTIN_DIR, load_policies, load_policy, rule_docs
 
 POLICY_FILES = sorted(BUILTIN_DIR.glob("*.y*ml"))
-MINE = ("SG1", "SG4", "SG9")
 
 
 def test_builtin_dir_is_the_packaged_link() -> None:
@@ -40,7 +39,18 @@ def test_ids_unique_and_catalogue_complete() -> None:
     assert docs["SG102"].name == "group-tag-set-mismatch" and docs["SG102"].scope == "group/topic"
 
 
-def test_every_rule_of_mine_has_a_fixture() -> None:
-    fixtures = {p.name.split("-")[0] for p in (Path(__file__).parent / "fixtures" / "rules").iterdir() if p.is_dir()}
-    missing = {p.id for p in load_policies() if p.id.startswith(MINE) and p.scope != "tool"} - fixtures
-    assert not missing, f"rules without fixtures: {sorted(missing)}"
+def test_every_repo_rule_has_fixtures_that_must_and_must_not_trigger_it() -> None:
+    """Each rule judged on repositories (all but the log-evidence SG5xx, whose hit/ok cases
+    tests/evidence/test_rule_fixtures.py demands) has a `ruleid:` and an `ok:` line in the fixtures
+    that tests/engine/test_rule_fixtures.py walks."""
+    from tests.engine.test_rule_fixtures import CASES, expectations
+
+    hit: set[str] = set()
+    ok: set[str] = set()
+    for case in CASES:
+        expect = expectations(case)
+        hit |= {rule for rule, _, _ in expect.expected}
+        ok |= {rule for rule, _, _ in expect.forbidden}
+    repo_rules = {p.id for p in load_policies() if p.scope != "evidence"}
+    assert not repo_rules - hit, f"rules with no `ruleid:` fixture: {sorted(repo_rules - hit)}"
+    assert not repo_rules - ok, f"rules with no `ok:` fixture: {sorted(repo_rules - ok)}"

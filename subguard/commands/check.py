@@ -165,9 +165,10 @@ def _load_rules(config: Config, cli_policy_dirs: Sequence[str]) -> tuple[list[Po
     return policies, docs, config.model_copy(update={"select": select, "ignore": ignore}), digest
 
 
-def _apply_waivers(
+def apply_waivers(
     findings: Sequence[Finding], results: Sequence[ScanResult], config: Config, docs: Mapping[str, RuleDoc]
 ) -> list[Finding]:
+    """Inline and config waivers applied as `check` applies them: the findings marked, plus SG903."""
     inline = suppress.collect_inline(_sources(results, findings, config.max_file_size))
     marked, extra = suppress.apply_waivers(
         findings, inline, config, _config_waiver_locations(config, results), docs, enabled_by(config), dt.date.today()
@@ -301,7 +302,7 @@ def check(
     findings = evaluate(results, policies, config)  # selection applied, extractor findings included
     findings = [baseline_mod.with_fingerprint(f) for f in findings]
     consumers = [c for r in results for c in r.consumers]
-    findings = _apply_waivers(attach_members(findings, consumers), results, config, docs)
+    findings = apply_waivers(attach_members(findings, consumers), results, config, docs)
     findings, note = _baseline(findings, config, baseline_file, write_baseline)
     if config.simulate:
         memo = None if no_cache else impact_memo()

@@ -1,10 +1,14 @@
-"""Every directory `tests/fixtures/rules/<ID>/` is a small repo that must trigger exactly its annotations.
+"""Every directory `tests/fixtures/rules/<ID>-<case>/` is a small repo that must trigger exactly its annotations.
 
-The directory is scanned with `scan_repo` (its own `.subguard.yaml`, if any, is the config) and
-evaluated with every policy. For the rules under test (the directory's id plus every id annotated
-in it) the set of (rule, path, line) found must equal the `ruleid:` annotations, and no `ok:` line
-may be hit. A directory holding `repos/` is a multi-repo case: each `repos/<name>/` is scanned as
-its own repo and paths are written `<name>/<path>` in the comparison.
+The directory is scanned with `scan_repo` (its own `.subguard.yaml`, if any, is the config), evaluated
+with every policy, and its inline and config waivers are applied as `subguard check` applies them
+(so SG903 is judged here too, and waived findings do not count). For the rules under test (the
+directory's id plus every id annotated in it) the set of unsuppressed (rule, path, line) found must
+equal the `ruleid:` annotations, and no `ok:` line may be hit. A directory holding `repos/` is a
+multi-repo case: each `repos/<name>/` is scanned as its own repo and paths are written `<name>/<path>`.
+A directory named `...-clean` holds only `ok:` lines and must give no finding of any rule.
+The rule-evidence rules (SG5xx) judge logs, not repos; they have their own harness in
+tests/evidence/test_rule_fixtures.py.
 """
 
 from __future__ import annotations
@@ -13,38 +17,54 @@ from pathlib import Path
 
 import pytest
 
+from subguard.commands.check import apply_waivers
 from subguard.config import load_config
 from subguard.engine import evaluate
-from subguard.policy import load_policies
+from subguard.model import Finding
+from subguard.policy import load_policies, rule_docs
 from subguard.scan import ScanResult, scan_repo
-from tests.engine.annotations import read
+from tests.engine.annotations import Expectations, read
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "rules"
 CASES = sorted(p for p in FIXTURES.iterdir() if p.is_dir()) if FIXTURES.is_dir() else []
 
 
-def _scan(case: Path) -> tuple[list[ScanResult], bool]:
+def _scan(case: Path) -> list[ScanResult]:
     config = load_config(None, case)
     repos = case / "repos"
     if repos.is_dir():
-        return [scan_repo(r, config, repo=r.name) for r in sorted(repos.iterdir()) if r.is_dir()], True
-    return [scan_repo(case, config)], False
+        return [scan_repo(r, config, repo=r.name) for r in sorted(repos.iterdir()) if r.is_dir()]
+    return [scan_repo(case, config)]
+
+
+def judge(case: Path) -> list[Finding]:
+    """What `subguard check` keeps for the case: every policy, then waivers (SG903 included)."""
+    config = load_config(None, case)
+    policies = load_policies()
+    results = _scan(case)
+    return apply_waivers(evaluate(results, policies, config), results, config, dict(rule_docs(policies)))
+
+
+def expectations(case: Path) -> Expectations:
+    return read(case / "repos" if (case / "repos").is_dir() else case)
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_fixture(case: Path) -> None:
     multi = (case / "repos").is_dir()
-    expect = read(case / "repos" if multi else case)
+    expect = expectations(case)
     rules = expect.rules | {case.name.split("-")[0]}
-    results, _ = _scan(case)
-    config = load_config(None, case)
-    findings = evaluate(results, load_policies(), config)
+    live = [f for f in judge(case) if f.suppressed is None]
     found = {
         (f.rule, (f"{f.location.repo}/" if multi else "") + f.location.path, f.location.line)
-        for f in findings
+        for f in live
         if f.rule in rules
     }
-    detail = "\n".join(f"  {f.rule} {f.location} {f.message}" for f in findings if f.rule in rules)
+    detail = "\n".join(f"  {f.rule} {f.location} {f.message}" for f in live if f.rule in rules)
     assert found == set(expect.expected), f"findings differ from annotations in {case.name}:\n{detail}"
     assert not (found & expect.forbidden)
-    assert expect.expected, f"{case.name} has no `ruleid:` annotation: a fixture that cannot fail"
+    if case.name.endswith("-clean"):
+        assert not expect.expected and expect.forbidden, f"{case.name}: a clean case holds `ok:` lines only"
+        assert live == [], [f"{f.rule} {f.location} {f.message}" for f in live]
+    else:
+        assert expect.expected, f"{case.name} has no `ruleid:` annotation: a fixture that cannot fail"
