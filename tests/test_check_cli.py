@@ -14,6 +14,7 @@ from subguard.commands.check import guarded
 from subguard.policy import load_policies, rule_docs
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "check"
+POLICY_FILE = Path(__file__).resolve().parents[1] / "policies" / "SG102-group-tag-set-mismatch.yaml"
 C1 = "app/consumer1.py"
 C2 = "app/consumer2.py"
 C1_LINE = 14  # consumer.subscribe("TopicTest2", on_message, "tag1")
@@ -167,6 +168,7 @@ def test_missing_policy_dir_missing_path_and_bad_config(repo: Path, tmp_path: Pa
     for argv, needle in (
         (("repo", "--policies", str(tmp_path / "nope")), "policy directory does not exist"),
         (("repo", "does-not-exist"), "path does not exist: does-not-exist"),
+        (("repo", "--policies", str(POLICY_FILE)), "takes a directory of policy files, not a file"),
     ):
         code, _, err = run(capsys, *argv)
         assert code == 2 and needle in err and err.count("\n") == 1, err
@@ -176,6 +178,21 @@ def test_missing_policy_dir_missing_path_and_bad_config(repo: Path, tmp_path: Pa
     write_config(repo, "fail-on: sometimes\n")
     code, _, err = run(capsys, "repo")
     assert code == 2 and "fail-on must be one of" in err
+
+
+@pytest.mark.parametrize("argv", [
+    ("inventory", "does-not-exist"),
+    ("inventory", "--format", "table", "repo", "does-not-exist"),
+    ("simulate", "--inventory", "does-not-exist"),
+    ("evidence", "does-not-exist.log"),
+    ("rules", "--config", "no-such-config.yaml"),
+])
+def test_every_command_reports_bad_input_in_one_line(
+    repo: Path, capsys: pytest.CaptureFixture[str], argv: tuple[str, ...]
+) -> None:
+    code = main(list(argv))
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith("subguard: error: ") and err.count("\n") == 1, err
 
 
 def test_internal_error_is_one_line_and_exit_2(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:

@@ -31,10 +31,12 @@ def audit(sources: tuple[str, ...], out: str, master: str, formats: tuple[str, .
     Exit 0 when the audit completed (with --fail-on: and nothing at or above it), 1 when --fail-on
     tripped, 2 on a usage or input error.
     """
+    from subguard.commands.common import InputError
+
     try:
         from subguard.audit import job
     except ImportError as exc:  # pyspark is an extra
-        raise click.UsageError(f"the audit needs the spark extra (pip install 'subguard[spark]'): {exc}") from None
+        raise InputError(f"the audit needs the spark extra (pip install 'subguard[spark]'): {exc}") from None
     argv = [*sources, "--out", out, "--master", master, "--top", str(top), "--runs", str(runs),
             "--fail-on", fail_on, "--reader", reader]
     for fmt in formats:

@@ -22,14 +22,14 @@ import sys
 import traceback
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import IO, Any, TypeVar
+from typing import Any, TypeVar
 
 import click
 
 from subguard import baseline as baseline_mod
 from subguard import runmemo, suppress
 from subguard.cache import user_cache_dir
-from subguard.commands.common import load_or_fail, scan_paths, stats_text
+from subguard.commands.common import InputError, load_or_fail, scan_paths, stats_text
 from subguard.config import Config, config_lookups
 from subguard.discover import read_limited
 from subguard.engine import enabled_by, evaluate
@@ -44,15 +44,6 @@ FAIL_ON = ("error", "warning", "note", "none")
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-class CheckError(click.ClickException):
-    """A usage or input error: one line on stderr, exit code 2."""
-
-    exit_code = 2
-
-    def show(self, file: IO[Any] | None = None) -> None:
-        click.echo(f"subguard: error: {self.format_message()}", err=True)
-
-
 def guarded(fn: F) -> F:
     """Turn an unexpected exception into one line and exit code 2 (traceback with SUBGUARD_DEBUG=1)."""
 
@@ -61,7 +52,7 @@ def guarded(fn: F) -> F:
         try:
             return fn(*args, **kwargs)
         except click.UsageError as exc:  # from the shared helpers: keep it to one line
-            raise CheckError(exc.format_message()) from None
+            raise InputError(exc.format_message()) from None
         except (click.ClickException, click.exceptions.Exit, click.exceptions.Abort, BrokenPipeError):
             raise
         except Exception as exc:  # noqa: BLE001 - the last resort: one line instead of a traceback
@@ -86,7 +77,7 @@ def canonical_ids(option: str, ids: Sequence[str], known: Iterable[str]) -> tupl
     for rule in ids:
         hits = {k[: len(rule)] for k in known if k.lower().startswith(rule.lower())}
         if not hits:
-            raise CheckError(f"unknown rule id in {option}: {rule} (known: {', '.join(known)})")
+            raise InputError(f"unknown rule id in {option}: {rule} (known: {', '.join(known)})")
         out += sorted(hits)
     return tuple(dict.fromkeys(out))
 
@@ -102,8 +93,10 @@ def _config_dir(config: Config) -> Path:
 def _policy_dirs(config: Config, cli_dirs: Sequence[str]) -> list[Path]:
     dirs = policy_dirs(config.policies, config.source, cli_dirs)
     for d in dirs:
+        if d.is_file():
+            raise InputError(f"--policies takes a directory of policy files, not a file: {d}")
         if not d.is_dir():
-            raise CheckError(f"policy directory does not exist: {d}")
+            raise InputError(f"policy directory does not exist: {d}")
     return dirs
 
 
@@ -157,7 +150,7 @@ def _load_rules(config: Config, cli_policy_dirs: Sequence[str]) -> tuple[list[Po
     try:
         policies, digest = load_policy_set(_policy_dirs(config, cli_policy_dirs))
     except PolicyError as exc:
-        raise CheckError(f"malformed policy: {exc}") from None
+        raise InputError(f"malformed policy: {exc}") from None
     docs = dict(rule_docs(policies))
     known = {*docs, *suppress.TOOL_RULES}
     select = canonical_ids("select", config.select, known)
@@ -183,7 +176,7 @@ def _baseline(findings: list[Finding], config: Config, read: str | None, write: 
         try:
             Path(write).write_text(text, encoding="utf-8", errors="backslashreplace")
         except OSError as exc:
-            raise CheckError(f"cannot write baseline {write}: {exc.strerror or exc}") from None
+            raise InputError(f"cannot write baseline {write}: {exc.strerror or exc}") from None
         fps = baseline_mod.loads(text, write)
         out, _ = baseline_mod.apply(findings, fps)
         return out, f"subguard: wrote {len(fps)} finding(s) to baseline {write}"
@@ -193,9 +186,9 @@ def _baseline(findings: list[Finding], config: Config, read: str | None, write: 
     try:
         fps = baseline_mod.loads(path.read_text(encoding="utf-8"), str(path))
     except OSError as exc:
-        raise CheckError(f"cannot read baseline {path}: {exc.strerror or exc}") from None
+        raise InputError(f"cannot read baseline {path}: {exc.strerror or exc}") from None
     except baseline_mod.BaselineError as exc:
-        raise CheckError(str(exc)) from None
+        raise InputError(str(exc)) from None
     out, stale = baseline_mod.apply(findings, fps)
     if not stale:
         return out, ""
@@ -209,7 +202,7 @@ def parse_also(values: Sequence[str]) -> list[tuple[str, str]]:
     for value in values:
         fmt, sep, target = value.partition("=")
         if not sep or not target or fmt not in FORMATS:
-            raise CheckError(f"--also expects FORMAT=FILE with FORMAT one of {', '.join(sorted(FORMATS))}, got {value!r}")
+            raise InputError(f"--also expects FORMAT=FILE with FORMAT one of {', '.join(sorted(FORMATS))}, got {value!r}")
         out.append((fmt, target))
     return out
 
@@ -218,7 +211,7 @@ def _write(target: str, text: str) -> None:
     try:
         Path(target).write_text(text, encoding="utf-8", errors="backslashreplace")
     except OSError as exc:
-        raise CheckError(f"cannot write {target}: {exc.strerror or exc}") from None
+        raise InputError(f"cannot write {target}: {exc.strerror or exc}") from None
     runmemo.note_output(target, text)
 
 
@@ -292,7 +285,7 @@ def check(
     config = config.model_copy(update={"select": split_ids(config.select), "ignore": split_ids(config.ignore), **overrides})
     threshold = fail_on or config.fail_on
     if threshold not in FAIL_ON:
-        raise CheckError(f"{config.source or 'config'}: fail-on must be one of {', '.join(FAIL_ON)}, got {threshold!r}")
+        raise InputError(f"{config.source or 'config'}: fail-on must be one of {', '.join(FAIL_ON)}, got {threshold!r}")
     policies, docs, config, digest = _load_rules(config, extra_policies)
     if write_baseline:
         runmemo.spoil("writes a baseline")

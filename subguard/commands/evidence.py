@@ -17,7 +17,7 @@ FAIL_ON = ("error", "warning", "note", "never")
 
 def _declared(paths: Sequence[str], config_file: str | None) -> tuple[list[Declared], list[Finding]]:
     """Scan the inventory roots; also evaluate the policies to link offset-store findings."""
-    from subguard.commands.common import load_or_fail, scan_paths
+    from subguard.commands.common import InputError, load_or_fail, scan_paths
 
     config = load_or_fail(config_file, paths)
     results = scan_paths(paths, config)
@@ -29,7 +29,7 @@ def _declared(paths: Sequence[str], config_file: str | None) -> tuple[list[Decla
     try:
         linked = [f for f in run(results, config) if f.rule in ("SG301", "SG302")]
     except PolicyError as exc:
-        raise click.UsageError(str(exc)) from None
+        raise InputError(str(exc)) from None
     prefixes = {r.repo: display(r.root, workdir) for r in results}
     linked = [f.model_copy(update={"location": f.location.model_copy(update={
         "path": f"{prefixes.get(f.location.repo, '')}/{f.location.path}".lstrip("/"), "repo": ""})}) for f in linked]
@@ -72,9 +72,11 @@ def evidence(files: tuple[str, ...], inventory: tuple[str, ...], fmt: str, defau
              output: str | None, stats: bool, config_file: str | None) -> int:
     """Classify runtime evidence in FILES: broker.log, rocketmq_client.log (gzip too) and mqadmin
     consumerConnection / consumerStatus / consumerProgress output, per consumer group."""
+    from subguard.commands.common import InputError
+
     missing = [p for p in files if not os.path.isfile(p)]
     if missing:
-        raise click.UsageError(f"not a file: {missing[0]}")
+        raise InputError(f"not a file: {missing[0]}")
     declared, linked = _declared(inventory, config_file) if inventory else ([], [])
     result = analyze(files, declared, linked, default_group)
     text = _render(fmt, result)

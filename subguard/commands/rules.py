@@ -6,7 +6,7 @@ import json
 
 import click
 
-from subguard.commands.common import load_or_fail
+from subguard.commands.common import InputError, load_or_fail
 from subguard.policy import Policy, PolicyError, load_policies, policy_dirs
 
 
@@ -16,7 +16,7 @@ def policies_or_fail(config_file: str | None, extra: tuple[str, ...]) -> list[Po
     try:
         return load_policies(policy_dirs(config.policies, config.source, extra))
     except PolicyError as exc:
-        raise click.UsageError(str(exc)) from None
+        raise InputError(str(exc)) from None
 
 
 def table(policies: list[Policy]) -> str:

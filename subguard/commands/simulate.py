@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from subguard.commands.common import load_or_fail, scan_paths
+from subguard.commands.common import InputError, load_or_fail, scan_paths
 from subguard.model import Consumer
 from subguard.simulate.declared import declared_group
 from subguard.simulate.impact import describe_impact, disagreements, simulate_group
@@ -55,7 +55,7 @@ def _inventory(paths: tuple[str, ...], runs: int, seed: int, fmt: str, queues: i
             if consumer.group.value is not None:
                 groups.setdefault(consumer.group.value, []).append(consumer)
     if not groups:
-        raise click.UsageError("no consumer group with a known name found under " + " ".join(paths))
+        raise InputError("no consumer group with a known name found under " + " ".join(paths))
     rows: list[dict[str, Any]] = []
     internal: list[str] = []
     for name in sorted(groups):
