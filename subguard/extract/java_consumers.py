@@ -145,16 +145,32 @@ def _stringish(expr: Expr, symbols: Symbols, where: Where) -> bool:
     return False
 
 
+def _hookish(expr: Expr) -> bool:
+    """An `RPCHook` argument (the constructors without a group take one first)."""
+    return ("hook" in expr.text.lower() and expr.kind in ("new", "name", "field", "call")) or expr.kind == "null"
+
+
+_NO_GROUP = "no group in the constructor: MixAll.DEFAULT_CONSUMER_GROUP until setConsumerGroup"
+
+
 def _ctor(decl: ConsumerDecl, symbols: Symbols, where: Where) -> tuple[Value, Value | None]:
-    """(group, namespace) from the constructor arguments."""
+    """(group, namespace) from the constructor arguments, following the client's overloads:
+    (group), (RPCHook), (namespace, group, ...), (group, RPCHook, ...), (group, boolean, ...).
+    An argument subguard cannot type is an unknown group with the reason, never a guess."""
     args = decl.ctor_args
-    if not args or decl.kind not in FAMILIES or decl.kind.startswith("new"):
-        return Value.default("DEFAULT_CONSUMER", "no group in the constructor: MixAll.DEFAULT_CONSUMER_GROUP until setConsumerGroup"), None
-    if len(args) >= 2 and _stringish(args[0], symbols, where) and _stringish(args[1], symbols, where):
-        return symbols.string_value(args[1], where), symbols.string_value(args[0], where)
-    if not _stringish(args[0], symbols, where):
-        return Value.default("DEFAULT_CONSUMER", "no group in the constructor: MixAll.DEFAULT_CONSUMER_GROUP until setConsumerGroup"), None
-    return symbols.string_value(args[0], where), None
+    if not args or decl.kind not in FAMILIES or decl.kind.startswith("new") or _hookish(args[0]):
+        return Value.default("DEFAULT_CONSUMER", _NO_GROUP), None
+    first = args[0]
+    if len(args) >= 2:
+        second = args[1]
+        if _stringish(second, symbols, where):
+            return symbols.string_value(second, where), symbols.string_value(first, where)
+        if not (_hookish(second) or second.kind in ("bool", "num")):
+            loc = Location(path=where.path, line=first.line, column=first.column)
+            return Value.unknown(
+                f"`{decl.kind}({', '.join(a.source for a in args)[:120]})`: cannot tell whether the group is the "
+                "first argument (then a hook or flag follows) or the second (after a namespace)", loc), None
+    return symbols.string_value(first, where), None
 
 
 def _filter_expression(expr: Expr, symbols: Symbols, where: Where) -> tuple[Value, ExpressionType]:

@@ -6,6 +6,7 @@ Expressions stay unresolved (`Expr`); cross-file linking happens in `java_resolv
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -125,20 +126,38 @@ def _first_error(root: Node) -> Node | None:
     return None
 
 
+_ESCAPE = re.compile(r"\\(?:u+[0-9a-fA-F]{4}|[0-3]?[0-7]{1,2}|\n|.)", re.DOTALL)
+
+
+def _unescape(match: re.Match[str]) -> str:
+    esc = match.group(0)[1:]
+    if esc.startswith("u"):
+        return chr(int(esc.lstrip("u")[:4], 16))
+    if esc[:1].isdigit():
+        return chr(int(esc, 8))
+    if esc == "\n":  # a text block's line continuation
+        return ""
+    return _ESC.get(esc, esc)
+
+
+def _text_block(body: str) -> str:
+    """A text block's value as javac computes it (JLS 3.10.6): the opening line dropped, line ends
+    normalised, incidental indentation (the least over non-blank lines and the closing line) and
+    trailing spaces stripped, then escapes interpreted."""
+    lines = body.replace("\r\n", "\n").replace("\r", "\n").split("\n")[1:]
+    if not lines:
+        return ""
+    significant = [ln for ln in lines[:-1] if ln.strip()] + [lines[-1]]
+    indent = min(len(ln) - len(ln.lstrip(" \t\f")) for ln in significant)
+    stripped = [ln[indent:].rstrip(" \t\f") if ln.strip() else "" for ln in lines]
+    return _ESCAPE.sub(_unescape, "\n".join(stripped))
+
+
 def _string(node: Node) -> str:
-    out: list[str] = []
-    for child in node.named_children:
-        if child.type in ("string_fragment", "multiline_string_fragment"):
-            out.append(_text(child))
-        elif child.type == "escape_sequence":
-            esc = _text(child)[1:]
-            if esc.startswith("u"):
-                out.append(chr(int(esc.lstrip("u")[:4], 16)))
-            elif esc[:1].isdigit():
-                out.append(chr(int(esc, 8)))
-            else:
-                out.append(_ESC.get(esc, esc))
-    return "".join(out)
+    text = _text(node)
+    if text.startswith('"""') and text.endswith('"""') and len(text) >= 6:
+        return _text_block(text[3:-3])
+    return _ESCAPE.sub(_unescape, text[1:-1])
 
 
 class _Scope:

@@ -236,3 +236,108 @@ def test_comment_lines_keep_their_numbers(shop: ScanResult) -> None:
     waiver = line_of(path, "subguard: ignore[SG102]")
     assert waiver == line_of(path, "selectorExpression = MqConstants.TAG_PAID")
     assert c.subscriptions[0].expression.location is not None
+
+
+# ---- constructor overloads and text blocks --------------------------------------------------------
+
+
+def _scan_java(tmp_path: Path, source: str) -> ScanResult:
+    path = tmp_path / "src/main/java/com/acme/Workers.java"
+    path.parent.mkdir(parents=True)
+    path.write_text(source, encoding="utf-8")
+    return scan_repo(tmp_path, Config(), extractors=load_extractors(["spring", "java"]))
+
+
+CTOR_SOURCE = """package com.acme;
+
+import org.apache.rocketmq.acl.common.AclClientRPCHook;
+import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
+
+public class Workers {
+    static final String NS = "shop";
+
+    DefaultMQPushConsumer fromParameter(String cg) {
+        return new DefaultMQPushConsumer(cg);
+    }
+
+    DefaultMQPushConsumer fromEnvironment() {
+        return new DefaultMQPushConsumer(System.getenv("CONSUMER_GROUP"));
+    }
+
+    DefaultMQPushConsumer fromCall() {
+        return new DefaultMQPushConsumer(groupName());
+    }
+
+    DefaultMQPushConsumer hookOnly() {
+        return new DefaultMQPushConsumer(new AclClientRPCHook(null));
+    }
+
+    DefaultMQPushConsumer namespaced() {
+        return new DefaultMQPushConsumer(NS, "GID_NAMESPACED");
+    }
+
+    DefaultMQPushConsumer withTrace() {
+        return new DefaultMQPushConsumer("GID_TRACED", true);
+    }
+
+    DefaultMQPushConsumer ambiguous(String a, String b) {
+        return new DefaultMQPushConsumer(a, b);
+    }
+
+    String groupName() {
+        return "computed";
+    }
+}
+"""
+
+
+def test_constructor_overloads_never_guess_a_group(tmp_path: Path) -> None:
+    """A group argument subguard cannot type is unknown with a reason, not the default group: a
+    parameter, System.getenv and a method call are Strings, so the constructor is (String group)."""
+    result = _scan_java(tmp_path, CTOR_SOURCE)
+    found = {c.location.line: c for c in result.consumers}
+    lines = CTOR_SOURCE.splitlines()
+
+    def at(needle: str) -> Consumer:
+        [line] = [i + 1 for i, text in enumerate(lines) if needle in text]
+        return found[line]
+
+    for needle, reason in (("(cg)", "`cg` is not a constant"), ("getenv", "only known at run time"),
+                           ("(groupName())", "groupName()")):
+        group = at(needle).group
+        assert group.value is None and group.resolution is Resolution.DYNAMIC, needle
+        assert reason in (group.detail or ""), (needle, group.detail)
+    assert at("AclClientRPCHook(null)").group.value == "DEFAULT_CONSUMER"
+    namespaced = at('(NS, "GID_NAMESPACED")')
+    assert namespaced.group.value == "GID_NAMESPACED" and namespaced.namespace is not None
+    assert namespaced.namespace.value == "shop"
+    assert at('("GID_TRACED", true)').group.value == "GID_TRACED"
+    ambiguous = at("(a, b)").group
+    assert ambiguous.value is None and "cannot tell whether the group" in (ambiguous.detail or "")
+    assert not any(c.group.value == "DEFAULT_CONSUMER" for c in result.consumers if c.location.line != at("AclClientRPCHook(null)").location.line)
+
+
+def test_text_blocks_are_stripped_as_javac_does(tmp_path: Path) -> None:
+    source = '''package com.acme;
+
+import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
+
+public class Workers {
+    static final String TOPIC = """
+        text_block_topic""";
+    static final String TAGS = """
+        created || \\
+        paid
+        """;
+
+    void start() throws Exception {
+        DefaultMQPushConsumer consumer = new DefaultMQPushConsumer("GID_TEXT_BLOCK");
+        consumer.subscribe(TOPIC, TAGS);
+        consumer.start();
+    }
+}
+'''
+    [consumer] = _scan_java(tmp_path, source).consumers
+    [sub] = consumer.subscriptions
+    assert sub.topic.value == "text_block_topic"
+    assert sub.expression.value == "created || paid\n" and sub.tags == ("created", "paid")
