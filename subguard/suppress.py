@@ -189,11 +189,13 @@ def apply_inline(
     out: list[Finding] = []
     for f in findings:
         if f.suppressed is None:
-            for i, (w, rule) in enumerate(valid):
-                if rule == f.rule and _covered(f, w):
-                    f = f.model_copy(update={"suppressed": Suppression(kind="inline", reason=w.reason, location=w.location)})
-                    used.add((i, rule))
-                    break
+            # every waiver covering the finding counts as used (two teams may each waive their member
+            # of one group finding); the first one is the finding's suppression
+            covering = [(i, w) for i, (w, rule) in enumerate(valid) if rule == f.rule and _covered(f, w)]
+            if covering:
+                w = covering[0][1]
+                f = f.model_copy(update={"suppressed": Suppression(kind="inline", reason=w.reason, location=w.location)})
+                used.update((i, f.rule) for i, _ in covering)
         out.append(f)
     for i, (w, rule) in enumerate(valid):
         if (i, rule) not in used and enabled(rule):

@@ -111,6 +111,14 @@ def test_inline_matches_a_related_location_of_a_group_finding() -> None:
     assert out[0].suppressed is not None and out[0].suppressed.reason == "team B migrates next sprint"
 
 
+def test_every_waiver_covering_one_group_finding_is_used() -> None:
+    """Two teams each waive their own member of one group finding: neither waiver is unused."""
+    src = "x  # subguard: ignore[SG102] team A: MAIL-88\n\ny  # subguard: ignore[SG102] team B: MAIL-91\n"
+    out, problems = run_inline([finding(path="a.py", line=1, related=(("a.py", 3),))], src)
+    assert out[0].suppressed is not None and out[0].suppressed.reason == "team A: MAIL-88"
+    assert problems == []
+
+
 def test_waiver_without_reason_does_not_apply_and_is_reported() -> None:
     out, problems = run_inline([finding(line=1)], "x  # subguard: ignore[SG102]\n")
     assert out[0].suppressed is None

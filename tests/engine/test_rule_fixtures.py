@@ -68,3 +68,12 @@ def test_fixture(case: Path) -> None:
         assert live == [], [f"{f.rule} {f.location} {f.message}" for f in live]
     else:
         assert expect.expected, f"{case.name} has no `ruleid:` annotation: a fixture that cannot fail"
+
+
+def test_a_group_declared_in_java_and_python_is_one_group() -> None:
+    """SG102 on a group with a Spring listener (tags from a placeholder) and a Python consumer
+    (names from an imported settings module): one finding, a location in each language."""
+    [finding] = [f for f in judge(FIXTURES / "SG102-java-python") if f.rule == "SG102"]
+    paths = [finding.location.path, *(r.location.path for r in finding.related)]
+    assert [p.rsplit(".", 1)[1] for p in paths] == ["java", "py"]
+    assert "{paid, settled}" in finding.message and "{refunded}" in finding.message
