@@ -2,7 +2,8 @@
 
 Reads Pod, Deployment, StatefulSet (with volumeClaimTemplates), DaemonSet, ReplicaSet, Job, CronJob
 (and the Deployment look-alikes Rollout and DeploymentConfig), `List` documents, and ConfigMaps of
-the same scan for `envFrom` / `configMapKeyRef`.
+the same scan for `envFrom` / `configMapKeyRef`. `runtimes` expects a well-formed workload:
+`manifest_shape.workload_problems` is checked first, and a workload with wrong-typed nodes is not read.
 """
 
 from __future__ import annotations
@@ -66,10 +67,15 @@ def config_map(doc: Any) -> tuple[tuple[str, str], dict[str, str]] | None:
     return (as_str(meta.get("namespace")) or "", as_str(meta.get("name")) or ""), data
 
 
+def is_list_kind(kind: str) -> bool:
+    """`List` and the typed lists (`DeploymentList`, ...): documents whose `items` are the objects."""
+    return kind.endswith("List")
+
+
 def expand_lists(doc: Any) -> list[Any]:
     """A `kind: List` document's items, else the document itself."""
     m = as_map(doc)
-    if as_str(m.get("kind")) == "List" or (as_str(m.get("kind")) or "").endswith("List"):
+    if is_list_kind(as_str(m.get("kind")) or ""):
         return [i for i in as_list(m.get("items")) if isinstance(i, dict)]
     return [doc]
 

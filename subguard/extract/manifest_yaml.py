@@ -68,7 +68,7 @@ def key_line(node: Any, key: Any, default: int) -> int:
         pos = lc.key(key)
     except (KeyError, TypeError, AttributeError):
         return default
-    return int(pos[0]) + 1
+    return int(pos[0]) + 1 if pos else default  # None when the mapping has no positions
 
 
 def item_line(node: Any, index: int, default: int) -> int:
@@ -80,7 +80,7 @@ def item_line(node: Any, index: int, default: int) -> int:
         pos = lc.item(index)
     except (KeyError, IndexError, TypeError, AttributeError):
         return default
-    return int(pos[0]) + 1
+    return int(pos[0]) + 1 if pos else default
 
 
 def as_map(value: Any) -> dict[str, Any]:

@@ -8,6 +8,11 @@ bounded by the few YAML files a repo has; files that are not manifests parse to 
 
 Helm templates (`templates/*.yaml` with `{{ }}`) are skipped with the reason "Helm template, not
 rendered"; when such a template describes a workload, an SG901 note says its facts are missing.
+
+A file is FAILED (SG901, at the first line named) when its YAML breaks off or a workload in it has
+wrong-typed nodes (`manifest_shape`); the reason names each, `line N: Deployment 'x': spec is an int,
+expected a mapping` (SKIPPED instead when the file holds `{{ }}`, whose rendering would explain
+them). Such a workload is not read; the documents before the break and the other workloads are.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from subguard.extract import manifest_compose as compose
 from subguard.extract import manifest_docker as docker
 from subguard.extract import manifest_helm as helm
 from subguard.extract import manifest_k8s as k8s
+from subguard.extract import manifest_shape as shape
 from subguard.extract.base import ExtractResult, RepoContext, SourceFile
 from subguard.extract.manifest_common import Runtime, to_deployment
 from subguard.extract.manifest_yaml import Document, load_documents
@@ -45,6 +51,8 @@ def _is_yaml(path: str) -> bool:
 class _Parsed:
     path: str
     docs: tuple[Document, ...]
+    failure: str = ""  # the YAML error that ended the file early: `reason (line N)`
+    templated: bool = False  # holds `{{ }}`: a wrong-typed node is the template's doing
 
 
 class ManifestsExtractor:
@@ -90,32 +98,48 @@ class ManifestsExtractor:
             except ParseTimeout as exc:
                 records.append(_record(f.path, FileStatus.FAILED, str(exc)))
                 continue
-            if failure is not None:
-                if templated:
-                    records.append(_record(f.path, FileStatus.SKIPPED, f"{TEMPLATE_SYNTAX_REASON} (line {failure.line})"))
-                    continue
-                records.append(_record(f.path, FileStatus.FAILED, f"{failure.reason} (line {failure.line})"))
-            parsed.append(_Parsed(f.path, tuple(docs)))
+            if failure is not None and templated:
+                records.append(_record(f.path, FileStatus.SKIPPED, f"{TEMPLATE_SYNTAX_REASON} (line {failure.line})"))
+                continue
+            parsed.append(_Parsed(f.path, tuple(docs), f"{failure.reason} (line {failure.line})" if failure else "", templated))
         cms = k8s.ConfigMaps(
             {key: data for p in parsed for d in p.docs for item in k8s.expand_lists(d.data) if (cm := k8s.config_map(item)) for key, data in [cm]}
         )
         for p in parsed:
-            runtimes.extend(_yaml_runtimes(p, cms))
+            found, malformed = _yaml_runtimes(p, cms)
+            runtimes.extend(found)
+            if malformed or p.failure:
+                records.append(_failure_record(p, malformed))
         deployments = [_with_service(to_deployment(rt), rt, repo) for rt in runtimes]
         return ExtractResult(deployments=tuple(deployments), files=tuple(records), findings=tuple(findings))
 
 
-def _yaml_runtimes(p: _Parsed, cms: k8s.ConfigMaps) -> list[Runtime]:
+def _yaml_runtimes(p: _Parsed, cms: k8s.ConfigMaps) -> tuple[list[Runtime], list[shape.Malformed]]:
+    """The runtimes of a parsed YAML file, and the wrong-typed nodes of the workloads left unread."""
     out: list[Runtime] = []
+    malformed = [m for doc in p.docs for m in shape.list_problems(doc.data, doc.line)]
     for doc in p.docs:
         for item in k8s.expand_lists(doc.data):
-            if k8s.is_workload(item):
+            if not k8s.is_workload(item):
+                continue
+            problems = shape.workload_problems(item, doc.line)
+            malformed.extend(problems)
+            if not problems:
                 out.extend(k8s.runtimes(item, p.path, doc.line, cms))
         if compose.is_compose_path(p.path) or compose.looks_like_compose(doc.data):
             out.extend(compose.runtimes(doc.data, p.path))
         elif helm.is_values_path(p.path):
             out.extend(helm.runtimes(doc.data, p.path))
-    return out
+    return out, malformed
+
+
+def _failure_record(p: _Parsed, malformed: Sequence[shape.Malformed]) -> FileRecord:
+    """FAILED with every wrong-typed node by line, then the YAML error (it follows every document read);
+    SKIPPED when template syntax explains the wrong types."""
+    reason = "; ".join([*(m.reason for m in sorted(malformed, key=lambda m: m.line)), *([p.failure] if p.failure else [])])
+    if p.templated:
+        return _record(p.path, FileStatus.SKIPPED, f"{TEMPLATE_SYNTAX_REASON}: {reason}")
+    return _record(p.path, FileStatus.FAILED, reason)
 
 
 def _with_service(dep: Deployment, rt: Runtime, repo: RepoContext) -> Deployment:
