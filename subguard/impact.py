@@ -8,8 +8,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from subguard.cache import MemoFile, code_stamp, namespace
+from subguard.config import Config
 from subguard.model import Consumer, Finding, RuleDoc
 from subguard.parallel import pmap, worker_count
+from subguard.policy import Policy
+from subguard.scan import ScanResult
 
 Described = tuple[str | None, str | None]  # (impact text, warning)
 
@@ -63,17 +66,40 @@ def attach_impact(
         return bool(f.group) and is_group and not f.impact and f.suppressed is None
 
     groups = sorted({f.group for f in findings if wanted(f)})
-    keys = {g: _group_key(by_group.get(g, [])) for g in groups} if memo is not None else {}
-    cache: dict[str, str | None] = {g: memo.get(keys[g]) for g in groups if memo is not None and keys[g] in memo}
-    todo = [g for g in groups if g not in cache]
-    computed = pmap(_describe_job, [(g, by_group.get(g, [])) for g in todo], worker_count(jobs))
-    for g, (text, warning) in zip(todo, computed if computed is not None else [_describe(g, by_group.get(g, [])) for g in todo]):
+    texts = describe_groups({g: by_group.get(g, []) for g in groups}, memo, jobs)
+    return [f.model_copy(update={"impact": texts[f.group]}) if wanted(f) and texts.get(f.group) else f for f in findings]
+
+
+def describe_groups(
+    groups: Mapping[str, Sequence[Consumer]], memo: MemoFile | None = None, jobs: int = 1
+) -> dict[str, str | None]:
+    """The simulated impact text of each group ("" when no loss, None when the simulation failed,
+    with a warning on stderr); memoised by members, spread over `jobs` processes when many."""
+    names = sorted(groups)
+    keys = {g: _group_key(groups[g]) for g in names} if memo is not None else {}
+    texts: dict[str, str | None] = {g: memo.get(keys[g]) for g in names if memo is not None and keys[g] in memo}
+    todo = [g for g in names if g not in texts]
+    computed = pmap(_describe_job, [(g, groups[g]) for g in todo], worker_count(jobs))
+    for g, (text, warning) in zip(todo, computed if computed is not None else [_describe(g, groups[g]) for g in todo]):
         if warning:
             print(warning, file=sys.stderr)
-        cache[g] = text
+        texts[g] = text
         if memo is not None and text is not None:
             memo.put(keys[g], text)
-    return [f.model_copy(update={"impact": cache[f.group]}) if wanted(f) and cache.get(f.group) else f for f in findings]
+    return texts
+
+
+def self_check(
+    results: Sequence[ScanResult], policies: Sequence[Policy], config: Config, docs: Mapping[str, RuleDoc],
+    memo: MemoFile | None = None,
+) -> list[Finding]:
+    """SG905 for every group the consistency rules pass that the simulator predicts to lose messages."""
+    from subguard import selfcheck
+
+    consumers = [c for r in results for c in r.consumers]
+    groups = selfcheck.candidates(consumers, selfcheck.flagged_groups(results, policies, config))
+    texts = describe_groups(groups, memo, config.jobs)
+    return [selfcheck.finding(g, groups[g], text, docs) for g, text in texts.items() if text]
 
 
 def _describe_job(job: tuple[str, Sequence[Consumer]]) -> Described:

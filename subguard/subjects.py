@@ -158,6 +158,7 @@ TOOL_FIELDS: dict[str, set[str]] = {
     "SG901": {"path", "reason"},
     "SG902": {"what", "reason", "rules"},
     "SG903": {"message"},
+    "SG905": {"message"},
 }
 
 

@@ -51,6 +51,8 @@ def test_every_repo_rule_has_fixtures_that_must_and_must_not_trigger_it() -> Non
         expect = expectations(case)
         hit |= {rule for rule, _, _ in expect.expected}
         ok |= {rule for rule, _, _ in expect.forbidden}
-    repo_rules = {p.id for p in load_policies() if p.scope != "evidence"}
+    # SG905 fires only when subguard's two models disagree (a bug, so no correct repo triggers it):
+    # tests/simulate/test_self_check.py drives it through a policy set without the consistency rules
+    repo_rules = {p.id for p in load_policies() if p.scope != "evidence"} - {"SG905"}
     assert not repo_rules - hit, f"rules with no `ruleid:` fixture: {sorted(repo_rules - hit)}"
     assert not repo_rules - ok, f"rules with no `ok:` fixture: {sorted(repo_rules - ok)}"

@@ -415,6 +415,8 @@ def group_task(
     `waivers` the inline waivers (JSON) of the member repos. Waiver problems are reported by the
     per-repo tasks, not here.
     """
+    from subguard import selfcheck
+    from subguard.engine import selected
     from subguard.impact import attach_impact
 
     consumers = [with_hint(Consumer.model_validate_json(js), env) for js, env in members]
@@ -433,8 +435,12 @@ def group_task(
     # a lone, unflagged consumer cannot disagree with anyone: nothing to simulate (most groups of an org)
     impact = simulate(consumers, options) if len(consumers) > 1 or found else {}
     out.append(_row("", "group", group, {"group": group, "impact": impact}))
-    if impact.get("self_check"):  # the consistency view and the simulator disagree: never hidden
-        out.append(_row("", "problem", group, {"message": f"internal error: {impact['self_check']}"}))
+    if impact.get("description") and selected(selfcheck.RULE, config):  # the self-check, as in `check`
+        policies, _ = _policies(config)
+        checked = selfcheck.candidates(consumers, selfcheck.flagged_groups(results, policies, config))
+        if group in checked:
+            f = baseline_mod.with_fingerprint(selfcheck.finding(group, checked[group], impact["description"], docs))
+            out.append(finding_row(f.location.repo, f, GROUP_SCOPE))
     return out
 
 
@@ -443,18 +449,12 @@ def simulate(consumers: Sequence[Consumer], options: AuditOptions) -> dict[str, 
     if not options.config.simulate:
         return {}
     try:
-        from subguard.simulate.impact import describe_impact, disagreements, simulate_group
+        from subguard.simulate.impact import describe_impact, simulate_group
     except ImportError:  # the simulator is optional for the audit, as for `check`
         return {}
     impact = simulate_group(list(consumers), options.runs, options.seed)
     data = impact.model_dump(mode="json") if hasattr(impact, "model_dump") else _plain(impact)
-    description = describe_impact(impact)  # the same runs as the per-tag chart
-    group = consumers[0].group.value if consumers else ""
-    check = (
-        f"simulator self-check: group {group!r} has no consistency disagreement but {description}"
-        if impact.has_loss and not disagreements(list(consumers)) else ""
-    )
-    return {"description": description, "result": data, "self_check": check}
+    return {"description": describe_impact(impact), "result": data}  # the same runs as the per-tag chart
 
 
 def _plain(obj: Any) -> Any:

@@ -27,13 +27,13 @@ from typing import Any, TypeVar
 import click
 
 from subguard import baseline as baseline_mod
-from subguard import runmemo, suppress
+from subguard import runmemo, selfcheck, suppress
 from subguard.cache import user_cache_dir
 from subguard.commands.common import InputError, load_or_fail, scan_paths, stats_text
 from subguard.config import Config, config_lookups
 from subguard.discover import read_limited
-from subguard.engine import enabled_by, evaluate
-from subguard.impact import attach_impact, impact_memo
+from subguard.engine import enabled_by, evaluate, selected
+from subguard.impact import attach_impact, impact_memo, self_check
 from subguard.model import FileStatus, Finding, Location, RuleDoc
 from subguard.policy import Policy, PolicyError, load_policy_set, policy_dirs, rule_docs
 from subguard.report import FORMATS, ReportContext, Root, render, summary_line, use_color
@@ -300,6 +300,8 @@ def check(
     if config.simulate:
         memo = None if no_cache else impact_memo()
         findings = attach_impact(findings, consumers, docs, memo, config.jobs)
+        if selected(selfcheck.RULE, config):
+            findings += [baseline_mod.with_fingerprint(f) for f in self_check(results, policies, config, docs, memo)]
         if memo is not None:
             memo.save()
     ctx = _context(results, color=output is None and use_color(sys.stdout.isatty()))

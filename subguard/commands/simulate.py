@@ -8,10 +8,11 @@ from typing import Any
 
 import click
 
+from subguard import selfcheck
 from subguard.commands.common import InputError, load_or_fail, scan_paths
 from subguard.model import Consumer
 from subguard.simulate.declared import declared_group
-from subguard.simulate.impact import describe_impact, disagreements, simulate_group
+from subguard.simulate.impact import describe_impact, simulate_group
 from subguard.simulate.render import render_text
 from subguard.simulate.runs import simulate_runs
 from subguard.simulate.scenario import ScenarioError, compile_scenario, load_scenario
@@ -56,13 +57,17 @@ def _inventory(paths: tuple[str, ...], runs: int, seed: int, fmt: str, queues: i
                 groups.setdefault(consumer.group.value, []).append(consumer)
     if not groups:
         raise InputError("no consumer group with a known name found under " + " ".join(paths))
+    from subguard.policy import load_policies, policy_dirs
+
+    policies = load_policies(policy_dirs(config.policies, config.source, ()))
+    checked = selfcheck.candidates([c for r in results for c in r.consumers], selfcheck.flagged_groups(results, policies, config))
     rows: list[dict[str, Any]] = []
     internal: list[str] = []
     for name in sorted(groups):
         members = groups[name]
         impact = simulate_group(members, runs, seed, queues) if declared_group(members) else None
-        if impact is not None and impact.has_loss and not disagreements(members):
-            internal.append(f"simulator self-check: group {name!r} has no consistency disagreement but {describe_impact(impact)}")
+        if impact is not None and impact.has_loss and name in checked:
+            internal.append(selfcheck.message(name, describe_impact(impact)))
         rows.append({
             "group": name,
             "members": len(members),
@@ -76,6 +81,6 @@ def _inventory(paths: tuple[str, ...], runs: int, seed: int, fmt: str, queues: i
     else:
         for row in rows:
             click.echo(f"{row['group']} ({row['members']} consumers): {row['summary']}")
-    for line in internal:  # the consistency view and the simulator disagree: never hidden
-        click.echo(f"subguard: internal error: {line}", err=True)
+    for line in internal:  # the consistency rules and the simulator disagree: never hidden
+        click.echo(f"subguard: {selfcheck.RULE} {line}", err=True)
     return 2 if internal else 0

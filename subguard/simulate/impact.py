@@ -8,11 +8,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from subguard.expression import tag_set_equal
 from subguard.model import Consumer
-from subguard.simulate.declared import _subscriptions, declared_group
+from subguard.simulate.declared import declared_group
 from subguard.simulate.runs import simulate_runs
-from subguard.simulate.spec import Kind, kind_of
 
 DEFAULT_RUNS = 8
 
@@ -75,39 +73,3 @@ def describe_impact(impact: GroupImpact) -> str:
 def describe_group(consumers: Sequence[Consumer], runs: int = DEFAULT_RUNS, seed: int = 0) -> str:
     """The one-line simulated impact of a group; "" when no loss is predicted."""
     return describe_impact(simulate_group(consumers, runs, seed))
-
-
-def disagreements(consumers: Sequence[Consumer]) -> tuple[str, ...]:
-    """Consistency disagreements the simulator's loss can come from (topics, tag sets, expression
-    type, message model, client generation). Empty: the group must simulate without loss."""
-    simulable = [(c, dict(_subscriptions(c))) for c in consumers]
-    simulable = [(c, subs) for c, subs in simulable if subs]
-    out: list[str] = []
-    if len({frozenset(subs) for _, subs in simulable}) > 1:
-        out.append("topic sets differ")
-    topics = {t for _, subs in simulable for t in subs}
-    for topic in sorted(topics):
-        parsed = [subs[topic] for _, subs in simulable if topic in subs]
-        if any(not tag_set_equal(parsed[0], p) for p in parsed[1:]):
-            out.append(f"expressions of {topic} differ")
-    if len({c.message_model.value for c, _ in simulable}) > 1:
-        out.append("message models differ")
-    kinds = {kind_of(c.client) for c, _ in simulable}
-    if Kind.CPP in kinds and Kind.TABLE in kinds:
-        out.append("C++-based and Java push clients share the group")
-    if Kind.POP in kinds and len(kinds) > 1:
-        out.append("5.x pop and remoting clients share the group")
-    return tuple(out)
-
-
-def self_check(consumers: Sequence[Consumer], runs: int = DEFAULT_RUNS, seed: int = 0) -> str | None:
-    """A disagreement between the consistency view and the simulator: a group with no disagreement
-    that simulates with loss. None when both agree; `simulate --inventory` and the audit report the
-    text as an internal error."""
-    if disagreements(consumers):
-        return None
-    impact = simulate_group(consumers, runs, seed)
-    if not impact.has_loss:
-        return None
-    group = consumers[0].group.value if consumers else ""
-    return f"simulator self-check: group {group!r} has no consistency disagreement but {describe_impact(impact)}"

@@ -1,0 +1,57 @@
+"""The simulator's self-check: a group the consistency rules pass must simulate without loss.
+
+The verdict of the consistency rules is taken from the policy engine itself, with every one of them
+on (a `--select`, `--ignore` or waiver changes what is shown, not whether the group is consistent).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+
+from subguard.config import Config
+from subguard.model import Consumer, Finding, Related, RuleDoc, Severity
+from subguard.policy import Policy
+from subguard.scan import ScanResult
+
+RULE = "SG905"
+CONSISTENCY_RULES = frozenset({"SG101", "SG102", "SG104", "SG105", "SG106"})
+
+
+def flagged_groups(results: Sequence[ScanResult], policies: Sequence[Policy], config: Config) -> frozenset[str]:
+    """Groups that a consistency rule finds inconsistent, whatever the selection."""
+    from subguard.engine import evaluate
+
+    rules = [p for p in policies if p.id in CONSISTENCY_RULES]
+    everything = config.model_copy(update={"select": (), "ignore": ()})
+    return frozenset(f.group for f in evaluate(results, rules, everything) if f.rule in CONSISTENCY_RULES and f.group)
+
+
+def _fully_known(c: Consumer) -> bool:
+    return bool(c.subscriptions) and all(s.topic.value is not None and s.expression.value is not None for s in c.subscriptions)
+
+
+def candidates(consumers: Iterable[Consumer], flagged: frozenset[str]) -> dict[str, list[Consumer]]:
+    """Groups to self-check: a known name, two or more members (a lone consumer cannot disagree),
+    every subscription known, and no consistency finding."""
+    by_group: dict[str, list[Consumer]] = {}
+    for c in consumers:
+        if c.group.value is not None:
+            by_group.setdefault(c.group.value, []).append(c)
+    return {g: members for g, members in sorted(by_group.items())
+            if len(members) > 1 and g not in flagged and all(_fully_known(c) for c in members)}
+
+
+def message(group: str, impact: str) -> str:
+    return (f"internal error: the consistency rules pass group {group!r}, but the simulator predicts loss "
+            f"({impact}); one of subguard's two models of the broker is wrong - please report it")
+
+
+def finding(group: str, members: Sequence[Consumer], impact: str, docs: Mapping[str, RuleDoc]) -> Finding:
+    """The SG905 finding at the group's first member's first subscription, the others related."""
+    locations = [c.subscriptions[0].location if c.subscriptions else c.location for c in members]
+    doc = docs.get(RULE)
+    return Finding(
+        rule=RULE, severity=doc.severity if doc else Severity.ERROR, message=message(group, impact),
+        location=locations[0], related=tuple(Related(location=loc, message="member") for loc in locations[1:]),
+        group=group,
+    )

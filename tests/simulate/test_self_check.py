@@ -1,0 +1,129 @@
+"""The simulator's self-check (SG905): the policy engine's consistency verdict against the simulator.
+
+The engine and the simulator are both real here; the positive path is driven by judging a group
+with a policy set that lacks the consistency rules, which is exactly the disagreement SG905 exists
+to expose.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from subguard import selfcheck
+from subguard.cli import main
+from subguard.config import Config
+from subguard.expression import parse
+from subguard.impact import self_check
+from subguard.model import ClientFamily, Consumer, Location, MessageModel, Severity, Subscription, Value
+from subguard.policy import load_policies, rule_docs
+from subguard.scan import ScanResult, scan_repo
+from subguard.simulate.impact import simulate_group
+
+POLICIES = load_policies()
+DOCS = dict(rule_docs(POLICIES))
+WITHOUT_CONSISTENCY = [p for p in POLICIES if p.id not in selfcheck.CONSISTENCY_RULES]
+
+CONSUMER = """from rocketmq.client import ConsumeStatus, PushConsumer
+
+GROUP = "{group}"
+
+
+def handle(msg):
+    return ConsumeStatus.CONSUME_SUCCESS
+
+
+consumer = PushConsumer(GROUP)
+consumer.set_name_server_address("mq.internal:9876")
+consumer.subscribe("orders", handle, expression="{expression}")
+consumer.start()
+"""
+
+
+def write_repo(root: Path) -> Path:
+    """Two groups of two members: GID_SAME agrees, GID_SPLIT subscribes tag1 and tag2."""
+    for name, group, expression in (("same_a.py", "GID_SAME", "created || paid"), ("same_b.py", "GID_SAME", "created || paid"),
+                                    ("split_a.py", "GID_SPLIT", "tag1"), ("split_b.py", "GID_SPLIT", "tag2")):
+        path = root / "app" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(CONSUMER.format(group=group, expression=expression), encoding="utf-8")
+    return root
+
+
+def test_the_engine_and_the_simulator_agree_on_a_real_repo(tmp_path: Path) -> None:
+    result = scan_repo(write_repo(tmp_path), Config())
+    assert selfcheck.flagged_groups([result], POLICIES, Config()) == {"GID_SPLIT"}
+    assert self_check([result], POLICIES, Config(), DOCS) == []
+
+
+def test_a_group_the_consistency_rules_did_not_judge_raises_sg905_at_its_members(tmp_path: Path) -> None:
+    result = scan_repo(write_repo(tmp_path), Config())
+    [finding] = self_check([result], WITHOUT_CONSISTENCY, Config(), DOCS)
+    assert finding.rule == "SG905" and finding.severity is Severity.ERROR and finding.group == "GID_SPLIT"
+    assert (finding.location.path, finding.location.line) == ("app/split_a.py", 12)
+    assert [(r.location.path, r.location.line) for r in finding.related] == [("app/split_b.py", 12)]
+    assert "consistency rules pass group 'GID_SPLIT'" in finding.message and "tag1" in finding.message
+    assert "simulated:" in finding.message and "please report it" in finding.message
+
+
+def test_select_and_ignore_do_not_change_the_verdict(tmp_path: Path) -> None:
+    result = scan_repo(write_repo(tmp_path), Config())
+    quiet = Config(ignore=("SG1",))
+    assert selfcheck.flagged_groups([result], POLICIES, quiet) == {"GID_SPLIT"}
+    assert self_check([result], POLICIES, quiet, DOCS) == []
+
+
+def test_check_and_simulate_inventory_report_no_internal_error_when_rules_are_ignored(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = write_repo(tmp_path / "repo")
+    assert main(["check", str(root), "--ignore", "SG102", "--format", "json", "--no-cache"]) == 0
+    assert [f["rule"] for f in json.loads(capsys.readouterr().out)] == []
+    (root / ".subguard.yaml").write_text("ignore: [SG102]\n", encoding="utf-8")
+    code = main(["simulate", "--inventory", str(root), "--runs", "4", "--format", "json"])
+    captured = capsys.readouterr()
+    data = json.loads(captured.out)
+    assert code == 0 and data["internal_errors"] == [] and "SG905" not in captured.err
+    assert {g["group"] for g in data["groups"] if g["loss"]} == {"GID_SPLIT"}
+
+
+def test_unknown_members_are_not_self_checked() -> None:
+    loc = Location(path="a.py", line=3)
+    known = Subscription(topic=Value.literal("T"), expression=Value.literal("tag1"), tags=("tag1",), location=loc)
+    unknown = Subscription(topic=Value.literal("T"), expression=Value.unknown("from env"), location=loc)
+    members = [Consumer(consumer_id=str(i), group=Value.literal("g"), subscriptions=(sub,), location=loc,
+                        client=ClientFamily.PYTHON_NATIVE_4X)
+               for i, sub in enumerate((known, unknown))]
+    assert selfcheck.candidates(members, frozenset()) == {}
+    assert selfcheck.candidates(members[:1], frozenset()) == {}  # a lone consumer cannot disagree
+
+
+# --- the two models against each other on arbitrary declared groups ---------------------------------
+
+EXPRESSIONS = ["*", "tagA", "tagB", "tagA || tagB", "tagB||tagA", "tagA||tagA", " tagA ", "Aa", "BB"]
+FAMILIES = [ClientFamily.JAVA_PUSH_4X, ClientFamily.SPRING_LISTENER, ClientFamily.JAVA_LITE_PULL,
+            ClientFamily.PYTHON_NATIVE_4X, ClientFamily.PYTHON_GRPC_5X]
+member = st.tuples(st.sampled_from(EXPRESSIONS), st.sampled_from(["T1", "T2"]), st.sampled_from(FAMILIES),
+                   st.sampled_from([MessageModel.CLUSTERING, MessageModel.BROADCASTING]))
+
+
+def declared(i: int, expr: str, topic: str, client: ClientFamily, model: MessageModel) -> Consumer:
+    loc = Location(path=f"m{i}.py", line=10)
+    sub = Subscription(topic=Value.literal(topic), expression=Value.literal(expr), tags=parse(expr).tags, location=loc)
+    return Consumer(consumer_id=f"m{i}", group=Value.literal("g"), subscriptions=(sub,), message_model=Value.literal(model.value),
+                    client=client, name_server=Value.literal("ns:9876"), location=loc)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(member, min_size=2, max_size=4))
+def test_a_group_the_engine_passes_never_simulates_with_loss(members: list[tuple[str, str, ClientFamily, MessageModel]]) -> None:
+    consumers = [declared(i, *m) for i, m in enumerate(members)]
+    result = ScanResult(root="", repo="", files=(), consumers=tuple(consumers), deployments=())
+    if "g" in selfcheck.flagged_groups([result], POLICIES, Config()):
+        return
+    impact = simulate_group(consumers, runs=3, seed=len(members))
+    assert not impact.has_loss, (members, impact)
