@@ -70,6 +70,7 @@ def _group_cluster(g: Group, cluster: Cluster, members: Sequence[Consumer], conf
     envs = [(c, environment_of(c, config)) for c in members]
     prod = [(c, e) for c, e in envs if e.production is True]
     nonprod = [(c, e) for c, e in envs if e.production is False]
+    unclassified = [(c, e) for c, e in envs if e.production is None and e.name]
     unknown_cluster = [c for c in members if not cluster_of(c.name_server).known]
     note = ""
     if unknown_cluster:
@@ -95,8 +96,10 @@ def _group_cluster(g: Group, cluster: Cluster, members: Sequence[Consumer], conf
         "member_count": len(members),
         "production_environments": sorted({e.name for _, e in prod}),
         "nonproduction_environments": sorted({e.name for _, e in nonprod}),
-        "has_production": bool(prod),
-        "has_nonproduction": bool(nonprod),
+        # a named environment that is neither production nor not by config or convention could be
+        # either: with the other class present, SG201 cannot be decided (SG902 says which, never silence)
+        "has_production": True if prod else UNKNOWN if unclassified and nonprod else False,
+        "has_nonproduction": True if nonprod else UNKNOWN if unclassified and prod else False,
         "clustering_services": services,
         "clustering_service_count": service_count,
     }
@@ -104,6 +107,12 @@ def _group_cluster(g: Group, cluster: Cluster, members: Sequence[Consumer], conf
         Unknown("message model of the consumer", c.message_model.detail, c.message_model.location or c.location,
                 (c.repo, c.location.path, "message model"))
         for c in undecided
+    ) + tuple(
+        Unknown(f"whether environment '{e.name}' is production",
+                f"'{e.name}' is not in the `environments:` config and its name follows no convention "
+                "(prod/production/prd; staging/stg/uat, test/qa, dev/local); add it to `environments:` with `production: true|false`",
+                c.location, ("environment", e.name))
+        for c, e in unclassified if prod or nonprod
     )
     first = (nonprod or prod)[0][0] if (nonprod or prod) else members[0]
     return Subject(
