@@ -13,6 +13,16 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> list[str]
     return ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in cells]
 
 
+EVENTS = {
+    "subscription_not_exist": "code 24: a pull for a topic the broker holds no subscription of",
+    "subscription_not_latest": "code 25: a pull carrying an older subscription version than the broker's",
+    "offset_moved": "an offset jumped forward over unconsumed messages (a broadcasting restart without "
+                    "its local offsets starts at the max offset); silent in RocketMQ, not code 21",
+    "subscription_changed": "a heartbeat replaced the broker's stored subscription of a topic (first "
+                            "registration, a newer version, or a topic added or removed)",
+}
+
+
 def _pct(rate: float) -> str:
     return f"{rate * 100:.1f}%"
 
@@ -30,8 +40,9 @@ def render_text(report: Report, title: str = "") -> str:
           f"{t.stuck_mean:.2f}", f"{t.unwanted_mean:.2f}", _pct(t.loss_rate)) for tag, t in report.tags.items()],
     )
     out += ["", "events (per run)"] + _table(
-        ("event", "mean", "max", "runs with"),
-        [(name, f"{s.mean:.2f}", s.max, sum(n for v, n in s.histogram if v)) for name, s in report.events.items()],
+        ("event", "mean", "max", "runs with", "meaning"),
+        [(name, f"{s.mean:.2f}", s.max, sum(n for v, n in s.histogram if v), EVENTS.get(name, ""))
+         for name, s in report.events.items()],
     )
     if report.winners:
         out += ["", "broker's subscription held while pulling"] + _table(
