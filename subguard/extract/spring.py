@@ -17,12 +17,7 @@ from subguard.extract.base import ExtractResult, RepoContext, SourceFile
 from subguard.extract.spring_consumers import BUILDERS, Builder
 from subguard.extract.spring_env import BASE, ConfigValue, Layer, config_file, layer_rank, profiles, view
 from subguard.extract.spring_props import PropertiesError, read_properties
-from subguard.extract.spring_versions import (
-    adjust_config_consumers,
-    build_versions,
-    legacy_pull_consumer,
-    wants_legacy_pull,
-)
+from subguard.extract.spring_versions import adjust_config_consumers, build_versions, module_builders
 from subguard.extract.spring_yaml import YamlError, read_yaml
 from subguard.model import Consumer, FileRecord, FileStatus
 from subguard.service import module_dir
@@ -126,9 +121,7 @@ class SpringExtractor:
         versions = build_versions(repo)
         consumers: list[Consumer] = []
         for mod in modules.values():
-            builders: Mapping[str, Builder] = BUILDERS
-            if wants_legacy_pull(mod.module, versions):  # 2.2.0-2.2.2: rocketmq.consumer.* instead of pull-consumer.*
-                builders = {**{k: b for k, b in BUILDERS.items() if k != "pull-consumer"}, "legacy-pull": legacy_pull_consumer}
+            builders = module_builders(mod.module, versions)
             consumers.extend(adjust_config_consumers(module_consumers(mod, builders), mod.module, versions))
         return ExtractResult(consumers=tuple(consumers), files=tuple(records), facts={"modules": modules})
 

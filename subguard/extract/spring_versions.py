@@ -6,6 +6,7 @@ Reads the build extractor's `facts["modules"]` (versions per module dir) and:
   `rocketmq.name-server` + `rocketmq.consumer.group` + `rocketmq.consumer.topic`
   (`legacy_pull_consumer`, a Spring config builder); with the version unknown, listeners of that
   group get a note instead.
+- the SCA binder's consumer key set and anonymous-group rule by its version (`sca_binder`);
 - instance names of listeners (2.2.0-2.2.2) and binder consumers (by SCA version);
 - `rocketmq.consumer.listeners.<group>.<topic>=false` drops a listener;
 - `rocketmq.consumer.namespace` fills a listener's namespace when the annotation has none (2.2.3+).
@@ -14,6 +15,7 @@ Reads the build extractor's `facts["modules"]` (versions per module dir) and:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from functools import partial
 
 from subguard.client_versions import (
     SCA_STREAM,
@@ -21,11 +23,22 @@ from subguard.client_versions import (
     consumer_namespace_applies,
     legacy_pull_trigger,
     listener_instance_name,
+    numbers,
     spring_version,
     versions_for,
 )
 from subguard.extract.base import RepoContext
-from subguard.extract.spring_consumers import View, config_value, lite_pull_consumer, lite_pull_trigger
+from subguard.extract.spring_consumers import (
+    BUILDERS,
+    UNKNOWN_BINDER,
+    Binder,
+    Builder,
+    View,
+    config_value,
+    lite_pull_consumer,
+    lite_pull_trigger,
+    stream_bindings,
+)
 from subguard.extract.spring_env import BASE, canonical
 from subguard.model import ClientFamily, Consumer, Value
 
@@ -55,7 +68,7 @@ def legacy_pull_consumer(view: View) -> list[tuple[str, Consumer]]:
     if consumer is None:
         return []
     # the instance name is set from the version by `adjust_config_consumers`
-    consumer = consumer.model_copy(update={"instance_name": None, "notes": (HIDDEN_450,)})
+    consumer = consumer.model_copy(update={"instance_name": None, "notes": (*consumer.notes, HIDDEN_450)})
     return [("rocketmq.consumer(legacy-pull)", consumer)]
 
 
@@ -63,6 +76,45 @@ def wants_legacy_pull(module: str, versions: Versions) -> bool:
     """rocketmq-spring 2.2.0-2.2.2: the lite-pull bean comes from `rocketmq.consumer.*` (and
     `rocketmq.pull-consumer.*` does not exist yet)."""
     return legacy_pull_trigger(spring_version(versions_for(module, versions))) is True
+
+
+def _sca_rules(nums: tuple[int, ...]) -> tuple[bool, bool] | None:
+    """(new consumer keys, anonymous group) of an SCA version, checked in the release tags:
+    RocketMQConsumerProperties switched from tags/sql/broadcasting/orderly to subscription/messageModel
+    in 2.2.7.RELEASE and 2021.0.1.0; RocketMQMessageChannelBinder.createConsumerEndpoint throws for an
+    empty group up to 2.2.7.RELEASE / 2021.0.1.0 and uses anonymous_<destination> from 2.2.8.RELEASE,
+    2021.0.4.0 and 2022.0.0.0-RC1."""
+    major = nums[0]
+    if major >= 2022:
+        return True, True
+    if major == 2021:
+        return (False, False) if nums[:2] == (2021, 1) else (True, nums[:3] >= (2021, 0, 4))
+    if major == 2020 or nums[:2] < (2, 2):
+        return False, False
+    if nums[:2] == (2, 2) and len(nums) >= 3:
+        return nums[2] >= 7, nums[2] >= 8
+    return None
+
+
+def sca_binder(version: Value | None) -> Binder:
+    """The binder rules of a spring-cloud-starter-stream-rocketmq version (all unknown without one)."""
+    nums = numbers(version.value) if version is not None and version.value is not None else ()
+    rules = _sca_rules(nums) if len(nums) >= 2 else None
+    if version is None or rules is None:
+        return UNKNOWN_BINDER
+    return Binder(version=version.value, new_keys=rules[0], anonymous=rules[1])
+
+
+def module_builders(module: str, versions: Versions) -> dict[str, Builder]:
+    """The Spring config builders for a module's versions: the lite-pull trigger keys of its
+    rocketmq-spring (2.2.0-2.2.2: `rocketmq.consumer.*`) and its SCA binder's rules."""
+    mine = versions_for(module, versions)
+    stream: Builder = partial(stream_bindings, binder=sca_binder(mine.get(SCA_STREAM)))
+    builders = {**BUILDERS, "stream": stream}
+    if wants_legacy_pull(module, versions):
+        del builders["pull-consumer"]
+        builders["legacy-pull"] = legacy_pull_consumer
+    return builders
 
 
 def adjust_config_consumers(consumers: Sequence[Consumer], module: str, versions: Versions) -> list[Consumer]:

@@ -63,22 +63,6 @@ def xfail(*values: object, reason: str) -> Any:
     return pytest.param(*values, marks=pytest.mark.xfail(strict=True, reason=reason))
 
 
-PULL_CONSUMER_CASE = (
-    "rocketmq-spring builds the lite-pull bean with MessageModel.valueOf(rocketmq.pull-consumer.message-model) "
-    "(RocketMQAutoConfiguration.defaultLitePullConsumer, 2.2.3-2.3.5): 'clustering' is not an enum constant, so "
-    "startup fails with IllegalArgumentException; the extractor upper-cases it to CLUSTERING"
-)
-ANON_2021_0_1 = (
-    "SCA 2021.0.1.0 (and 2.2.7.RELEASE) RocketMQMessageChannelBinder.createConsumerEndpoint throws "
-    "\"'group must be configured for channel\" for an empty group; anonymous_<destination> only exists from "
-    "2.2.8.RELEASE / 2021.0.4.0 / 2022.x; the extractor reports anonymous_anon_topic"
-)
-OLD_KEYS_ON_2022 = (
-    "SCA 2022.0.0.0 RocketMQConsumerProperties has no tags/broadcasting (only subscription/messageModel): the "
-    "leftover old keys are ignored, so the binder subscribes '*' (TAG) in CLUSTERING; the extractor picks the "
-    "old-key semantics from the keys present instead of the module's binder version"
-)
-
 # repo, path, line, environment, group, topic, expression, expression type, message model, client
 CASES: list[Any] = [
     # ---- shop: plain 4.x client, 5.x builders, lite/pull consumers --------------------------------------------
@@ -95,8 +79,9 @@ CASES: list[Any] = [
     # static import of STOCK_GROUP, interface constants (implements Topics), re-subscribe overrides line 26
     ("shop", INV + "StockConsumerConfig.java", 27, "", "shop_stock_cg", "shop_stock", "reserve || release", TAG, BC, PUSH4),
     ("shop", INV + "StockConsumerConfig.java", 28, "", "shop_stock_cg", "shop_audit", "level > 2", SQL, BC, PUSH4),
-    xfail("shop", INV_RES + "application.properties", 6, "", "stock_template_cg", "shop_stock", "reserve || release", TAG,
-          None, LITE, reason=PULL_CONSUMER_CASE),
+    # rocketmq-spring 2.2.3-2.3.5 builds the lite-pull bean with MessageModel.valueOf(message-model), case-sensitive:
+    # 'clustering' throws IllegalArgumentException at startup, so the model is unknown (not CLUSTERING)
+    ("shop", INV_RES + "application.properties", 6, "", "stock_template_cg", "shop_stock", "reserve || release", TAG, None, LITE),
     ("shop", LEGACY + "LegacyOk.java", 8, "", "legacy_ok_cg", "legacy", "old || new", TAG, CL, PUSH4),
     # ---- shop: v5 starter annotation, Ext lite pull, v5 simple-consumer keys -----------------------------------
     ("shop", NOTIFY + "NotifyListeners.java", 9, "", "notify_v5_cg", "shop_notify", "sms || mail", TAG, CL, S5),
@@ -128,7 +113,9 @@ CASES: list[Any] = [
      SCS),
     # message-model=Broadcast is neither value: silently CLUSTERING; prod overrides the subscription
     ("binder-new", RES + "application.properties", 8, "prod", "refund_cg", "refund_topic", "full", TAG, CL, SCS),
-    xfail("binder-new", RES + "application.properties", 13, "", None, "anon_topic", "*", TAG, CL, SCS, reason=ANON_2021_0_1),
+    # no group, binder version unknown (the pom only names 2021.0.1.0 in a comment): 2.2.7.RELEASE / 2021.0.1.0 throw
+    # "'group must be configured for channel", anonymous_<destination> only from 2.2.8.RELEASE / 2021.0.4.0 / 2022.x
+    ("binder-new", RES + "application.properties", 13, "", None, "anon_topic", "*", TAG, CL, SCS),
     # ---- SCA 2022.0.0.0 from the BOM --------------------------------------------------------------------------
     ("binder-2022", RES + "application.yml", 6, "", "quote_cache_cg", "quotes", "*", TAG, BC, SCS),
     # ---- rocketmq-spring 2.2.2: #450 hidden lite-pull member; AuditListener switched off -----------------------
@@ -188,8 +175,10 @@ CASES: list[Any] = [
     ("table-extra", STREAM, 30, "dev", "exception_router_cg", "lgx_exception", "severity >= 3", SQL, CL, SCS),
     # prod: sql: prefix stripped, messageModel compared case-insensitively
     ("table-extra", STREAM, 30, "prod", "exception_router_cg", "lgx_exception", "severity >= 4 AND region = 'EU'", SQL, BC, SCS),
-    xfail("table-extra", STREAM, 33, "dev", "customs_audit_cg", "lgx_customs", "*", TAG, CL, SCS, reason=OLD_KEYS_ON_2022),
-    xfail("table-extra", STREAM, 33, "prod", "customs_audit_cg", "lgx_customs", "*", TAG, CL, SCS, reason=OLD_KEYS_ON_2022),
+    # leftover tags/broadcasting: the 2022.0.0.0 RocketMQConsumerProperties has no such keys (only subscription,
+    # messageModel, ...), so they are ignored and the binding subscribes '*' (TAG) in CLUSTERING
+    ("table-extra", STREAM, 33, "dev", "customs_audit_cg", "lgx_customs", "*", TAG, CL, SCS),
+    ("table-extra", STREAM, 33, "prod", "customs_audit_cg", "lgx_customs", "*", TAG, CL, SCS),
     # no binding group on 2022.x: anonymous_<destination>
     ("table-extra", STREAM, 36, "dev", "anonymous_lgx_eta", "lgx_eta", "*", TAG, CL, SCS),
     ("table-extra", STREAM, 36, "prod", "anonymous_lgx_eta", "lgx_eta", "*", TAG, CL, SCS),
