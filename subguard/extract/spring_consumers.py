@@ -131,13 +131,15 @@ def pull_consumer(view: View) -> list[tuple[str, Consumer]]:
 
 
 def simple_consumer(view: View) -> list[tuple[str, Consumer]]:
-    """The v5 starter's SimpleConsumer bean (`rocketmq.simple-consumer.*`)."""
+    """The v5 starter's SimpleConsumer builder bean (`rocketmq.simple-consumer.*`): created when
+    `endpoints` is set (RocketMQAutoConfiguration.simpleConsumerBuilder); the filter type is TAG only
+    for "tag" in any case, anything else is SQL92 (RocketMQUtil.createFilterExpression)."""
     p = "rocketmq.simple-consumer."
     group, topic = config_value(view, p + "consumer-group"), config_value(view, p + "topic")
-    if not (_text(group) and _text(topic)) or group is None or topic is None:
+    if not (_text(group) and _text(topic) and _text(config_value(view, p + "endpoints"))) or group is None or topic is None:
         return []
-    ftype = _text(config_value(view, p + "filter-expression-type")).lower()
-    etype = ExpressionType.SQL92 if ftype in ("sql92", "sql") else ExpressionType.TAG
+    ftype = _text(config_value(view, p + "filter-expression-type")) or "tag"
+    etype = ExpressionType.TAG if ftype.lower() == "tag" else ExpressionType.SQL92
     expr = config_value(view, p + "tag") or Value.default("*", "rocketmq-v5 starter default tag")
     loc = group.location or Location(path="")
     consumer = Consumer(

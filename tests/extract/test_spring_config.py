@@ -126,6 +126,28 @@ def test_simple_consumer_keys_give_spring_5x() -> None:
     assert c.subscriptions[0].location.line == 7
 
 
+@pytest.mark.parametrize("extra,etype", [
+    ("    filter-expression-type: TAG\n", "TAG"),
+    ("    filter-expression-type: sql92\n", "SQL92"),
+    ("    filter-expression-type: sql\n", "SQL92"),  # not "tag": RocketMQUtil.createFilterExpression takes SQL92
+    ("", "TAG"),  # the property's default is "tag"
+])
+def test_simple_consumer_filter_type_as_the_v5_starter_reads_it(tmp_path: Path, extra: str, etype: str) -> None:
+    config = tmp_path / "src/main/resources/application.yml"
+    config.parent.mkdir(parents=True)
+    config.write_text("rocketmq:\n  simple-consumer:\n    endpoints: proxy:8081\n    consumer-group: g\n"
+                      "    topic: t\n    tag: \"a = 1\"\n" + extra, encoding="utf-8")
+    [c] = scan_repo(tmp_path, Config(), extractors=load_extractors(["spring"])).consumers
+    assert c.subscriptions[0].expression_type.value == etype
+
+
+def test_simple_consumer_needs_endpoints_for_its_bean(tmp_path: Path) -> None:
+    config = tmp_path / "src/main/resources/application.yml"
+    config.parent.mkdir(parents=True)
+    config.write_text("rocketmq:\n  simple-consumer:\n    consumer-group: g\n    topic: t\n", encoding="utf-8")
+    assert scan_repo(tmp_path, Config(), extractors=load_extractors(["spring"])).consumers == ()
+
+
 def test_broken_config_files_fail_with_line_and_reason() -> None:
     result = scan("shop")
     rec = {r.path: r for r in result.files}
