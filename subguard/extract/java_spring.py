@@ -49,8 +49,9 @@ def variants(values: Mapping[str, Value | None], module: ModuleConfig | None, li
     if module is None:
         return [(BASE, {k: apply(v, {}, "(no Spring config found for this module)", literal_note) if v else v for k, v in values.items()})]
     out: dict[str, dict[str, Value | None]] = {}
+    broken = f" ({', '.join(module.failed)} could not be parsed: see SG901)" if module.failed else ""
     for profile in (BASE, *module.profiles):
-        where = f"of module '{module.module or '.'}'" + (f" (profile {profile})" if profile else "")
+        where = f"of module '{module.module or '.'}'" + (f" (profile {profile})" if profile else "") + broken
         view = module.views[profile]
         out[profile] = {k: apply(v, view, where, literal_note) if v else v for k, v in values.items()}
     keyed = {p: tuple((k, v.value if v else None) for k, v in vals.items()) for p, vals in out.items()}

@@ -30,6 +30,7 @@ class ModuleConfig:
     module: str
     profiles: tuple[str, ...]
     views: dict[str, dict[str, ConfigValue]]
+    failed: tuple[str, ...] = ()  # config files of the module that could not be parsed (SG901)
 
     def view_for(self, profile: str) -> dict[str, ConfigValue]:
         return self.views.get(profile, self.views[BASE])
@@ -61,16 +62,25 @@ def _is_test(path: str) -> bool:
     return "/src/test/" in f"/{path}"
 
 
-def build_modules(layers_by_path: dict[str, tuple[Layer, ...]], paths: frozenset[str]) -> dict[str, ModuleConfig]:
+def build_modules(
+    layers_by_path: dict[str, tuple[Layer, ...]], paths: frozenset[str], failed: Sequence[str] = ()
+) -> dict[str, ModuleConfig]:
+    """Each module's config; a module whose config files all failed to parse is kept (with no
+    values) so that placeholders it leaves unresolved can say why."""
     grouped: dict[str, list[Layer]] = {}
+    broken: dict[str, list[str]] = {}
     for path, layers in sorted(layers_by_path.items()):
         if not _is_test(path):
             grouped.setdefault(module_dir(path, paths), []).extend(layers)
+    for path in sorted(failed):
+        if not _is_test(path):
+            broken.setdefault(module_dir(path, paths), []).append(path)
+            grouped.setdefault(module_dir(path, paths), [])
     out: dict[str, ModuleConfig] = {}
     for module, found in grouped.items():
         all_layers = tuple(found)
         names = profiles(all_layers)
-        out[module] = ModuleConfig(module, names, {p: view(all_layers, p) for p in (BASE, *names)})
+        out[module] = ModuleConfig(module, names, {p: view(all_layers, p) for p in (BASE, *names)}, tuple(broken.get(module, ())))
     return out
 
 
@@ -117,7 +127,8 @@ class SpringExtractor:
                 continue
             layers_by_path[f.path] = parsed
             records.append(FileRecord(path=f.path, status=FileStatus.PARSED, extractor=self.name))
-        modules = build_modules(layers_by_path, repo.paths)
+        failed = [r.path for r in records if r.status is FileStatus.FAILED]
+        modules = build_modules(layers_by_path, repo.paths, failed)
         versions = build_versions(repo)
         consumers: list[Consumer] = []
         for mod in modules.values():

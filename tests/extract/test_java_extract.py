@@ -341,3 +341,27 @@ public class Workers {
     [sub] = consumer.subscriptions
     assert sub.topic.value == "text_block_topic"
     assert sub.expression.value == "created || paid\n" and sub.tags == ("created", "paid")
+
+
+def test_a_placeholder_of_a_module_whose_config_is_broken_says_so(tmp_path: Path) -> None:
+    (tmp_path / "pom.xml").write_text("<project><artifactId>orders</artifactId></project>\n", encoding="utf-8")
+    config = tmp_path / "src/main/resources/application.yml"
+    config.parent.mkdir(parents=True)
+    config.write_text("app:\n\ttopic: orders\n", encoding="utf-8")  # a tab: not YAML
+    source = """package com.acme;
+
+import org.apache.rocketmq.spring.annotation.RocketMQMessageListener;
+import org.apache.rocketmq.spring.core.RocketMQListener;
+import org.springframework.stereotype.Component;
+
+@Component
+@RocketMQMessageListener(consumerGroup = "GID_ORDERS", topic = "${app.topic}")
+public class OrderListener implements RocketMQListener<String> {
+    public void onMessage(String message) {
+    }
+}
+"""
+    [consumer] = _scan_java(tmp_path, source).consumers
+    topic = consumer.subscriptions[0].topic
+    assert topic.value is None and "placeholder ${app.topic}" in (topic.detail or "")
+    assert "src/main/resources/application.yml could not be parsed: see SG901" in (topic.detail or "")
