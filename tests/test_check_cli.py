@@ -349,3 +349,35 @@ def test_no_simulate_leaves_impact_empty(repo: Path, capsys: pytest.CaptureFixtu
     write_config(repo, "simulate: false\n")
     _, out, _ = run(capsys, "repo", "--format", "json")
     assert sg102(json.loads(out))[0]["impact"] is None
+
+
+# --- --show-config ----------------------------------------------------------------------------------
+
+
+def test_show_config_names_the_origin_of_every_setting(
+    repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_config(repo, "fail-on: warning\nexclude: [\"legacy/**\"]\n")
+    extra = tmp_path / "team-policies"
+    extra.mkdir()
+    code, out, _ = run(capsys, "repo", "--show-config", "--select", "SG1", "--policies", str(extra), "--no-simulate")
+    assert code == 0
+    lines = {line.split(":", 1)[0]: line for line in out.splitlines() if not line.startswith("#")}
+    source = str((repo / ".subguard.yaml").resolve())
+    assert lines["select"].startswith('select: ["SG1"]') and lines["select"].endswith("# command line")
+    assert lines["simulate"].startswith("simulate: false") and lines["simulate"].endswith("# command line")
+    assert lines["fail-on"].startswith("fail-on: warning") and lines["fail-on"].endswith(f"# {source}")
+    assert lines["exclude"].startswith('exclude: ["legacy/**"]')
+    assert lines["jobs"].endswith("# default")
+    assert out.startswith("# config file: ") and "# policy folders: " in out and str(extra) in out
+    assert "findings" not in out  # nothing was scanned
+
+
+def test_show_config_without_a_config_file_says_where_it_looked(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / ".git").mkdir()  # the walk stops at the work tree's top
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = run(capsys, ".", "--show-config", "--fail-on", "note")
+    assert code == 0 and out.startswith("# config file: none (defaults)") and str(tmp_path) in out
+    assert "fail-on: note" in out and "# command line" in out

@@ -30,12 +30,13 @@ from subguard import baseline as baseline_mod
 from subguard import runmemo, selfcheck, suppress
 from subguard.cache import user_cache_dir
 from subguard.commands.common import InputError, load_or_fail, scan_paths, stats_text
+from subguard.commands.show_config import describe
 from subguard.config import Config, config_lookups
 from subguard.discover import read_limited
 from subguard.engine import enabled_by, evaluate, selected
 from subguard.impact import attach_impact, impact_memo, self_check
 from subguard.model import FileStatus, Finding, Location, RuleDoc
-from subguard.policy import Policy, PolicyError, load_policy_set, policy_dirs, rule_docs
+from subguard.policy import BUILTIN_DIR, Policy, PolicyError, load_policy_set, policy_dirs, rule_docs
 from subguard.report import FORMATS, ReportContext, Root, render, summary_line, use_color
 from subguard.report.members import attach_members
 from subguard.scan import ScanResult, cache_directory
@@ -262,11 +263,12 @@ def _context(results: Sequence[ScanResult], color: bool) -> ReportContext:
 @click.option("--stats", is_flag=True, help="Print files parsed/skipped/failed and why (to stderr).")
 @click.option("--no-simulate", is_flag=True, help="Do not attach a simulated impact to group findings.")
 @click.option("--no-cache", is_flag=True, help="Do not read or write the content cache (config `cache-dir`, default <root>/.subguard_cache).")
+@click.option("--show-config", is_flag=True, help="Print the effective settings and where each came from, then exit.")
 @guarded
 def check(
     paths: tuple[str, ...], fmt: str, output: str | None, also: tuple[str, ...], fail_on: str | None, select: tuple[str, ...],
     ignore: tuple[str, ...], config_file: str | None, extra_policies: tuple[str, ...], baseline_file: str | None,
-    write_baseline: str | None, stats: bool, no_simulate: bool, no_cache: bool,
+    write_baseline: str | None, stats: bool, no_simulate: bool, no_cache: bool, show_config: bool,
 ) -> int:
     """Lint the consumer subscriptions under PATHS (default: the current directory).
 
@@ -282,11 +284,21 @@ def check(
         overrides["ignore"] = split_ids(ignore)
     if no_simulate:
         overrides["simulate"] = False
+    if fail_on:
+        overrides["fail_on"] = fail_on
+    file_config = config
     config = config.model_copy(update={"select": split_ids(config.select), "ignore": split_ids(config.ignore), **overrides})
-    threshold = fail_on or config.fail_on
+    threshold = config.fail_on
     if threshold not in FAIL_ON:
         raise InputError(f"{config.source or 'config'}: fail-on must be one of {', '.join(FAIL_ON)}, got {threshold!r}")
     policies, docs, config, digest = _load_rules(config, extra_policies)
+    if show_config:
+        runmemo.spoil("shows the config")
+        searched = [] if config_file else config_lookups(Path(roots[0]))
+        caches = [cache_directory(Path(r).resolve(), config) for r in roots if not no_cache and Path(r).is_dir()]
+        folders = [BUILTIN_DIR.resolve(), *_policy_dirs(config, extra_policies)]
+        click.echo(describe(config, file_config, overrides, searched, folders, caches), nl=False)
+        return 0
     if write_baseline:
         runmemo.spoil("writes a baseline")
     _note_inputs(roots, config, config_file, _policy_dirs(config, extra_policies), baseline_file,
