@@ -10,8 +10,11 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from xml.etree import ElementTree
 
 import pytest
+
+from subguard.report import FORMATS
 
 FIXTURE = Path(__file__).parent / "fixtures" / "hostile"
 MARKER = Path("/tmp/subguard-pwned")
@@ -282,13 +285,15 @@ def test_hostile_values_cannot_break_or_forge_output(tmp_path: Path) -> None:
         "d = PushConsumer('g\\ud800\\n::error file=evil::pwned\\x1b[31m')\nd.subscribe('T', print, expression='b')\n"
     )
     (tmp_path / "application.yml").write_text('rocketmq:\n  consumer:\n    group: "y\\ud800\\e[2J"\n    topic: T\n')
-    for fmt in ("text", "json", "sarif", "github", "markdown"):
+    for fmt in sorted(FORMATS):
         proc = _run("check", ".", "--format", fmt, "--no-simulate", "--no-cache", cwd=tmp_path)
         assert proc.returncode == 1, (fmt, proc.stderr)
         assert "Traceback" not in proc.stderr and "internal error" not in proc.stderr
         assert not any(line.startswith("::error file=evil") for line in proc.stdout.splitlines()), fmt
         assert "\x1b[2J" not in proc.stdout and "\x1b[31m" not in proc.stdout
-        if fmt in ("json", "sarif"):
+        if fmt in ("json", "sarif", "gitlab"):
             json.loads(proc.stdout)
+        if fmt == "junit":
+            ElementTree.fromstring(proc.stdout)
     proc = _run("inventory", ".", "--format", "jsonl", cwd=tmp_path)
     assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr

@@ -23,6 +23,8 @@ FORMATS: dict[str, str] = {
     "sarif": "subguard.report.sarif:render",
     "github": "subguard.report.github:render",
     "markdown": "subguard.report.markdown:render",
+    "junit": "subguard.report.junit:render",
+    "gitlab": "subguard.report.gitlab:render",
 }
 
 

@@ -8,7 +8,7 @@ from subguard.report.text import render as text
 
 
 def test_registry_names_every_format_and_each_loads() -> None:
-    assert set(FORMATS) == {"text", "json", "sarif", "github", "markdown"}
+    assert set(FORMATS) == {"text", "json", "sarif", "github", "markdown", "junit", "gitlab"}
     for name in FORMATS:
         assert callable(get_renderer(name))
 
