@@ -16,7 +16,8 @@ import re
 import sys
 import tokenize
 import warnings
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any, Protocol, cast
 
 import libcst as cst
@@ -203,6 +204,16 @@ def _parse_module(text: str) -> cst.Module | Failure:
         return Failure("failed", f"cannot parse: {type(exc).__name__}: {exc}")
 
 
+@contextmanager
+def quiet() -> Iterator[None]:
+    """Evaluating a scanned literal with an invalid escape (a backslash before 9, say) warns, and from
+    Python 3.12 the SyntaxWarning is printed by default: that is the scanned code's business, never
+    subguard's output."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield
+
+
 # ---- expression conversion ----------------------------------------------------------------------
 
 
@@ -211,7 +222,8 @@ def _fstring_text(node: cst.FormattedString, text: str) -> str:
     plain = text.replace("{{", "{").replace("}}", "}")
     prefix = "".join(ch for ch in node.prefix if ch.lower() != "f")
     try:
-        value = ast.literal_eval(f"{prefix}{node.end}{plain}{node.end}")
+        with quiet():
+            value = ast.literal_eval(f"{prefix}{node.end}{plain}{node.end}")
     except (SyntaxError, ValueError):
         return plain
     return value if isinstance(value, str) else plain
@@ -223,7 +235,8 @@ def _string_value(node: cst.SimpleString) -> str | bytes:
     quote = raw[:3] if raw[:3] in ('"""', "'''") else raw[:1]
     if quote in ('"', "'", '"""', "'''") and "\\" not in raw and "\r" not in raw:
         return raw[len(quote):-len(quote)]
-    return node.evaluated_value
+    with quiet():
+        return node.evaluated_value
 
 
 _DOTTED_CALLS = {"format": "<format>", "join": "<join>", "upper": "<upper>", "lower": "<lower>", "strip": "<strip>"}

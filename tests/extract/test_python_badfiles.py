@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import warnings
 from pathlib import Path
 
 import pytest
@@ -108,3 +109,18 @@ def test_fixture_copy_with_bad_files_still_extracts(tmp_path: Path) -> None:
     result = scan_repo(tmp_path / "repo", Config(), extractors=[EXTRACTOR])
     assert {c.group.value for c in result.consumers} == {"GID_undecided"}
     assert sum(1 for r in result.files if r.status is not FileStatus.PARSED) == len(BAD)
+
+
+def test_invalid_escapes_in_scanned_literals_print_no_warning(tmp_path: Path) -> None:
+    """`"\\9"` is a DeprecationWarning (a SyntaxWarning printed by default from Python 3.12) when
+    evaluated; scanning such a file must neither print it nor fail under `-W error`."""
+    (tmp_path / "c.py").write_text(
+        'from rocketmq.client import PushConsumer\n'
+        'c = PushConsumer("g\\9x")\n'
+        'c.subscribe("T\\9", print, expression=f"a\\9b")\n', encoding="utf-8")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        result = scan_repo(tmp_path, Config())
+    [consumer] = result.consumers
+    assert consumer.group.value == "g\\9x" and consumer.subscriptions[0].topic.value == "T\\9"
+    assert consumer.subscriptions[0].expression.value == "a\\9b"
