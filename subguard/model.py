@@ -24,9 +24,18 @@ class Location(Record):
     end_line: int | None = None
     end_column: int | None = None
     repo: str = ""
+    # (first, last) line of the declaration the location sits in, when it spans several lines (a
+    # multi-line listener annotation or subscribe call): an inline waiver on any of them applies
+    span: tuple[int, int] | None = None
 
     def __str__(self) -> str:
         return f"{self.path}:{self.line}:{self.column}"
+
+
+def in_declaration(loc: Location, first: int, last: int) -> Location:
+    """`loc` marked as part of the declaration on lines first..last (unchanged for one line, or when
+    `loc` lies outside it, e.g. a parameter bound at a call site elsewhere)."""
+    return loc.model_copy(update={"span": (first, last)}) if first < last and first <= loc.line <= last else loc
 
 
 class Resolution(str, Enum):

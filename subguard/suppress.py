@@ -7,7 +7,10 @@ have no trailing comments (`#` there is part of the value), so only whole-line w
 
 A waiver applies to a finding of one of its rules when it covers the finding's primary line OR the
 line of any related location: a group finding spans files, its primary member is an arbitrary
-choice of the engine, and a reviewer waives where they look.
+choice of the engine, and a reviewer waives where they look. A location inside a multi-line
+declaration (a listener annotation with its class's other annotations, a subscribe call) counts
+every line of it (`Location.span`), so the waiver can sit above the declaration or on the argument
+that is wrong.
 
 Waivers never apply silently wrong. Each of these becomes an SG903 finding at the waiver and the
 waiver does not apply: no rule id, no reason, an unknown rule id, an inline waiver for a rule in
@@ -145,8 +148,17 @@ def _same_file(a: Location, b: Location) -> bool:
     return a.path == b.path and (not a.repo or not b.repo or a.repo == b.repo)
 
 
+def _lines(loc: Location) -> range:
+    """The lines a waiver may sit on for `loc`: its own, or every line of its declaration."""
+    first, last = loc.span or (loc.line, loc.line)
+    return range(first, last + 1)
+
+
 def _covered(f: Finding, w: InlineWaiver) -> bool:
-    return any(_same_file(loc, w.location) and loc.line in w.covers for loc in (f.location, *(r.location for r in f.related)))
+    return any(
+        _same_file(loc, w.location) and any(line in _lines(loc) for line in w.covers)
+        for loc in (f.location, *(r.location for r in f.related))
+    )
 
 
 def matches_prefix(rule: str, patterns: Iterable[str]) -> bool:

@@ -26,6 +26,7 @@ from subguard.model import (
     Resolution,
     Subscription,
     Value,
+    in_declaration,
 )
 
 SPRING_PKG = "org.apache.rocketmq.spring.annotation"
@@ -121,6 +122,7 @@ def listener_consumers(ann: AnnotationUse, where: Where, symbols: Symbols, modul
         etype_text = (vals["type"].value or "tag").lower() if vals["type"] else "tag"
         etype = ExpressionType.SQL92 if etype_text in ("sql92", "sql") else ExpressionType.TAG
         sub_loc = Location(path=where.path, line=el["topic"].line, column=el["topic"].column) if "topic" in el else loc
+        sub_loc = in_declaration(sub_loc, ann.first_line or ann.line, ann.end_line)
         cid = f"{where.path}:{ann.line}:{ann.column}" + (f"@{env}" if env else "")
         out.append(Consumer(
             consumer_id=cid, group=group, subscriptions=(_subscription(topic, expr, etype, sub_loc),),
@@ -224,7 +226,7 @@ def code_consumers(decl: ConsumerDecl, where: Where, symbols: Symbols, module: M
             return
         topic = symbols.string_value(call.args[0], where)
         expr, etype = _selector(call.args[1] if len(call.args) > 1 else None, symbols, where, call)
-        subs.append((topic, expr, etype, Location(path=where.path, line=call.line, column=call.column)))
+        subs.append((topic, expr, etype, in_declaration(Location(path=where.path, line=call.line, column=call.column), call.line, call.end_line)))
 
     def on_map(call: Call) -> None:
         entries = _map_entries(call.args[0]) if call.args else None
@@ -239,7 +241,8 @@ def code_consumers(decl: ConsumerDecl, where: Where, symbols: Symbols, module: M
                 expr, etype = symbols.string_value(val, where), ExpressionType.TAG
             else:
                 expr, etype = _filter_expression(val, symbols, where)
-            subs.append((topic, expr, etype, Location(path=where.path, line=key.line or call.line, column=key.column or call.column)))
+            key_loc = Location(path=where.path, line=key.line or call.line, column=key.column or call.column)
+            subs.append((topic, expr, etype, in_declaration(key_loc, call.line, call.end_line)))
 
     def setter(key: str) -> Callable[[Call], None]:
         def run(call: Call) -> None:

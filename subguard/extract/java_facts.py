@@ -57,6 +57,7 @@ class Call:
     line: int
     column: int
     source: str = ""
+    end_line: int = 0  # last line of the call, arguments included
 
 
 @dataclass(frozen=True)
@@ -79,6 +80,8 @@ class AnnotationUse:
     class_name: str
     line: int
     column: int
+    first_line: int = 0  # where the annotated declaration's modifiers start (its first annotation)
+    end_line: int = 0  # the annotation's last line
 
 
 @dataclass(frozen=True)
@@ -402,8 +405,9 @@ def _annotation(node: Node, fp: _FileParser) -> AnnotationUse:
         else:
             elements.append(("value", fp.expr(child)))
     owner = node.parent.parent if node.parent is not None and node.parent.parent is not None else node
+    modifiers = node.parent if node.parent is not None and node.parent.type == "modifiers" else node
     return AnnotationUse(_annotation_name(node), tuple(elements), _class_name(owner) if owner.type in _CLASSES else _class_name(node),
-                         node.start_point[0] + 1, node.start_point[1] + 1)
+                         node.start_point[0] + 1, node.start_point[1] + 1, modifiers.start_point[0] + 1, node.end_point[0] + 1)
 
 
 def _target(node: Node) -> tuple[str, bool]:
@@ -434,7 +438,7 @@ def _target(node: Node) -> tuple[str, bool]:
 def _call(n: Node, fp: _FileParser) -> Call:
     """A call record positioned at the method name (chained calls keep their own lines)."""
     name = n.child_by_field_name("name") or n
-    return Call(_method(n), fp._args(n, 0), name.start_point[0] + 1, name.start_point[1] + 1, _text(n)[:200])
+    return Call(_method(n), fp._args(n, 0), name.start_point[0] + 1, name.start_point[1] + 1, _text(n)[:200], n.end_point[0] + 1)
 
 
 def _calls_on(root: Node, name: str, fp: _FileParser) -> list[Call]:

@@ -49,6 +49,7 @@ from subguard.model import (
     Resolution,
     Subscription,
     Value,
+    in_declaration,
 )
 
 ROCKETMQ_04_METHODS = frozenset({"set_namesrv_addr", "set_namesrv_domain"})
@@ -372,7 +373,7 @@ class Linker:
             expr, etype, note = _filter(fe)
             if note:
                 notes.append(note)
-            loc = self._arg_location(call, 0, topic_ir, ev, frame)
+            loc = _in_call(self._arg_location(call, 0, topic_ir, ev, frame), call, ev)
             topic = self._rv(topic_ir, frame).to_value("topic")
             return Subscription(topic=topic, expression=expr, expression_type=etype, tags=_tags(expr, etype), location=loc)
         return self._subscription(call, 0, ("topic",), _arg(call, 2, "expression"), ExpressionType.TAG, ev, frame, inst)
@@ -387,7 +388,7 @@ class Linker:
         else:
             rv = self._rv(expr_ir, frame)
             expr = Value.default("*", "None means all") if rv.known and rv.obj is None else rv.to_value("expression")
-        loc = self._arg_location(call, index, topic_ir, ev, frame, names)
+        loc = _in_call(self._arg_location(call, index, topic_ir, ev, frame, names), call, ev)
         return Subscription(topic=topic, expression=expr, expression_type=etype, tags=_tags(expr, etype), location=loc)
 
     def _arg_location(self, call: CallIR, index: int, ir: IR, ev: Event, frame: Frame, names: tuple[str, ...] = ("topic",)) -> Location:
@@ -470,6 +471,13 @@ def _arg(call: CallIR, index: int, *names: str) -> IR | None:
 
 def _arg_loc(call: CallIR, index: int) -> Loc | None:
     return call.arg_locs[index] if 0 <= index < len(call.arg_locs) else None
+
+
+def _in_call(loc: Location, call: CallIR, ev: Event) -> Location:
+    """A subscription's location marked with the lines of its (multi-line) subscribe call."""
+    if loc.path != ev.module.path or not call.loc.end_line:
+        return loc
+    return in_declaration(loc, call.loc.line, call.loc.end_line)
 
 
 def _str_value(rv: RV) -> Value:
