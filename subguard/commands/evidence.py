@@ -11,8 +11,9 @@ from subguard.evidence.analyze import EvidenceResult, analyze, display
 from subguard.evidence.correlate import Declared
 from subguard.evidence.reader import FileStats
 from subguard.model import Finding, RuleDoc
+from subguard.report import FORMATS
 
-FAIL_ON = ("error", "warning", "note", "never")
+FAIL_ON = ("error", "warning", "note", "none", "never")  # `never`: the old spelling of `none`, as check and audit say
 
 
 def _declared(paths: Sequence[str], config_file: str | None) -> tuple[list[Declared], list[Finding]]:
@@ -62,7 +63,7 @@ def _render(fmt: str, result: EvidenceResult) -> str:
 @click.command()
 @click.argument("files", nargs=-1, required=True, type=click.Path())
 @click.option("--inventory", "inventory", multiple=True, type=click.Path(), help="Repo/path declaring the consumers (repeatable).")
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "sarif", "markdown"]), default="text", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(sorted(FORMATS)), default="text", show_default=True)
 @click.option("--group", "default_group", default="", help="Group of mqadmin outputs that do not name one.")
 @click.option("--fail-on", type=click.Choice(sorted(FAIL_ON)), default="error", show_default=True)
 @click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True), help="Write here instead of stdout.")

@@ -54,6 +54,12 @@ def test_text_format_and_exit_codes(in_fixtures: Path, capsys: pytest.CaptureFix
     assert "SG504" in capsys.readouterr().out
     assert main(["evidence", "seed000_rocketmq_client.log", "--fail-on", "note"]) == 1
     capsys.readouterr()
+    for spelling in ("none", "never"):  # `none` as check and audit say it; `never` still accepted
+        assert main(["evidence", "seed000_rocketmq_client.log", "--fail-on", spelling]) == 0
+    capsys.readouterr()
+    for fmt in ("github", "junit", "gitlab"):  # every report format of check
+        assert main(["evidence", "seed000_rocketmq_client.log", "--format", fmt]) == 0
+        assert "SG504" in capsys.readouterr().out, fmt
     assert main(["evidence", "does-not-exist.log"]) == 2
     assert os.getcwd() == str(FIX)
 
