@@ -9,6 +9,7 @@ from pathlib import Path
 
 from subguard.cache import MemoFile, code_stamp, namespace
 from subguard.config import Config
+from subguard.inventory import group_name
 from subguard.model import Consumer, Finding, RuleDoc
 from subguard.parallel import pmap, worker_count
 from subguard.policy import Policy
@@ -57,8 +58,8 @@ def attach_impact(
     groups spread over `jobs` worker processes when there are many). With `memo`, a group whose
     members have not changed reuses its earlier (deterministic) impact."""
     by_group: dict[str | None, list[Consumer]] = {}
-    for c in consumers:
-        by_group.setdefault(c.group.value, []).append(c)
+    for c in consumers:  # keyed as findings name groups: namespace%group when a namespace is known
+        by_group.setdefault(group_name(c), []).append(c)
 
     def wanted(f: Finding) -> bool:
         doc = docs.get(f.rule)

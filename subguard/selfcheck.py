@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 
 from subguard.config import Config
+from subguard.inventory import group_name
 from subguard.model import Consumer, Finding, Related, RuleDoc, Severity
 from subguard.policy import Policy
 from subguard.scan import ScanResult
@@ -35,8 +36,9 @@ def candidates(consumers: Iterable[Consumer], flagged: frozenset[str]) -> dict[s
     every subscription known, and no consistency finding."""
     by_group: dict[str, list[Consumer]] = {}
     for c in consumers:
-        if c.group.value is not None:
-            by_group.setdefault(c.group.value, []).append(c)
+        name = group_name(c)  # the name the broker sees (and findings carry): namespace%group
+        if name is not None:
+            by_group.setdefault(name, []).append(c)
     return {g: members for g, members in sorted(by_group.items())
             if len(members) > 1 and g not in flagged and all(_fully_known(c) for c in members)}
 

@@ -22,6 +22,7 @@ from subguard import suppress
 from subguard.audit import local
 from subguard.config import Config, ConfigError, parse_config
 from subguard.discover import Candidate, read_limited
+from subguard.inventory import group_name
 from subguard.model import (
     ClientFamily,
     Consumer,
@@ -221,7 +222,8 @@ def files_row(repo: str, recs: Sequence[FileRecord]) -> dict[str, Any]:
 
 def consumer_row(c: Consumer, origin: str) -> dict[str, Any]:
     return _row(c.repo, "consumer", c.consumer_id, {
-        "consumer_id": c.consumer_id, "group": c.group.value, "namespace": c.namespace.value if c.namespace else None,
+        # the group the broker sees (namespace%group), as findings and the group tasks name it
+        "consumer_id": c.consumer_id, "group": group_name(c), "namespace": c.namespace.value if c.namespace else None,
         "client": c.client.value, "message_model": c.message_model.value, "consume_mode": c.consume_mode.value,
         "service": c.service, "environment": c.environment, "path": c.location.path, "line": c.location.line,
         "subscriptions": len(c.subscriptions), "origin": origin, "json": c.model_dump_json(),

@@ -24,7 +24,7 @@ from subguard.audit import tasks
 from subguard.audit.local import EXCLUDED, HIDDEN_TOP, OUTSIDE, Unit
 from subguard.audit.sources import repo_of_jsonl
 from subguard.discover import DEFAULT_EXCLUDE_DIRS
-from subguard.inventory import subscription_rows
+from subguard.inventory import group_name, subscription_rows
 from subguard.model import Consumer, FileRecord, FileStatus
 
 FILE_LIST = "array<struct<path:string, status:string, reason:string, extractor:string, size:long>>"  # FILES, as a list
@@ -225,8 +225,10 @@ _SUB_COLS = [c.strip().split(" ")[0] for c in SUBSCRIPTIONS.split(", ")]
 
 
 def _subscription_rows(js: str, env: str | None) -> list[tuple[Any, ...]]:
-    rows = subscription_rows([tasks.with_hint(Consumer.model_validate_json(js), env)])
+    consumer = tasks.with_hint(Consumer.model_validate_json(js), env)
+    rows = subscription_rows([consumer])
     for row in rows:
+        row["group"] = group_name(consumer)  # namespace%group, the key of every group-level table
         row["resolution"] = {k: str(v) for k, v in (row.get("resolution") or {}).items()}
         row["unresolved"] = {k: str(v) for k, v in (row.get("unresolved") or {}).items()}
     return [tuple(row.get(c) for c in _SUB_COLS) for row in rows]

@@ -10,6 +10,7 @@ import click
 
 from subguard import selfcheck
 from subguard.commands.common import InputError, load_or_fail, scan_paths
+from subguard.inventory import group_name
 from subguard.model import Consumer
 from subguard.simulate.declared import declared_group
 from subguard.simulate.impact import describe_impact, simulate_group
@@ -53,8 +54,9 @@ def _inventory(paths: tuple[str, ...], runs: int, seed: int, fmt: str, queues: i
     groups: dict[str, list[Consumer]] = {}
     for res in results:
         for consumer in res.consumers:
-            if consumer.group.value is not None:
-                groups.setdefault(consumer.group.value, []).append(consumer)
+            name = group_name(consumer)  # namespace%group: consumers of two namespaces never share a group
+            if name is not None:
+                groups.setdefault(name, []).append(consumer)
     if not groups:
         raise InputError("no consumer group with a known name found under " + " ".join(paths))
     from subguard.policy import load_policies, policy_dirs

@@ -127,3 +127,48 @@ def test_a_group_the_engine_passes_never_simulates_with_loss(members: list[tuple
         return
     impact = simulate_group(consumers, runs=3, seed=len(members))
     assert not impact.has_loss, (members, impact)
+
+
+NAMESPACED = """package com.acme;
+
+import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
+
+public class Workers {{
+    void start() throws Exception {{
+        DefaultMQPushConsumer a = new DefaultMQPushConsumer("{ns_a}", "GID_ORDERS");
+        a.setNamesrvAddr("mq.internal:9876");
+        a.subscribe("orders", "created");
+        a.start();
+        DefaultMQPushConsumer b = new DefaultMQPushConsumer("{ns_b}", "GID_ORDERS");
+        b.setNamesrvAddr("mq.internal:9876");
+        b.subscribe("orders", "paid");
+        b.start();
+    }}
+}}
+"""
+
+
+def _namespaced_repo(root: Path, ns_a: str, ns_b: str) -> Path:
+    path = root / "src/main/java/com/acme/Workers.java"
+    path.parent.mkdir(parents=True)
+    path.write_text(NAMESPACED.format(ns_a=ns_a, ns_b=ns_b), encoding="utf-8")
+    return root
+
+
+def test_two_namespaces_are_two_groups_for_the_rules_the_impact_and_the_self_check(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`ns1%GID_ORDERS` and `ns2%GID_ORDERS` are different groups on the broker: no SG102, nothing
+    to simulate together, and no SG905 (the self-check must group members as the rules do)."""
+    root = _namespaced_repo(tmp_path / "two", "ns1", "ns2")
+    assert main(["check", str(root), "--format", "json", "--no-cache"]) == 0
+    assert [f["rule"] for f in json.loads(capsys.readouterr().out) if f["rule"] in ("SG102", "SG905")] == []
+
+
+def test_one_namespace_disagreeing_gets_sg102_with_its_simulated_impact(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = _namespaced_repo(tmp_path / "one", "ns1", "ns1")
+    assert main(["check", str(root), "--format", "json", "--no-cache"]) == 1
+    [finding] = [f for f in json.loads(capsys.readouterr().out) if f["rule"] == "SG102"]
+    assert finding["group"] == "ns1%GID_ORDERS" and (finding["impact"] or "").startswith("simulated:")
