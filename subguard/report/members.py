@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from subguard.inventory import group_name
 from subguard.model import Consumer, Finding, Location, Record, Subscription
 
 MEMBERS = "members"  # key in Finding.properties
@@ -48,7 +49,8 @@ def _match(finding: Finding, loc: Location, consumers: Sequence[Consumer]) -> tu
 
 def member_list(finding: Finding, consumers: Sequence[Consumer]) -> tuple[Member, ...]:
     """One Member per location of the finding, filled from the consumer declared there."""
-    group = [c for c in consumers if c.group.value == finding.group] if finding.group else list(consumers)
+    # group findings name a namespaced group as the broker does (namespace%group); consumer-level ones by its name
+    group = [c for c in consumers if finding.group in (c.group.value, group_name(c))] if finding.group else list(consumers)
     out: list[Member] = []
     for loc, message in _locations(finding):
         hit = _match(finding, loc, group)

@@ -172,3 +172,14 @@ def test_one_namespace_disagreeing_gets_sg102_with_its_simulated_impact(
     assert main(["check", str(root), "--format", "json", "--no-cache"]) == 1
     [finding] = [f for f in json.loads(capsys.readouterr().out) if f["rule"] == "SG102"]
     assert finding["group"] == "ns1%GID_ORDERS" and (finding["impact"] or "").startswith("simulated:")
+
+
+def test_a_namespaced_group_finding_lists_its_members_side_by_side(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = _namespaced_repo(tmp_path / "one", "ns1", "ns1")
+    monkeypatch.chdir(root)
+    assert main(["check", ".", "--no-cache", "--no-simulate"]) == 1
+    out = capsys.readouterr().out
+    member_lines = [line for line in out.splitlines() if "Workers.java" in line and ('"created"' in line or '"paid"' in line)]
+    assert len(member_lines) == 2, out
