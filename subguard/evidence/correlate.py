@@ -13,6 +13,7 @@ from subguard.evidence import rules
 from subguard.evidence.classify import location, related
 from subguard.evidence.ledger import RETRY_PREFIX, GroupState, Variant
 from subguard.expression import parse, tag_set_equal
+from subguard.inventory import group_name
 from subguard.model import Consumer, ExpressionType, Finding, Location, Related, Severity, Subscription, fingerprint
 
 # groups the broker and the tools create themselves
@@ -47,10 +48,12 @@ def declarers(declared: Sequence[Declared], topic: str, v: Variant) -> list[tupl
 
 
 def by_group(declared: Sequence[Declared]) -> dict[str, list[Declared]]:
+    """Declared consumers by the group name the broker logs: `namespace%group` when a namespace is set."""
     out: dict[str, list[Declared]] = {}
     for d in declared:
-        if d.consumer.group.known and d.consumer.group.value:
-            out.setdefault(d.consumer.group.value, []).append(d)
+        name = group_name(d.consumer)
+        if d.consumer.group.known and name:
+            out.setdefault(name, []).append(d)
     return out
 
 

@@ -119,3 +119,16 @@ def test_markdown_lists_each_finding_with_its_group(in_fixtures: Path, capsys: p
     assert "SG503" in text and "SG506" in text and "digg-group" in text
     assert "| where | what |" in text and "| `seed004_broker.log:11` | subVersion changed |" in text
     assert "| ? |" not in text  # log lines have no topic, expression or model columns to leave unknown
+
+
+def test_declared_consumers_are_matched_by_the_name_the_broker_logs() -> None:
+    """A namespaced consumer logs as `namespace%group`; the bare name is another group."""
+    from subguard.evidence.correlate import Declared, by_group
+    from subguard.model import ClientFamily, Consumer, Location, Value
+
+    def consumer(ns: str | None) -> Declared:
+        return Declared("", Consumer(consumer_id=f"c-{ns}", group=Value.literal("GID_ORDERS"), client=ClientFamily.JAVA_PUSH_4X,
+                                     namespace=Value.literal(ns) if ns else None, location=Location(path="A.java")))
+
+    groups = by_group([consumer("MQ_INST_1"), consumer(None)])
+    assert sorted(groups) == ["GID_ORDERS", "MQ_INST_1%GID_ORDERS"]
