@@ -15,6 +15,10 @@ Facts checked in the sources (rocketmq-semantics §5.5, §7.2, §7.3):
   2021.0.1.0-2021.0.4.0 and 2022.0.0.0-RC1; `[ak|]group|pid|nanoTime(base36)` from 2.2.10-RC2,
   2021.0.5.0 and 2022.0.0.0. Up to 2.2.6 / 2021.1 the binder keeps the client default unless ACL
   keys are set (`ak|sk|topic|pid|pid`).
+- SCA binder `RocketMQConsumerProperties`: `tags`/`sql`/`broadcasting`/`orderly` up to 2.2.6 and
+  2021.1, `subscription`/`messageModel`/`push.orderly` from 2.2.7 and 2021.0.1.0;
+  `RocketMQMessageChannelBinder.createConsumerEndpoint` throws for an empty binding group up to
+  2.2.7 / 2021.0.1.0 and uses `anonymous_<destination>` from 2.2.8, 2021.0.4.0 and 2022.0.0.0-RC1.
 
 A pid alone is not judged: in a container it is often the same on every start (PID 1), outside
 it is not. A nanoTime makes the name change on every start: such names are recorded as unknown
@@ -99,6 +103,24 @@ def listener_instance_name(version: Value | None, written: Value | None) -> Valu
     if (2, 2, 1) <= nums[:3] < (2, 2, 3):
         return unstable_instance(f"{where} sets instanceName to nameServer@pid@nanoTime (#458)")
     return written
+
+
+def binder_consumer_rules(version: Value | None) -> tuple[bool, bool] | None:
+    """(reads the new consumer keys, gives an empty group `anonymous_<destination>`) of an SCA binder
+    version; None when the version is not known or its rules are not."""
+    nums = _known(version)
+    if nums is None:
+        return None
+    major = nums[0]
+    if major >= 2022:
+        return True, True
+    if major == 2021:
+        return (False, False) if nums[:2] == (2021, 1) else (True, nums[:3] >= (2021, 0, 4))
+    if major == 2020 or nums[:2] < (2, 2):
+        return False, False
+    if nums[:2] == (2, 2) and len(nums) >= 3:
+        return nums[2] >= 7, nums[2] >= 8
+    return None
 
 
 def binder_instance_name(version: Value | None) -> Value | None:

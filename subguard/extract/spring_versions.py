@@ -19,11 +19,11 @@ from functools import partial
 
 from subguard.client_versions import (
     SCA_STREAM,
+    binder_consumer_rules,
     binder_instance_name,
     consumer_namespace_applies,
     legacy_pull_trigger,
     listener_instance_name,
-    numbers,
     spring_version,
     versions_for,
 )
@@ -78,28 +78,9 @@ def wants_legacy_pull(module: str, versions: Versions) -> bool:
     return legacy_pull_trigger(spring_version(versions_for(module, versions))) is True
 
 
-def _sca_rules(nums: tuple[int, ...]) -> tuple[bool, bool] | None:
-    """(new consumer keys, anonymous group) of an SCA version, checked in the release tags:
-    RocketMQConsumerProperties switched from tags/sql/broadcasting/orderly to subscription/messageModel
-    in 2.2.7.RELEASE and 2021.0.1.0; RocketMQMessageChannelBinder.createConsumerEndpoint throws for an
-    empty group up to 2.2.7.RELEASE / 2021.0.1.0 and uses anonymous_<destination> from 2.2.8.RELEASE,
-    2021.0.4.0 and 2022.0.0.0-RC1."""
-    major = nums[0]
-    if major >= 2022:
-        return True, True
-    if major == 2021:
-        return (False, False) if nums[:2] == (2021, 1) else (True, nums[:3] >= (2021, 0, 4))
-    if major == 2020 or nums[:2] < (2, 2):
-        return False, False
-    if nums[:2] == (2, 2) and len(nums) >= 3:
-        return nums[2] >= 7, nums[2] >= 8
-    return None
-
-
 def sca_binder(version: Value | None) -> Binder:
     """The binder rules of a spring-cloud-starter-stream-rocketmq version (all unknown without one)."""
-    nums = numbers(version.value) if version is not None and version.value is not None else ()
-    rules = _sca_rules(nums) if len(nums) >= 2 else None
+    rules = binder_consumer_rules(version)
     if version is None or rules is None:
         return UNKNOWN_BINDER
     return Binder(version=version.value, new_keys=rules[0], anonymous=rules[1])
