@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 
 from subguard.config import Config
-from subguard.inventory import group_name
+from subguard.inventory import group_map
 from subguard.model import Consumer, Finding, Related, RuleDoc, Severity
 from subguard.policy import Policy
 from subguard.scan import ScanResult
@@ -34,13 +34,9 @@ def _fully_known(c: Consumer) -> bool:
 def candidates(consumers: Iterable[Consumer], flagged: frozenset[str]) -> dict[str, list[Consumer]]:
     """Groups to self-check: a known name, two or more members (a lone consumer cannot disagree),
     every subscription known, and no consistency finding."""
-    by_group: dict[str, list[Consumer]] = {}
-    for c in consumers:
-        name = group_name(c)  # the name the broker sees (and findings carry): namespace%group
-        if name is not None:
-            by_group.setdefault(name, []).append(c)
-    return {g: members for g, members in sorted(by_group.items())
-            if len(members) > 1 and g not in flagged and all(_fully_known(c) for c in members)}
+    groups = group_map(consumers).groups  # by the name the broker sees (and findings carry): namespace%group
+    return {name: list(g.members) for name, g in groups.items()
+            if len(g.members) > 1 and name not in flagged and all(_fully_known(c) for c in g.members)}
 
 
 def message(group: str, impact: str) -> str:
