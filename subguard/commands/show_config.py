@@ -25,7 +25,7 @@ def _shown(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, default=str)
 
 
-def origins(config: Config, file_config: Config, cli: Mapping[str, Any]) -> dict[str, str]:
+def origins(file_config: Config, cli: Mapping[str, Any]) -> dict[str, str]:
     """Per config key (its written, kebab-case name): default, the config file, or the command line."""
     out: dict[str, str] = {}
     for name, field in Config.model_fields.items():
@@ -53,7 +53,7 @@ def describe(
         head = ["# config file: none (defaults); looked for .subguard.yaml, .subguard.yml and a pyproject.toml",
                 "# with [tool.subguard] in: " + ", ".join(sorted({str(p.parent) for p in searched}))]
     data = config.model_dump(by_alias=True, exclude={"source"}, mode="json")
-    where = origins(config, file_config, cli)
+    where = origins(file_config, cli)
     rows = [(f"{key}: {_shown(data[key])}", where[key]) for key in data]
     width = min(max(len(r) for r, _ in rows), 40)  # one long value must not push every comment away
     lines = [*head, *(f"{row.ljust(width)}  # {origin}" for row, origin in rows)]

@@ -74,8 +74,9 @@ def build_modules(
             grouped.setdefault(module_dir(path, paths), []).extend(layers)
     for path in sorted(failed):
         if not _is_test(path):
-            broken.setdefault(module_dir(path, paths), []).append(path)
-            grouped.setdefault(module_dir(path, paths), [])
+            module = module_dir(path, paths)
+            broken.setdefault(module, []).append(path)
+            grouped.setdefault(module, [])
     out: dict[str, ModuleConfig] = {}
     for module, found in grouped.items():
         all_layers = tuple(found)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
+from collections import Counter
 from collections.abc import Mapping, Sequence
 
 from subguard.limits import escape_controls
@@ -57,7 +58,8 @@ def subject(f: Finding, ctx: ReportContext) -> str:
 def case_names(cases: Sequence[Finding], ctx: ReportContext) -> list[str]:
     """Stable, unique test case names: subjects, disambiguated by fingerprint, then by a counter."""
     subjects = [subject(f, ctx) for f in cases]
-    names = [f"{s} #{f.fingerprint[:8]}" if subjects.count(s) > 1 and f.fingerprint else s for s, f in zip(subjects, cases)]
+    shared = Counter(subjects)
+    names = [f"{s} #{f.fingerprint[:8]}" if shared[s] > 1 and f.fingerprint else s for s, f in zip(subjects, cases)]
     used: set[str] = set()
     out: list[str] = []
     for name in names:
