@@ -12,42 +12,21 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import hmac
 import os
 import pickle
-import secrets
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
+from subguard import signing
+
 T = TypeVar("T")
-_MAGIC = b"subguard-cache-v1\n"
 _GITIGNORE = "# created by subguard\n*\n"
 
 
 def user_cache_dir() -> Path:
     """`$XDG_CACHE_HOME/subguard` (default `~/.cache/subguard`): per user, outside every scanned repo."""
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "subguard"
-
-
-def _user_key() -> bytes:
-    """The per-user HMAC key; created on first use with mode 0600."""
-    base = user_cache_dir()
-    key_file = base / "hmac.key"
-    try:
-        return key_file.read_bytes()
-    except OSError:
-        pass
-    base.mkdir(parents=True, exist_ok=True)
-    key = secrets.token_bytes(32)
-    try:
-        fd = os.open(key_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:  # another subguard process made it first
-        return key_file.read_bytes()
-    with os.fdopen(fd, "wb") as fh:
-        fh.write(key)
-    return key
+    return Path(signing.cache_home())
 
 
 class ContentCache:
@@ -67,7 +46,7 @@ class ContentCache:
         self._dirty = self._results_dirty = False
         self._used: set[tuple[str, str, str]] = set()
         try:
-            self._key = _user_key()
+            self._key = signing.user_key()
         except OSError as exc:
             self._disable(f"no cache key ({exc})")
 
@@ -90,9 +69,10 @@ class ContentCache:
         except OSError as exc:
             self._warn(f"subguard: warning: cache ignored: cannot read {file}: {exc.strerror}")
             return None
-        body = blob[len(_MAGIC) + 32:]
-        sig = blob[len(_MAGIC):len(_MAGIC) + 32]
-        if not blob.startswith(_MAGIC) or not hmac.compare_digest(sig, hmac.new(self._key, body, hashlib.sha256).digest()):
+        if signing.older_format(blob):  # written by another release: start over, silently
+            return None
+        body = signing.unseal(self._key, blob)
+        if body is None:
             self._warn(f"subguard: warning: cache ignored: {file} is corrupt or was not written by this user")
             return None
         try:
@@ -185,13 +165,8 @@ def namespace(*parts: str) -> str:
 def read_signed(path: Path) -> Any:
     """The object pickled in `path` by `write_signed`, or None when the file is missing, unreadable or
     not signed with this user's key (then it is never unpickled)."""
-    try:
-        blob = path.read_bytes()
-        key = _user_key()
-    except OSError:
-        return None
-    sig, body = blob[len(_MAGIC):len(_MAGIC) + 32], blob[len(_MAGIC) + 32:]
-    if not blob.startswith(_MAGIC) or not hmac.compare_digest(sig, hmac.new(key, body, hashlib.sha256).digest()):
+    body = signing.read_sealed(str(path))
+    if body is None:
         return None
     try:
         return pickle.loads(body)
@@ -202,18 +177,7 @@ def read_signed(path: Path) -> Any:
 def write_signed(path: Path, value: Any) -> None:
     """Pickle `value` to `path` atomically, signed with the user's key. Raises OSError (or a pickling
     error) on failure; callers treat the cache as optional."""
-    body = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
-    sig = hmac.new(_user_key(), body, hashlib.sha256).digest()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(_MAGIC + sig + body)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    signing.write_sealed(str(path), pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
 
 
 def code_stamp(*folders: Path) -> str:

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 
 def escape_streams() -> None:
@@ -15,7 +18,8 @@ def escape_streams() -> None:
 
 
 def run(argv: Sequence[str]) -> int:
-    """The exit code of `subguard ARGV...`; `check` runs are replayed or recorded (`subguard.runmemo`)."""
+    """The exit code of `subguard ARGV...`; `check` runs are replayed (`subguard.runmemo`) or
+    recorded (`subguard.runrecord`)."""
     escape_streams()
     if list(argv[:1]) != ["check"]:
         from subguard.cli import main
@@ -29,7 +33,9 @@ def run(argv: Sequence[str]) -> int:
         return 0
     if replayed is not None:
         return replayed
-    with runmemo.recording(argv[1:]) as recorder:
+    from subguard import runrecord
+
+    with runrecord.recording(argv[1:]) as recorder:
         from subguard.cli import main
 
         code = main(argv)

@@ -7,9 +7,11 @@ the rest of subguard. Nothing here opens a file.
 from __future__ import annotations
 
 import os
-import subprocess
-from collections.abc import Callable, Iterable, Iterator
-from pathlib import Path
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # kept out of the run memo's imports (`subguard.runmemo` lists roots through here)
+    from collections.abc import Callable, Iterable, Iterator
+    from pathlib import Path
 
 DEFAULT_EXCLUDE_DIRS = frozenset(
     {
@@ -25,34 +27,42 @@ def git_files(root: Path | str) -> list[str] | None:
     None outside a work tree, and for a root the enclosing repository ignores (a vendored tree, a
     Python installation inside a git-managed tool directory): asked for explicitly, it is walked.
     """
-    names = _git_listing(Path(root))
-    if names is None or (not names and _git_ignored(Path(root))):
+    names = _git_listing(str(root))
+    if names is None or (not names and _git_ignored(str(root))):
         return None
     return [n for n in names if not (set(n.split("/")[:-1]) & {".git"})]
 
 
-def may_be_in_work_tree(root: Path) -> bool:
+def may_be_in_work_tree(root: Path | str) -> bool:
     """False only when git cannot find a repository for `root`: no `.git` entry (folder, or file
     of a worktree or submodule) in it or any folder above it, and no `GIT_DIR` in the environment.
     A few lstat calls that spare starting git for every folder of a tree that is not under git."""
     if "GIT_DIR" in os.environ:
         return True
-    here = Path(os.path.abspath(root))
-    return any(os.path.lexists(d / ".git") for d in (here, *here.parents))
+    here = os.path.abspath(root)
+    while True:
+        if os.path.lexists(os.path.join(here, ".git")):
+            return True
+        parent = os.path.dirname(here)
+        if parent == here:
+            return False
+        here = parent
 
 
-def _git_listing(root: Path) -> list[str] | None:
+def _git_listing(root: str) -> list[str] | None:
     if not may_be_in_work_tree(root):
         return None
+    import subprocess  # only for a root inside a work tree
+
     try:
         top = subprocess.run(
-            ["git", "-C", str(root), "rev-parse", "--show-toplevel"],
+            ["git", "-C", root, "rev-parse", "--show-toplevel"],
             capture_output=True, text=True, timeout=30, check=False,
         )
         if top.returncode != 0:
             return None
         listing = subprocess.run(
-            ["git", "-C", str(root), "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", "."],
+            ["git", "-C", root, "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", "."],
             capture_output=True, timeout=120, check=False,
         )
     except (OSError, subprocess.SubprocessError):
@@ -63,10 +73,12 @@ def _git_listing(root: Path) -> list[str] | None:
     return sorted({n for n in names if n})
 
 
-def _git_ignored(root: Path) -> bool:
+def _git_ignored(root: str) -> bool:
     """Whether the enclosing work tree ignores `root` itself."""
+    import subprocess
+
     try:
-        proc = subprocess.run(["git", "-C", str(root), "check-ignore", "-q", "."], capture_output=True, timeout=30, check=False)
+        proc = subprocess.run(["git", "-C", root, "check-ignore", "-q", "."], capture_output=True, timeout=30, check=False)
     except (OSError, subprocess.SubprocessError):
         return False
     return proc.returncode == 0

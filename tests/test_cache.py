@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from subguard.cache import _MAGIC, MemoFile, read_signed, write_signed
+from subguard.cache import MemoFile, read_signed, write_signed
 from subguard.cli import main
+from subguard.signing import MAGIC as _MAGIC
 
 # one consumer module; "{tags}" is its tag expression (shared by the cache, action and hook tests)
 CONSUMER = (Path(__file__).parent / "fixtures" / "snippets" / "order_consumer.py.tmpl").read_text(encoding="utf-8")
@@ -235,3 +236,13 @@ def test_cache_dir_from_the_environment_holds_one_set_per_root(
     rewrite_same_stat(one / "shipping" / "consumer.py", CONSUMER.format(tags="tag1"))
     _, again_one, _ = check(capsys, str(one))
     assert again_one == first_one  # still answered from its own entry, not overwritten by the other root
+
+
+def test_cache_of_an_older_release_is_a_silent_miss(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """After an upgrade the old cache files are simply rebuilt: no warning about tampering."""
+    repo = make_repo(tmp_path / "repo")
+    _, first, _ = check(capsys, str(repo))
+    for f in (repo / ".subguard_cache").glob("*.pickle"):
+        f.write_bytes(b"subguard-cache-v1\n" + os.urandom(32) + f.read_bytes()[len(_MAGIC) + 32:])
+    code, again, err = check(capsys, str(repo))
+    assert code == 0 and again == first and "warning" not in err

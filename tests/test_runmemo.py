@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from subguard import runmemo
+from subguard import runmemo, runrecord
 
 CONSUMER = '''from rocketmq.client import PushConsumer
 
@@ -61,6 +61,9 @@ def test_unchanged_tree_is_replayed_identically(repo: Path) -> None:
     assert _replayed(second)
     assert second.returncode == first.returncode and second.stdout == first.stdout
     assert first.stderr in second.stderr  # the replayed summary line, after the import timings
+    imported = {line.split("|")[-1].strip() for line in second.stderr.splitlines() if line.startswith("import time:")}
+    heavy = {"subguard.cli", "subguard.cache", "click", "pydantic", "hashlib", "pickle", "json", "subprocess", "typing"}
+    assert not imported & heavy  # a replay loads only what it needs: its start-up is most of its time
 
 
 def test_a_changed_file_runs_for_real(repo: Path) -> None:
@@ -130,11 +133,11 @@ def test_a_memo_not_signed_by_this_user_is_ignored(repo: Path) -> None:
 
 def test_a_file_changed_just_before_the_listing_is_not_memoised(repo: Path) -> None:
     """Racy timestamps: an edit within the same coarse tick would look unchanged, so no memo."""
-    rec = runmemo.Recorder(["."])
+    rec = runrecord.Recorder(["."])
     (repo / "a" / "one.py").write_text(CONSUMER.format(tags="TagA"))  # ctime: now
     rec.note_inputs([str(repo)], [], [], [])
     assert rec.spoiled
-    old = runmemo.Recorder(["."])
+    old = runrecord.Recorder(["."])
     digest, newest = runmemo.root_listing(str(repo))
     assert digest == runmemo.root_signature(str(repo)) and newest > 0
     time.sleep(runmemo.RACY_NS / 1e9 + 0.05)

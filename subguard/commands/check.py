@@ -27,7 +27,7 @@ from typing import Any, TypeVar
 import click
 
 from subguard import baseline as baseline_mod
-from subguard import runmemo, selfcheck, suppress
+from subguard import runrecord, selfcheck, suppress
 from subguard.cache import user_cache_dir
 from subguard.commands.common import InputError, load_or_fail, scan_paths, stats_text
 from subguard.commands.show_config import describe
@@ -213,7 +213,7 @@ def _write(target: str, text: str) -> None:
         Path(target).write_text(text, encoding="utf-8", errors="backslashreplace")
     except OSError as exc:
         raise InputError(f"cannot write {target}: {exc.strerror or exc}") from None
-    runmemo.note_output(target, text)
+    runrecord.note_output(target, text)
 
 
 def _note_inputs(
@@ -222,7 +222,7 @@ def _note_inputs(
 ) -> None:
     """Tell the run memo (when it records: never with --no-cache) what this run depends on, before
     anything is read."""
-    if runmemo.ACTIVE is None:
+    if runrecord.ACTIVE is None:
         return
     files = [str(p) for p in config_lookups(Path(roots[0]))] if not config_file else [config_file]
     for folder in policy_folders:
@@ -231,7 +231,7 @@ def _note_inputs(
     files += [baseline_file] if baseline_file else []
     caches = [str(cache_directory(Path(r).resolve(), config)) for r in roots if Path(r).is_dir()]
     caches += [str(user_cache_dir())]
-    runmemo.note_inputs(roots, files, caches, [*outputs, *caches])
+    runrecord.note_inputs(roots, files, caches, [*outputs, *caches])
 
 
 def _context(results: Sequence[ScanResult], color: bool) -> ReportContext:
@@ -293,14 +293,14 @@ def check(
         raise InputError(f"{config.source or 'config'}: fail-on must be one of {', '.join(FAIL_ON)}, got {threshold!r}")
     policies, docs, config, digest = _load_rules(config, extra_policies)
     if show_config:
-        runmemo.spoil("shows the config")
+        runrecord.spoil("shows the config")
         searched = [] if config_file else config_lookups(Path(roots[0]))
         caches = [cache_directory(Path(r).resolve(), config) for r in roots if not no_cache and Path(r).is_dir()]
         folders = [BUILTIN_DIR.resolve(), *_policy_dirs(config, extra_policies)]
         click.echo(describe(config, file_config, overrides, searched, folders, caches), nl=False)
         return 0
     if write_baseline:
-        runmemo.spoil("writes a baseline")
+        runrecord.spoil("writes a baseline")
     _note_inputs(roots, config, config_file, _policy_dirs(config, extra_policies), baseline_file,
                  [p for p in (output, *(t for _, t in extra_reports)) if p])
     results = scan_paths(roots, config, cache_key=None if no_cache else digest)
