@@ -42,7 +42,7 @@ class ContentCache:
         self._key = b""
         self._stats: dict[str, tuple[int, int, bool]] | None = None  # path -> (size, mtime_ns, needle hit)
         self._parses: dict[tuple[str, str, str], Any] = {}  # (extractor, path, sha1) -> facts
-        self._results: dict[str, Any] | None = None  # manifest key -> ScanResult
+        self._results: tuple[str, bytes] | None = None  # (manifest key, the pickled ScanResult)
         self._dirty = self._results_dirty = False
         self._used: set[tuple[str, str, str]] = set()
         try:
@@ -96,10 +96,13 @@ class ContentCache:
         return self._parses
 
     @property
-    def results(self) -> dict[str, Any]:
+    def results(self) -> tuple[str, bytes]:
+        """The stored whole-repo result, still pickled: a run whose manifest differs (something
+        changed) does not pay for unpickling a result it cannot use."""
         if self._results is None:
             loaded = self._read(self.result_file)
-            self._results = loaded if isinstance(loaded, dict) else {}
+            ok = isinstance(loaded, tuple) and len(loaded) == 2 and isinstance(loaded[0], str) and isinstance(loaded[1], bytes)
+            self._results = loaded if ok else ("", b"")
         return self._results
 
     def needle_hit(self, path: str, size: int, mtime_ns: int) -> bool | None:
@@ -131,10 +134,21 @@ class ContentCache:
         return value
 
     def result(self, manifest: str) -> Any:
-        return self.results.get(manifest)
+        key, blob = self.results
+        if not manifest or key != manifest:
+            return None
+        try:
+            return pickle.loads(blob)
+        except Exception:  # noqa: BLE001 - signed by us but unreadable (another version of the code): a miss
+            return None
 
     def store_result(self, manifest: str, result: Any) -> None:
-        self._results = {manifest: result}
+        try:
+            blob = pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
+        except Exception as exc:  # noqa: BLE001 - unpicklable facts: never fatal
+            self._warn(f"subguard: warning: cache not written: {type(exc).__name__}: {exc}")
+            return
+        self._results = (manifest, blob)
         self._results_dirty = True
 
     def save(self) -> None:

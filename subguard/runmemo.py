@@ -86,8 +86,28 @@ def root_listing(root: str, exclude: Sequence[str] = ()) -> tuple[str, int]:
     return treestamp.names_stamp(top, kept, "git\0" + top)
 
 
+# listings the replay took, for the recorder of the same process (taken before the run read anything)
+_TAKEN: dict[tuple[str, tuple[str, ...]], tuple[int, str, int]] = {}
+
+
 def root_signature(root: str, exclude: Sequence[str] = ()) -> str:
-    return root_listing(root, exclude)[0]
+    listed_at = time.time_ns()
+    digest, newest = root_listing(root, exclude)
+    _TAKEN[(root, tuple(exclude))] = (listed_at, digest, newest)
+    return digest
+
+
+def listing_for_record(root: str, exclude: Sequence[str]) -> tuple[int, str, int]:
+    """(when it was taken, digest, newest ctime) of a root's listing: the one this process's replay
+    took when it was of the same root (a large tree is not walked twice per run), else a new one. An
+    earlier listing is safe: a file changed since makes the stored digest stale, a miss next time.
+    One too close to a change (`RACY_NS`) is taken again: by now that change may be far enough back."""
+    taken = _TAKEN.pop((root, tuple(exclude)), None)
+    if taken is not None and taken[0] - taken[2] >= RACY_NS:
+        return taken
+    listed_at = time.time_ns()
+    digest, newest = root_listing(root, exclude)
+    return listed_at, digest, newest
 
 
 def tree_signature(folder: str) -> str:

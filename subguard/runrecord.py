@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import io
 import sys
-import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -74,8 +73,7 @@ class Recorder:
                     inside.append(Path(path).resolve().relative_to(top).as_posix())
                 except ValueError:
                     continue
-            listed_at = time.time_ns()
-            digest, newest = runmemo.root_listing(root, inside)
+            listed_at, digest, newest = runmemo.listing_for_record(root, inside)
             if listed_at - newest < runmemo.RACY_NS:
                 self.spoil("a file changed within the timestamp granularity of the listing")
             self.roots.append({"path": root, "exclude": inside, "sig": digest})

@@ -143,3 +143,17 @@ def test_a_file_changed_just_before_the_listing_is_not_memoised(repo: Path) -> N
     time.sleep(runmemo.RACY_NS / 1e9 + 0.05)
     old.note_inputs([str(repo)], [], [], [])
     assert not old.spoiled
+
+
+def test_the_recorder_reuses_the_listing_the_replay_took(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A miss lists a large tree once, not twice: the replay's listing serves the recorder."""
+    time.sleep(runmemo.RACY_NS / 1e9 + 0.05)  # the fixture's files are no longer racy
+    digest = runmemo.root_signature(str(repo))  # the replay comparing an older memo entry
+    real, calls = runmemo.root_listing, []
+    monkeypatch.setattr(runmemo, "root_listing", lambda *a: calls.append(a) or real(*a))
+    rec = runrecord.Recorder(["."])
+    rec.note_inputs([str(repo)], [], [], [])
+    assert calls == [] and rec.roots[0]["sig"] == digest and not rec.spoiled
+    again = runrecord.Recorder(["."])
+    again.note_inputs([str(repo)], [], [], [])  # used once: a second recorder lists anew
+    assert len(calls) == 1 and again.roots[0]["sig"] == digest

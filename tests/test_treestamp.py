@@ -114,3 +114,16 @@ def test_a_failing_child_is_done_by_the_parent(tree: Path, monkeypatch: pytest.M
     parent = os.getpid()
     monkeypatch.setattr(treestamp, "_folder_digests", broken)
     assert stamp(tree) == expected
+
+
+def test_row_encoding_depends_on_values_not_on_object_identity() -> None:
+    """The same stat values give the same bytes whether or not two fields share one int object (the
+    regression: marshal's default format writes back-references for shared objects)."""
+    import marshal
+
+    big = 1795357076541463750
+    shared = [("a.py", 33188, 1, big, big, 7)]
+    separate = [("a.py", 33188, 1, int(str(big)), int(str(big)), 7)]
+    assert shared[0][3] is shared[0][4] and separate[0][3] is not separate[0][4]
+    assert marshal.dumps(shared, treestamp._CANONICAL) == marshal.dumps(separate, treestamp._CANONICAL)
+    assert marshal.dumps(shared) != marshal.dumps(separate)  # why the format is pinned

@@ -226,3 +226,17 @@ class Failure:
 
 
 ParseOutcome = ModuleFacts | Failure
+
+
+def consumer_kind(qualname: str) -> str | None:
+    """The consumer API a qualified class name denotes: push4, pull04, grpc5, or None."""
+    if qualname == "rocketmq.client.PushConsumer":
+        return "push4"
+    if qualname == "rocketmq.client.PullConsumer":
+        return "pull04"
+    last = qualname.rsplit(".", 1)[-1]
+    if qualname.startswith("rocketmq.") and not qualname.startswith("rocketmq.client.") and last in (
+        "PushConsumer", "SimpleConsumer", "LitePushConsumer",
+    ):
+        return "grpc5"
+    return None

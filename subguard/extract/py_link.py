@@ -24,6 +24,7 @@ from subguard.extract.py_ir import (
     MethodCall,
     ModuleFacts,
     Param,
+    consumer_kind,
 )
 from subguard.extract.py_resolve import (
     RV,
@@ -456,8 +457,6 @@ def ctor_is_simple(qualname: str) -> bool:
 
 
 def _kind(qualname: str) -> str:
-    from subguard.extract.py_parse import consumer_kind
-
     return consumer_kind(qualname) or "push4"
 
 

@@ -60,6 +60,7 @@ from subguard.extract.py_ir import (
     SelfAttr,
     Star,
     Subscript,
+    consumer_kind,
 )
 
 # Methods of consumer objects whose calls are recorded (receivers are filtered at link time).
@@ -73,20 +74,6 @@ CONSUMER_METHODS = frozenset(
 # Names imported from `rocketmq.client` that tell the two 4.x packages apart (semantics §6.3).
 EVIDENCE_NAMES = frozenset({"RecvMessage", "ReceivedMessage", "ConsumeStatus", "PullConsumer", "TransactionMQProducer"})
 ENV_CALLS = frozenset({"os.getenv", "os.environ.get", "os.environ.setdefault"})
-
-
-def consumer_kind(qualname: str) -> str | None:
-    """The consumer API a qualified class name denotes: push4, pull04, grpc5, or None."""
-    if qualname == "rocketmq.client.PushConsumer":
-        return "push4"
-    if qualname == "rocketmq.client.PullConsumer":
-        return "pull04"
-    last = qualname.rsplit(".", 1)[-1]
-    if qualname.startswith("rocketmq.") and not qualname.startswith("rocketmq.client.") and last in (
-        "PushConsumer", "SimpleConsumer", "LitePushConsumer",
-    ):
-        return "grpc5"
-    return None
 
 
 # ---- decoding and failures ----------------------------------------------------------------------

@@ -18,7 +18,6 @@ from collections.abc import Sequence
 from subguard.extract.base import ExtractResult, RepoContext, SourceFile
 from subguard.extract.py_ir import Failure, ModuleFacts, ParseOutcome
 from subguard.extract.py_link import Linker
-from subguard.extract.py_parse import parse_full, parse_light
 from subguard.extract.py_resolve import ModuleSource
 from subguard.model import ClientFamily, FileRecord, FileStatus
 
@@ -113,6 +112,21 @@ class PythonExtractor:
 
         consumers = Linker(modules, load_calls, dependency_hint).consumers() if full else []
         return ExtractResult(consumers=tuple(consumers), files=tuple(records.values()))
+
+
+def parse_full(path: str, data: bytes) -> ParseOutcome:
+    """`py_parse.parse_full`, imported on first use: a run whose parses all come from the cache never
+    loads libcst (about a quarter of a second)."""
+    from subguard.extract import py_parse
+
+    return py_parse.parse_full(path, data)
+
+
+def parse_light(path: str, data: bytes) -> ParseOutcome:
+    """`py_parse.parse_light`, imported on first use (see `parse_full`)."""
+    from subguard.extract import py_parse
+
+    return py_parse.parse_light(path, data)
 
 
 def _memo(repo: RepoContext, kind: str, path: str, data: bytes, full: bool) -> ParseOutcome:
