@@ -69,11 +69,15 @@ def install(work: Path) -> str:
 
 
 def edit_target(tree: Path) -> Path:
-    """The file the edit rounds change: the first (by path) that mentions rocketmq, else any file."""
-    found = subprocess.run(["grep", "-rl", "--include=*.py", "--include=*.java", "rocketmq", str(tree)],
-                           capture_output=True, text=True, check=False).stdout.split("\n")
-    named = sorted(p for p in found if p)
-    return Path(named[0]) if named else next(p for p in sorted(tree.rglob("*")) if p.is_file())
+    """The file the edit rounds change: the first (by path) Python or Java file subguard reads that
+    mentions rocketmq, else the first such file at all (none inside folders the scan skips)."""
+    from subguard.listing import excluded_dir
+
+    sources = sorted(
+        p for p in tree.rglob("*")
+        if p.suffix in (".py", ".java") and p.is_file() and not any(excluded_dir(d) for d in p.relative_to(tree).parts[:-1])
+    )
+    return next((p for p in sources if b"rocketmq" in p.read_bytes()), sources[0])
 
 
 def edit_rounds(n: int, cmd: list[str], target: Path, before: Callable[[], None]) -> tuple[float, int, int]:
