@@ -92,13 +92,14 @@ def describe_groups(
 
 def self_check(
     results: Sequence[ScanResult], policies: Sequence[Policy], config: Config, docs: Mapping[str, RuleDoc],
-    memo: MemoFile | None = None,
+    memo: MemoFile | None = None, evaluated: Sequence[Finding] | None = None,
 ) -> list[Finding]:
-    """SG905 for every group the consistency rules pass that the simulator predicts to lose messages."""
+    """SG905 for every group the consistency rules pass that the simulator predicts to lose messages
+    (`evaluated`: the engine's findings under `config`, reused when they cover every consistency rule)."""
     from subguard import selfcheck
 
     consumers = [c for r in results for c in r.consumers]
-    groups = selfcheck.candidates(consumers, selfcheck.flagged_groups(results, policies, config))
+    groups = selfcheck.candidates(consumers, selfcheck.flagged_groups(results, policies, config, evaluated))
     texts = describe_groups(groups, memo, config.jobs)
     return [selfcheck.finding(g, groups[g], text, docs) for g, text in texts.items() if text]
 

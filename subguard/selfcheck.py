@@ -18,13 +18,19 @@ RULE = "SG905"
 CONSISTENCY_RULES = frozenset({"SG101", "SG102", "SG104", "SG105", "SG106"})
 
 
-def flagged_groups(results: Sequence[ScanResult], policies: Sequence[Policy], config: Config) -> frozenset[str]:
-    """Groups that a consistency rule finds inconsistent, whatever the selection."""
-    from subguard.engine import evaluate
+def flagged_groups(
+    results: Sequence[ScanResult], policies: Sequence[Policy], config: Config, evaluated: Sequence[Finding] | None = None,
+) -> frozenset[str]:
+    """Groups that a consistency rule finds inconsistent, whatever the selection. `evaluated`: the
+    findings the engine already gave under `config`; when that selection ran every consistency rule,
+    they are the answer and the rules are not evaluated a second time."""
+    from subguard.engine import evaluate, selected
 
     rules = [p for p in policies if p.id in CONSISTENCY_RULES]
-    everything = config.model_copy(update={"select": (), "ignore": ()})
-    return frozenset(f.group for f in evaluate(results, rules, everything) if f.rule in CONSISTENCY_RULES and f.group)
+    if evaluated is None or not all(selected(p.id, config) for p in rules):
+        everything = config.model_copy(update={"select": (), "ignore": ()})
+        evaluated = evaluate(results, rules, everything)
+    return frozenset(f.group for f in evaluated if f.rule in CONSISTENCY_RULES and f.group)
 
 
 def _fully_known(c: Consumer) -> bool:

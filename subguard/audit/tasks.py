@@ -427,8 +427,8 @@ def group_task(
         by_repo.setdefault(c.repo, []).append(c)
     results = [ScanResult(root="", repo=repo, files=(), consumers=tuple(cs), deployments=()) for repo, cs in sorted(by_repo.items())]
     config = options.config
-    found, docs = _judge(results, config)
-    found = [f for f in found if scope_of(f.rule, docs) == GROUP_SCOPE]
+    judged, docs = _judge(results, config)
+    found = [f for f in judged if scope_of(f.rule, docs) == GROUP_SCOPE]
     inline = [waiver_from_json(w) for w in waivers]
     found, _ = apply_waivers(found, inline, config, options.config_waiver_locations, docs, options.today)
     if config.simulate:
@@ -439,7 +439,7 @@ def group_task(
     out.append(_row("", "group", group, {"group": group, "impact": impact}))
     if impact.get("description") and selected(selfcheck.RULE, config):  # the self-check, as in `check`
         policies, _ = _policies(config)
-        checked = selfcheck.candidates(consumers, selfcheck.flagged_groups(results, policies, config))
+        checked = selfcheck.candidates(consumers, selfcheck.flagged_groups(results, policies, config, judged))
         if group in checked:
             f = baseline_mod.with_fingerprint(selfcheck.finding(group, checked[group], impact["description"], docs))
             out.append(finding_row(f.location.repo, f, GROUP_SCOPE))

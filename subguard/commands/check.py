@@ -304,8 +304,8 @@ def check(
     _note_inputs(roots, config, config_file, _policy_dirs(config, extra_policies), baseline_file,
                  [p for p in (output, *(t for _, t in extra_reports)) if p])
     results = scan_paths(roots, config, cache_key=None if no_cache else digest)
-    findings = evaluate(results, policies, config)  # selection applied, extractor findings included
-    findings = [baseline_mod.with_fingerprint(f) for f in findings]
+    evaluated = evaluate(results, policies, config)  # selection applied, extractor findings included
+    findings = [baseline_mod.with_fingerprint(f) for f in evaluated]
     consumers = [c for r in results for c in r.consumers]
     findings = apply_waivers(attach_members(findings, consumers), results, config, docs)
     findings, note = _baseline(findings, config, baseline_file, write_baseline)
@@ -313,7 +313,7 @@ def check(
         memo = None if no_cache else impact_memo()
         findings = attach_impact(findings, consumers, docs, memo, config.jobs)
         if selected(selfcheck.RULE, config):
-            findings += [baseline_mod.with_fingerprint(f) for f in self_check(results, policies, config, docs, memo)]
+            findings += [baseline_mod.with_fingerprint(f) for f in self_check(results, policies, config, docs, memo, evaluated)]
         if memo is not None:
             memo.save()
     ctx = _context(results, color=output is None and use_color(sys.stdout.isatty()))

@@ -183,3 +183,18 @@ def test_a_namespaced_group_finding_lists_its_members_side_by_side(
     out = capsys.readouterr().out
     member_lines = [line for line in out.splitlines() if "Workers.java" in line and ('"created"' in line or '"paid"' in line)]
     assert len(member_lines) == 2, out
+
+
+def test_flagged_groups_reuse_the_engines_findings_only_when_every_consistency_rule_ran(tmp_path: Path) -> None:
+    """The check's own evaluation answers the self-check when nothing was deselected; under a
+    selection that leaves a consistency rule out, the rules are evaluated again, all of them on."""
+    from subguard.engine import evaluate
+
+    results = [scan_repo(write_repo(tmp_path), Config())]
+    full = Config()
+    evaluated = evaluate(results, POLICIES, full)
+    assert selfcheck.flagged_groups(results, POLICIES, full, evaluated) == {"GID_SPLIT"}
+    assert selfcheck.flagged_groups(results, POLICIES, full, []) == frozenset()  # given findings are the answer
+    narrow = Config(select=("SG301",))
+    assert selfcheck.flagged_groups(results, POLICIES, narrow, evaluate(results, POLICIES, narrow)) == {"GID_SPLIT"}
+    assert selfcheck.flagged_groups(results, POLICIES, narrow, []) == {"GID_SPLIT"}  # re-evaluated, all rules on
