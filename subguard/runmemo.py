@@ -26,7 +26,6 @@ This module is what an unchanged run loads: the standard library's cheapest modu
 `treestamp`. Recording a run is `subguard.runrecord`.
 """
 
-
 from __future__ import annotations
 
 import marshal

@@ -83,9 +83,9 @@ class _Walk:
         done = self.known.get(rel)
         if done is not None:
             return done
-        try:
-            fd = os.open(name if parent_fd is not None else (f"{self.base}/{rel}" if rel else self.base),
-                         _DIR_FLAGS, dir_fd=parent_fd)
+        try:  # a root given as a link to a folder is walked (as `discover` does); links below it never
+            fd = os.open(name, _DIR_FLAGS, dir_fd=parent_fd) if parent_fd is not None else os.open(
+                f"{self.base}/{rel}" if rel else self.base, _DIR_FLAGS & ~getattr(os, "O_NOFOLLOW", 0))
         except OSError:
             rows: list[tuple[object, ...]] = [("!unreadable",)]
         else:
@@ -221,8 +221,13 @@ def _in_child(work: Callable[[], Any]) -> _Pending | None:
         return None
     try:
         read_fd, write_fd = os.pipe()
+    except OSError:
+        return None
+    try:
         pid = os.fork()
     except OSError:
+        os.close(read_fd)
+        os.close(write_fd)
         return None
     if pid == 0:  # the child: compute, write, leave without running the parent's exit handlers
         code = 1

@@ -157,3 +157,21 @@ def test_the_recorder_reuses_the_listing_the_replay_took(repo: Path, monkeypatch
     again = runrecord.Recorder(["."])
     again.note_inputs([str(repo)], [], [], [])  # used once: a second recorder lists anew
     assert len(calls) == 1 and again.roots[0]["sig"] == digest
+
+
+def test_a_root_given_as_a_link_is_checked_again_after_an_edit(repo: Path) -> None:
+    link = repo.parent / "linked-repo"
+    os.symlink(repo, link)
+    env = {**os.environ, "XDG_CACHE_HOME": str(repo.parent / "xdg"), "NO_COLOR": "1"}
+    env.pop("SUBGUARD_NO_RUN_MEMO", None)
+    cmd = [sys.executable, "-m", "subguard", "check", str(link), "--no-simulate"]
+
+    def run() -> subprocess.CompletedProcess[str]:
+        return subprocess.run(cmd, cwd=repo.parent, capture_output=True, text=True, timeout=120, env=env, check=False)
+
+    assert run().returncode == 0
+    time.sleep(runmemo.RACY_NS / 1e9 + 0.05)
+    (repo / "b" / "two.py").write_text(CONSUMER.format(tags="TagB"))
+    time.sleep(runmemo.RACY_NS / 1e9 + 0.05)
+    edited = run()
+    assert edited.returncode == 1 and "SG102" in edited.stdout

@@ -127,3 +127,14 @@ def test_row_encoding_depends_on_values_not_on_object_identity() -> None:
     assert shared[0][3] is shared[0][4] and separate[0][3] is not separate[0][4]
     assert marshal.dumps(shared, treestamp._CANONICAL) == marshal.dumps(separate, treestamp._CANONICAL)
     assert marshal.dumps(shared) != marshal.dumps(separate)  # why the format is pinned
+
+
+def test_a_root_given_as_a_link_to_a_folder_is_walked(tree: Path, tmp_path: Path) -> None:
+    """`subguard check link-to-repo`: the stamp covers the folder behind the link (a regression:
+    opening the root with O_NOFOLLOW made every such tree look unreadable, hence unchanged)."""
+    link = tmp_path / "link-to-tree"
+    os.symlink(tree, link)
+    before = treestamp.walk_stamp(str(link), (), excluded_dir, "seed")[0]
+    assert before != treestamp.walk_stamp(str(tmp_path / "missing"), (), excluded_dir, "seed")[0]
+    (tree / "svc03" / "app" / "f1.py").write_text("# edited\n", encoding="utf-8")
+    assert treestamp.walk_stamp(str(link), (), excluded_dir, "seed")[0] != before
