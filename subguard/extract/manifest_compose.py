@@ -90,13 +90,14 @@ def _ip(service: dict[str, Any]) -> Value:
     return Value(value=CONTAINER_IP, resolution=Resolution.DEFAULT, detail="container IP: assigned when the container is (re)created")
 
 
-def runtimes(doc: Any, path: str) -> list[Runtime]:
+def runtimes(doc: Any, path: str, unread: frozenset[str] = frozenset()) -> list[Runtime]:
+    """One runtime per service, except the `unread` ones (wrong-typed: `manifest_shape.compose_problems`)."""
     m = as_map(doc)
     services = as_map(m.get("services"))
     out: list[Runtime] = []
     for name, raw in services.items():
         s = as_map(raw)
-        if not s:
+        if not s or str(name) in unread:
             continue
         env = _env(s)
         labels_raw = s.get("labels")

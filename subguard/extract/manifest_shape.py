@@ -1,5 +1,6 @@
-"""Structural checks of Kubernetes workloads: the nodes the extractor reads must have the YAML type
-the API server requires (`spec` a mapping, `containers` a list of mappings, `env` a list, ...).
+"""Structural checks of Kubernetes workloads and Compose services: the nodes the extractor reads must
+have the YAML type the API server (or `docker compose`) requires (`spec` a mapping, `containers` a
+list of mappings, `env` a list; a service a mapping, its `environment` a mapping or a list, ...).
 
 A workload with a wrong-typed node would be rejected by the cluster and cannot be read reliably, so
 the extractor reads none of it and records each `Malformed` node (line, field, what was found) as
@@ -16,6 +17,7 @@ from subguard.extract.manifest_k8s import POD_SPEC_PATHS, is_list_kind
 from subguard.extract.manifest_yaml import as_map, as_str, item_line, key_line, node_line
 
 MAPPING, LIST, SCALAR = "a mapping", "a list", "a str"
+MAPPING_OR_LIST, SCALAR_OR_LIST, SCALAR_OR_MAPPING = "a mapping or a list", "a str or a list", "a str or a mapping"
 _CONTAINER_LISTS = ("env", "envFrom", "volumeMounts")  # lists of mappings
 _CONTAINER_WORDS = ("command", "args")  # a list of scalars (one scalar is read as one word)
 
@@ -57,11 +59,12 @@ def _seq(value: Any) -> list[Any]:
 
 
 def _fits(value: Any, expected: str) -> bool:
-    if expected == MAPPING:
-        return isinstance(value, dict)
-    if expected == LIST:
-        return isinstance(value, list)
-    return value is not None and not isinstance(value, (dict, list))
+    scalar = value is not None and not isinstance(value, (dict, list))
+    return {
+        MAPPING: isinstance(value, dict), LIST: isinstance(value, list), SCALAR: scalar,
+        MAPPING_OR_LIST: isinstance(value, (dict, list)), SCALAR_OR_LIST: scalar or isinstance(value, list),
+        SCALAR_OR_MAPPING: scalar or isinstance(value, dict),
+    }[expected]
 
 
 def _key(node: dict[Any, Any], key: str, field: str, expected: str, default: int) -> list[Malformed]:
@@ -162,3 +165,33 @@ def list_problems(doc: Any, default_line: int) -> tuple[Malformed, ...]:
     if not is_list_kind(kind):
         return ()
     return _named(m, kind, _list_of(m, "items", "items", MAPPING, node_line(m, default_line)))
+
+
+# the keys of a Compose service the extractor reads, and the YAML types the Compose file format allows
+_SERVICE_KEYS = (
+    ("environment", MAPPING_OR_LIST), ("labels", MAPPING_OR_LIST), ("networks", MAPPING_OR_LIST),
+    ("volumes", LIST), ("command", SCALAR_OR_LIST), ("entrypoint", SCALAR_OR_LIST), ("build", SCALAR_OR_MAPPING),
+    ("deploy", MAPPING), ("image", SCALAR), ("container_name", SCALAR), ("network_mode", SCALAR),
+)
+
+
+def compose_problems(doc: Any, default_line: int) -> dict[str, tuple[Malformed, ...]]:
+    """Wrong-typed nodes of a Compose file, by service name ("" for `services` itself): a service
+    that is no mapping, or a key the extractor reads of the wrong type. Null is absent, as above."""
+    m = as_map(doc)
+    line = node_line(m, default_line)
+    top = _key(m, "services", "services", MAPPING, line)
+    if top:
+        return {"": tuple(replace(p, workload="compose file") for p in top)}
+    services = as_map(m.get("services"))
+    out: dict[str, tuple[Malformed, ...]] = {}
+    for name, service in services.items():
+        at = key_line(services, name, line)
+        found = _key(services, name, f"services.{name}", MAPPING, line)
+        if isinstance(service, dict):
+            found += [p for key, expected in _SERVICE_KEYS for p in _key(service, key, f"services.{name}.{key}", expected, at)]
+            volumes = _seq(service.get("volumes"))
+            found += _items(volumes, f"services.{name}.volumes", SCALAR_OR_MAPPING, key_line(service, "volumes", at))
+        if found:
+            out[str(name)] = tuple(replace(p, workload=f"compose service '{name}'") for p in sorted(found, key=lambda p: p.line))
+    return out

@@ -127,7 +127,10 @@ def _yaml_runtimes(p: _Parsed, cms: k8s.ConfigMaps) -> tuple[list[Runtime], list
             if not problems:
                 out.extend(k8s.runtimes(item, p.path, doc.line, cms))
         if compose.is_compose_path(p.path) or compose.looks_like_compose(doc.data):
-            out.extend(compose.runtimes(doc.data, p.path))
+            wrong = shape.compose_problems(doc.data, doc.line)
+            malformed.extend(m for problems in wrong.values() for m in problems)
+            if "" not in wrong:
+                out.extend(compose.runtimes(doc.data, p.path, frozenset(wrong)))
         elif helm.is_values_path(p.path):
             out.extend(helm.runtimes(doc.data, p.path))
     return out, malformed

@@ -183,3 +183,48 @@ def test_describe() -> None:
     assert [describe(v) for v in ("s", 1, 1.5, True, {}, [], None)] == [
         "a str", "an int", "a float", "a bool", "a mapping", "a list", "null"]
 
+
+
+GOOD_SERVICE = """  good:
+    image: registry.example.com/good:1
+    environment:
+      JAVA_TOOL_OPTIONS: -Drocketmq.client.localOffsetStoreDir=/data/offsets
+    volumes:
+      - data:/data
+"""
+COMPOSE_CASES = {
+    "services-list": ("services:  # <- wrong\n  - orders\n", "compose file: services is a list, expected a mapping"),
+    "service-str": (f"services:\n{GOOD_SERVICE}  orders: registry.example.com/orders:1  {MARK}\n",
+                    "compose service 'orders': services.orders is a str, expected a mapping"),
+    "environment-int": (f"services:\n{GOOD_SERVICE}  orders:\n    image: o:1\n    environment: 5  {MARK}\n",
+                        "compose service 'orders': services.orders.environment is an int, expected a mapping or a list"),
+    "volumes-str": (f"services:\n{GOOD_SERVICE}  orders:\n    volumes: /data  {MARK}\n",
+                    "compose service 'orders': services.orders.volumes is a str, expected a list"),
+    "volume-item-list": (f"services:\n{GOOD_SERVICE}  orders:\n    volumes:\n      - [a, b]  {MARK}\n",
+                         "compose service 'orders': services.orders.volumes[0] is a list, expected a str or a mapping"),
+    "command-mapping": (f"services:\n{GOOD_SERVICE}  orders:\n    command: {{a: 1}}  {MARK}\n",
+                        "compose service 'orders': services.orders.command is a mapping, expected a str or a list"),
+    "build-list": (f"services:\n{GOOD_SERVICE}  orders:\n    build: [.]  {MARK}\n",
+                   "compose service 'orders': services.orders.build is a list, expected a str or a mapping"),
+    "deploy-int": (f"services:\n{GOOD_SERVICE}  orders:\n    deploy: 3  {MARK}\n",
+                   "compose service 'orders': services.orders.deploy is an int, expected a mapping"),
+    "image-mapping": (f"services:\n{GOOD_SERVICE}  orders:\n    image: {{name: o}}  {MARK}\n",
+                      "compose service 'orders': services.orders.image is a mapping, expected a str"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(COMPOSE_CASES))
+def test_malformed_compose_service_is_a_located_failure_and_the_others_are_read(tmp_path: Path, case: str) -> None:
+    text, reason = COMPOSE_CASES[case]
+    result = extract(tmp_path, {"deploy/docker-compose.yml": text})
+    assert failed(result, "deploy/docker-compose.yml").reason == f"line {mark_line(text)}: {reason}"
+    expected = [] if case == "services-list" else ["good"]  # the wrong service yields nothing, the good one is read
+    assert names(result) == expected
+    assert [d.jvm_option(STORE) for d in result.deployments] == ["/data/offsets"] * len(expected)
+
+
+def test_null_compose_nodes_are_absent_not_wrong(tmp_path: Path) -> None:
+    text = f"services:\n{GOOD_SERVICE}  placeholder:\n  orders:\n    image: o:1\n    environment:\n    volumes:\n"
+    result = extract(tmp_path, {"compose.yaml": text})
+    assert result.files == ()  # no failure record: the scan counts it parsed
+    assert names(result) == ["good", "orders"]
