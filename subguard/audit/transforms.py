@@ -256,14 +256,20 @@ def judge_groups(consumers: DataFrame, waivers: DataFrame, options: tasks.AuditO
     """One task per consumer group: `tasks.group_task` on every member -> findings + impact records.
 
     `waivers` are the inline-waiver records (repo, payload) of the per-repo tasks; each group task
-    gets those of its member repos.
+    gets those of its member repos. Members and waivers are gathered per group in the JVM (no
+    Python shuffle), members in a fixed order (repo, path, line): a group is judged the same
+    whichever order its members arrived in.
     """
-    known = consumers.where(F.col("group").isNotNull() & (F.col("group") != "")).select("group", "repo", "json", "env_hint")
-    waived = known.select("group", "repo").distinct().join(waivers.select("repo", "payload"), "repo")
-    members = known.rdd.map(lambda r: (r.group, r))
-    n = int(consumers.sparkSession.conf.get("spark.sql.shuffle.partitions") or "8")
-    by_group = members.cogroup(waived.rdd.map(lambda r: (r.group, r.payload)), numPartitions=n)
-    rows = by_group.flatMap(lambda kv: _judge(kv[0], kv[1][0], kv[1][1], options))
+    known = consumers.where(F.col("group").isNotNull() & (F.col("group") != ""))
+    members = known.groupBy("group").agg(
+        F.sort_array(F.collect_list(F.struct("repo", "path", "line", "json", "env_hint"))).alias("members")
+    )
+    waived = (
+        known.select("group", "repo").distinct().join(waivers.select("repo", "payload"), "repo")
+        .groupBy("group").agg(F.sort_array(F.collect_list("payload")).alias("waived"))
+    )
+    joined = members.join(waived, "group", "left")
+    rows = joined.rdd.flatMap(lambda r: _judge(r.group, r.members, r.waived or [], options))
     return _records(consumers.sparkSession, rows)
 
 
