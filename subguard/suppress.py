@@ -2,7 +2,10 @@
 
 Inline: `# subguard: ignore[SG102,SG103] reason` (`//` in Java/Kotlin/Groovy/Scala). A trailing
 comment covers its own line; a comment alone on its line covers the next line that is not itself
-a waiver comment (so several waiver lines can be stacked above one statement). `.properties` files
+a waiver comment (so several waiver lines can be stacked above one statement). In YAML, when that
+line is a key that opens a block (`input:` with more-indented lines below), the waiver covers the
+whole block, as a waiver above a Java annotation covers the declaration: a Spring binding's
+destination, group and subscription sit on different lines of one block. `.properties` files
 have no trailing comments (`#` there is part of the value), so only whole-line waivers count.
 
 A waiver applies to a finding of one of its rules when it covers the finding's primary line OR the
@@ -110,6 +113,35 @@ def _line_comments(path: str, lines: Sequence[str]) -> list[tuple[int, int, str,
     return out
 
 
+def _indent(text: str) -> int:
+    return len(text) - len(text.lstrip(" "))
+
+
+def _yaml_block(lines: Sequence[str], target: int) -> int:
+    """The last line of the block a YAML key on line `target` (1-based) opens: the lines after it
+    that are blank, comments, or more indented (a sequence may also sit at the key's own indent);
+    `target` itself when it opens no block (a scalar value, a list item, a comment)."""
+    if not 1 <= target <= len(lines):
+        return target
+    head = lines[target - 1]
+    body = head.split(" #", 1)[0].rstrip()
+    if not body.endswith(":") or body.lstrip().startswith(("#", "- ")):
+        return target
+    depth, last = _indent(head), target
+    for number in range(target + 1, len(lines) + 1):
+        text = lines[number - 1]
+        stripped = text.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        if stripped in ("---", "...") and _indent(text) == 0:
+            break
+        if _indent(text) > depth or (_indent(text) == depth and stripped.startswith("- ")):
+            last = number
+            continue
+        break
+    return last
+
+
 def parse_inline(path: str, text: str, repo: str = "") -> list[InlineWaiver]:
     """Every `subguard: ignore[...]` comment of one file, in line order."""
     if "subguard" not in text.lower():
@@ -131,7 +163,8 @@ def parse_inline(path: str, text: str, repo: str = "") -> list[InlineWaiver]:
             target = line + 1
             while target in waiver_lines:
                 target += 1
-            covers = (line, target)
+            block = _yaml_block(lines, target) if path.endswith((".yaml", ".yml")) else target
+            covers = (line, *range(target, block + 1))
         out.append(InlineWaiver(ids, reason, Location(path=path, line=line, column=col, repo=repo), covers))
     return out
 

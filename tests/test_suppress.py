@@ -214,3 +214,44 @@ def test_with_fingerprint_is_line_free() -> None:
 def test_parse_inline_never_raises_and_covers_sane_lines(text: str, ext: str) -> None:
     for w in parse_inline("f" + ext, "# subguard: ignore[SG102] r\n" + text):
         assert w.location.line >= 1 and all(line >= w.location.line for line in w.covers)
+
+
+YAML_BINDINGS = """spring:
+  cloud:
+    stream:
+      bindings:
+        # subguard: ignore[SG102] old tag set retires in release 42
+        input:
+          destination: orders  # a trailing comment
+
+          group: GID_ORDERS
+        output:
+          destination: audit
+      rocketmq:
+        bindings:
+          input:
+            consumer:
+              # subguard: ignore[SG103] scalar key: covers its own line only
+              subscription: tagA
+queues:
+  # subguard: ignore[SG401] a sequence at the key's own indent belongs to it
+  consumers:
+  - a
+  - b
+other: 1
+---
+# subguard: ignore[SG102] a block ends at a document marker
+next:
+  key: 1
+---
+last: 2
+"""
+
+
+def test_yaml_waiver_above_a_key_covers_the_block_it_opens() -> None:
+    binding, scalar, sequence, document = parse_inline("application.yml", YAML_BINDINGS)
+    assert binding.covers == (5, 6, 7, 8, 9)  # `input:` down to `group:`, the blank line inside included
+    assert scalar.covers == (16, 17)
+    assert sequence.covers == (19, 20, 21, 22)
+    assert document.covers == (25, 26, 27)
+    assert parse_inline("app.py", "# subguard: ignore[SG102] r\nblock:\n  x = 1\n")[0].covers == (1, 2)  # YAML only
