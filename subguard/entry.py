@@ -21,6 +21,11 @@ def run(argv: Sequence[str]) -> int:
     """The exit code of `subguard ARGV...`; `check` runs are replayed (`subguard.runmemo`) or
     recorded (`subguard.runrecord`)."""
     escape_streams()
+    if list(argv) == ["--version"]:  # what click's version option prints, without loading click
+        from subguard import __version__
+
+        print(f"subguard, version {__version__}")
+        return 0
     if list(argv[:1]) != ["check"]:
         from subguard.cli import main
 

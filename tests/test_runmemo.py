@@ -175,3 +175,14 @@ def test_a_root_given_as_a_link_is_checked_again_after_an_edit(repo: Path) -> No
     time.sleep(runmemo.RACY_NS / 1e9 + 0.05)
     edited = run()
     assert edited.returncode == 1 and "SG102" in edited.stdout
+
+
+def test_version_is_answered_before_the_cli_loads_and_matches_clicks(capsys: pytest.CaptureFixture[str]) -> None:
+    from subguard.cli import main
+    from subguard.entry import run
+
+    assert run(["--version"]) == 0
+    fast = capsys.readouterr().out
+    assert main(["--version"]) == 0 and capsys.readouterr().out == fast
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "subguard", "--version"], capture_output=True, text=True, check=False)
+    assert proc.stdout == fast and "click" not in proc.stderr
