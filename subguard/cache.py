@@ -3,9 +3,11 @@
 Keys: a file's path, size and mtime (to skip reading it at all) and its content hash (to reuse a
 parse). A namespace built from the subguard version and code, the policy set and the scan-relevant
 config invalidates everything when any of them changes. The user's cache directory also holds small
-signed memos keyed by content (parsed policies, simulated group impacts: `read_signed`, `MemoFile`). Entries are pickles signed with an HMAC whose key lives in the
-user's cache directory, outside every scanned repo, so a cache file planted in a repository is
-never unpickled. A corrupt or unwritable cache is ignored with one warning, never fatal.
+signed memos keyed by content (parsed policies, simulated group impacts: `read_signed`, `MemoFile`).
+Entries are pickles signed (`subguard.signing`: keyed BLAKE2b) with a key that lives in the user's
+cache directory, outside every scanned repo, so a cache file planted in a repository is never
+unpickled. A corrupt or unwritable cache is ignored with one warning, never fatal; one written by
+another release of subguard is a silent miss.
 """
 
 from __future__ import annotations
