@@ -30,6 +30,7 @@ SPLIT_FRONTIER = 8  # folders to share out before splitting; fewer: walk in one 
 SPLIT_MIN_NAMES = 2000  # names (git listings) worth a second process
 # marshal format 2: no shared references (format 3 on), so equal rows give equal bytes; 4x faster than repr
 _CANONICAL = 2
+LEFT_OUT, FOLDER, ENTRY = 0, 1, 2  # what the walk does with an entry (`_Walk._kind`)
 _DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 
 
@@ -51,30 +52,26 @@ class _Walk:
         self.known: dict[str, bytes] = {}
         self.newest = 0
 
-    def _skipped(self, rel: str) -> bool:
-        return bool(self.skip) and (rel + "/").startswith(self.skip)
+    def _kind(self, prefix: str, entry: os.DirEntry[str]) -> int:
+        """LEFT_OUT (under a `skip` prefix, or an excluded folder), FOLDER (to enter) or ENTRY (stamped)."""
+        if self.skip and (prefix + entry.name + "/").startswith(self.skip):
+            return LEFT_OUT
+        try:
+            is_dir = entry.is_dir(follow_symlinks=False)
+        except OSError:
+            is_dir = False
+        if not is_dir:
+            return ENTRY
+        return LEFT_OUT if self.excluded(entry.name) else FOLDER
 
-    def entries(self, rel: str) -> list[tuple[str, os.DirEntry[str], bool]] | None:
-        """(relative path, entry, is a folder to enter) for the entries of one folder, sorted by
-        name; None when it cannot be read."""
+    def subfolders(self, rel: str) -> list[str] | None:
+        """The folders below `rel` the walk enters (relative paths); None when it cannot be read."""
+        prefix = f"{rel}/" if rel else ""
         try:
             with os.scandir(f"{self.base}/{rel}" if rel else self.base) as it:
-                found = sorted(it, key=lambda e: e.name)
+                return sorted(prefix + e.name for e in it if self._kind(prefix, e) == FOLDER)
         except OSError:
             return None
-        out = []
-        for entry in found:
-            child = f"{rel}/{entry.name}" if rel else entry.name
-            if self._skipped(child):
-                continue
-            try:
-                is_dir = entry.is_dir(follow_symlinks=False)
-            except OSError:
-                is_dir = False
-            if is_dir and self.excluded(entry.name):
-                continue
-            out.append((child, entry, is_dir))
-        return out
 
     def digest(self, rel: str, parent_fd: int | None = None, name: str = "") -> bytes:
         """The digest of the folder at `rel` (its entries' names and stat fields, its subfolders'
@@ -104,21 +101,15 @@ class _Walk:
     def _rows(self, rel: str, fd: int, found: list[os.DirEntry[str]]) -> list[tuple[object, ...]]:
         """One row per entry kept: (name, subfolder digest) or (name, mode, size, mtime, ctime, inode)."""
         prefix = f"{rel}/" if rel else ""
-        skip, excluded = self.skip, self.excluded
         rows: list[tuple[object, ...]] = []
         newest = self.newest
         for entry in found:
+            kind = self._kind(prefix, entry)
+            if kind != ENTRY:
+                if kind == FOLDER:
+                    rows.append((entry.name, self.digest(prefix + entry.name, fd, entry.name)))
+                continue
             name = entry.name
-            if skip and (prefix + name + "/").startswith(skip):
-                continue
-            try:
-                is_dir = entry.is_dir(follow_symlinks=False)
-            except OSError:
-                is_dir = False
-            if is_dir:
-                if not excluded(name):
-                    rows.append((name, self.digest(prefix + name, fd, name)))
-                continue
             try:
                 st = entry.stat(follow_symlinks=False)
             except OSError:
@@ -136,10 +127,10 @@ class _Walk:
         for _ in range(4):
             deeper: list[str] = []
             for rel in level:
-                listed = self.entries(rel)
+                listed = self.subfolders(rel)
                 if listed is None:
                     return []
-                deeper += [child for child, _, is_dir in listed if is_dir]
+                deeper += listed
             if not deeper:
                 return []
             level = deeper
