@@ -22,7 +22,7 @@ from subguard import suppress
 from subguard.audit import local
 from subguard.config import Config, ConfigError, parse_config
 from subguard.discover import Candidate, read_limited
-from subguard.inventory import group_name
+from subguard.inventory import group_name, sort_consumers
 from subguard.model import (
     ClientFamily,
     Consumer,
@@ -413,7 +413,9 @@ def group_task(
 ) -> list[dict[str, Any]]:
     """Judge one consumer group across all repos: group-scope findings plus the simulated impact.
 
-    `members` holds (consumer JSON, environment hint) for every consumer declaring the group;
+    `members` holds (consumer JSON, environment hint) for every consumer declaring the group, in
+    any order: they are judged in the group map's order (`inventory.sort_consumers`), so the
+    findings and the simulated impact do not depend on the order a shuffle delivered them in.
     `waivers` the inline waivers (JSON) of the member repos. Waiver problems are reported by the
     per-repo tasks, not here.
     """
@@ -421,7 +423,7 @@ def group_task(
     from subguard.engine import selected
     from subguard.impact import attach_impact
 
-    consumers = [with_hint(Consumer.model_validate_json(js), env) for js, env in members]
+    consumers = sort_consumers([with_hint(Consumer.model_validate_json(js), env) for js, env in members])
     by_repo: dict[str, list[Consumer]] = {}
     for c in consumers:
         by_repo.setdefault(c.repo, []).append(c)

@@ -257,12 +257,11 @@ def judge_groups(consumers: DataFrame, waivers: DataFrame, options: tasks.AuditO
 
     `waivers` are the inline-waiver records (repo, payload) of the per-repo tasks; each group task
     gets those of its member repos. Members and waivers are gathered per group in the JVM (no
-    Python shuffle), members in a fixed order (repo, path, line): a group is judged the same
-    whichever order its members arrived in.
+    Python shuffle); the group task puts the members in order itself.
     """
     known = consumers.where(F.col("group").isNotNull() & (F.col("group") != ""))
     members = known.groupBy("group").agg(
-        F.sort_array(F.collect_list(F.struct("repo", "path", "line", "json", "env_hint"))).alias("members")
+        F.collect_list(F.struct("json", "env_hint")).alias("members")
     )
     waived = (
         known.select("group", "repo").distinct().join(waivers.select("repo", "payload"), "repo")

@@ -1,5 +1,5 @@
 """A group is judged the same whichever order its members reach the group task in (the order rows
-arrive in after a shuffle is not fixed): `transforms.judge_groups` sorts them, in the JVM."""
+arrive in after a shuffle is not fixed): `tasks.group_task` puts them in the group map's order."""
 
 from __future__ import annotations
 
