@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import importlib
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Protocol
@@ -128,6 +128,21 @@ def summary_line(findings: Sequence[Finding], ctx: ReportContext) -> str:
         head += f", {suppressed} suppressed"
     files = f"{ctx.files} file{'s' if ctx.files != 1 else ''} scanned ({ctx.parsed} parsed, {ctx.skipped} skipped, {ctx.failed} failed)"
     return f"{head}; {files}"
+
+
+def distinct(names: Iterable[str], variant: Callable[[str, int], str]) -> list[str]:
+    """The names in order, each made unique: a name already given is replaced by `variant(name, n)`
+    for n = 2, 3, ... until the result is new."""
+    used: set[str] = set()
+    out: list[str] = []
+    for name in names:
+        candidate, n = name, 1
+        while candidate in used:
+            n += 1
+            candidate = variant(name, n)
+        used.add(candidate)
+        out.append(candidate)
+    return out
 
 
 def sort_key(f: Finding) -> tuple[str, str, int, int, str]:

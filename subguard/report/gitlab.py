@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from subguard.model import Finding, RuleDoc, Severity, fingerprint
-from subguard.report import ReportContext, active, display_path, sort_key
+from subguard.report import ReportContext, active, display_path, distinct, sort_key
 
 SEVERITIES = {Severity.ERROR: "major", Severity.WARNING: "minor", Severity.NOTE: "info"}
 
@@ -27,17 +27,8 @@ SEVERITIES = {Severity.ERROR: "major", Severity.WARNING: "minor", Severity.NOTE:
 def unique_fingerprints(findings: Sequence[Finding]) -> list[str]:
     """One fingerprint per finding, in order: its own (or one from rule, place and message), re-hashed
     with a counter when an earlier finding already has it."""
-    used: set[str] = set()
-    out: list[str] = []
-    for f in findings:
-        base = f.fingerprint or fingerprint(f.rule, f.location.repo, f.location.path, f.message)
-        fp, n = base, 1
-        while fp in used:
-            n += 1
-            fp = fingerprint(base, str(n))
-        used.add(fp)
-        out.append(fp)
-    return out
+    own = (f.fingerprint or fingerprint(f.rule, f.location.repo, f.location.path, f.message) for f in findings)
+    return distinct(own, lambda base, n: fingerprint(base, str(n)))
 
 
 def issue(f: Finding, fp: str, ctx: ReportContext) -> dict[str, Any]:

@@ -27,7 +27,7 @@ from collections.abc import Mapping, Sequence
 
 from subguard.limits import escape_controls
 from subguard.model import Finding, RuleDoc
-from subguard.report import ReportContext, display_path, sort_key
+from subguard.report import ReportContext, display_path, distinct, sort_key
 from subguard.report.members import Member, members_of
 
 NAME = "subguard"
@@ -60,16 +60,7 @@ def case_names(cases: Sequence[Finding], ctx: ReportContext) -> list[str]:
     subjects = [subject(f, ctx) for f in cases]
     shared = Counter(subjects)
     names = [f"{s} #{f.fingerprint[:8]}" if shared[s] > 1 and f.fingerprint else s for s, f in zip(subjects, cases)]
-    used: set[str] = set()
-    out: list[str] = []
-    for name in names:
-        candidate, n = name, 1
-        while candidate in used:
-            n += 1
-            candidate = f"{name} ({n})"
-        used.add(candidate)
-        out.append(candidate)
-    return out
+    return distinct(names, lambda name, n: f"{name} ({n})")
 
 
 def member_line(m: Member, ctx: ReportContext) -> str:
