@@ -110,13 +110,15 @@ def listing_for_record(root: str, exclude: Sequence[str]) -> tuple[int, str, int
 
 
 def tree_signature(folder: str) -> str:
-    """A digest of every file below a folder the run wrote itself (a cache), memo entries aside."""
-    memos = runs_dir()
-    names: list[str] = []
-    for dirpath, dirnames, filenames in os.walk(folder):
-        dirnames[:] = sorted(d for d in dirnames if os.path.join(dirpath, d) != memos)
-        names += [os.path.relpath(os.path.join(dirpath, name), folder) for name in sorted(filenames)]
-    return treestamp.names_stamp(folder, names, "tree\0" + folder)[0]
+    """A digest of every entry below a folder the run wrote itself (a cache), memo entries aside:
+    the same walk as a scan root's, with nothing excluded but the memo folder."""
+    memos = os.path.relpath(runs_dir(), folder)
+    skip = () if memos.startswith("..") else (memos + "/",)
+    return treestamp.walk_stamp(folder, skip, _nothing, "tree\0" + folder)[0]
+
+
+def _nothing(name: str) -> bool:
+    return False
 
 
 def _install_stamp() -> str:
