@@ -46,7 +46,7 @@ def generate(out: Path, scale: float, seed: int) -> dict[str, list[str]]:
         root = out / f"repo-{r:04d}"
         (root / "src").mkdir(parents=True, exist_ok=True)
         (root / "pyproject.toml").write_text(f'[project]\nname = "repo-{r:04d}"\nversion = "1.0.{r}"\n')
-        for i in range(files_per_repo - 1):
+        for _ in range(files_per_repo - 1):
             n += 1
             if rng.random() < consumer_share:
                 kind = rng.choice(("py", "java"))

@@ -71,7 +71,7 @@ def install(work: Path) -> str:
 def edit_target(tree: Path) -> Path:
     """The file the edit rounds change: the first (by path) Python or Java file subguard reads that
     mentions rocketmq, else the first such file at all (none inside folders the scan skips)."""
-    from subguard.listing import excluded_dir
+    from subguard.scan.listing import excluded_dir
 
     sources = sorted(
         p for p in tree.rglob("*")

@@ -22,9 +22,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from subguard.config import Config
-from subguard.inventory import sort_consumers, subscription_rows
-from subguard.scan import ScanResult, scan_repo
+from subguard.core.config import Config
+from subguard.core.inventory import sort_consumers, subscription_rows
+from subguard.scan.extraction import ScanResult, scan_repo
 
 
 def time_inventory(tree: Path, rounds: int) -> tuple[list[float], ScanResult, int]:

@@ -20,9 +20,9 @@ from pathlib import Path
 import tree_sitter_java
 from tree_sitter import Language, Parser
 
-from subguard.config import Config
+from subguard.core.config import Config
 from subguard.extract import load_extractors
-from subguard.scan import scan_repo
+from subguard.scan.extraction import scan_repo
 
 LISTENER = """package com.acme.m{m}.svc;
 

@@ -12,8 +12,8 @@ import argparse
 import random
 import time
 
-from subguard.expression import parse
-from subguard.model import ClientFamily, Consumer, Location, MessageModel, Subscription, Value
+from subguard.core.model import ClientFamily, Consumer, Location, MessageModel, Subscription, Value
+from subguard.rocketmq.expression import parse
 from subguard.simulate.impact import simulate_group
 
 SHAPES = (

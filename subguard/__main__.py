@@ -1,3 +1,3 @@
-from subguard.entry import main
+from subguard.cli.entry import main
 
 main()

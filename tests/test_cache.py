@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from subguard.cache import MemoFile, read_signed, write_signed
-from subguard.cli import main
-from subguard.signing import MAGIC as _MAGIC
+from subguard.cli.main import main
+from subguard.core.cache import MemoFile, read_signed, write_signed
+from subguard.core.signing import MAGIC as _MAGIC
 
 # one consumer module; "{tags}" is its tag expression (shared by the cache, action and hook tests)
 CONSUMER = (Path(__file__).parent / "fixtures" / "snippets" / "order_consumer.py.tmpl").read_text(encoding="utf-8")

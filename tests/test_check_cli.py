@@ -1,4 +1,4 @@
-"""`subguard check` end to end through `subguard.cli.main` on real fixture repos."""
+"""`subguard check` end to end through `subguard.cli.main.main` on real fixture repos."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from subguard.cli import main
-from subguard.commands.check import guarded
-from subguard.policy import load_policies, rule_docs
+from subguard.cli.commands.check import guarded
+from subguard.cli.main import main
+from subguard.rules.policy import load_policies, rule_docs
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "check"
 POLICY_FILE = Path(__file__).resolve().parents[1] / "policies" / "SG102-group-tag-set-mismatch.yaml"

@@ -1,4 +1,4 @@
-"""subguard.expression against every row of rocketmq-semantics.md §1.2 and its hash references."""
+"""subguard.rocketmq.expression against every row of rocketmq-semantics.md §1.2 and its hash references."""
 
 from __future__ import annotations
 
@@ -6,7 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from subguard.expression import (
+from subguard.core.model import ExpressionType
+from subguard.rocketmq.expression import (
     cpp_atoi,
     java_hash,
     java_split,
@@ -17,7 +18,6 @@ from subguard.expression import (
     tag_order_equal,
     tag_set_equal,
 )
-from subguard.model import ExpressionType
 
 # (input, tagsSet in written order, stored subString, error?)
 TABLE = [

@@ -96,8 +96,8 @@ def test_inventory_stats_account_for_every_file(hostile_repo: Path) -> None:
 
 
 def test_scan_records_reasons(hostile_repo: Path) -> None:
-    from subguard.config import load_config
-    from subguard.scan import scan_repo
+    from subguard.core.config import load_config
+    from subguard.scan.extraction import scan_repo
 
     config = load_config(None, hostile_repo)
     result = scan_repo(hostile_repo, config)
@@ -120,8 +120,8 @@ def test_scan_records_reasons(hostile_repo: Path) -> None:
 
 def test_regression_reasons_for_crashers(hostile_repo: Path) -> None:
     """Each of these crashed or hung a parser before its fix (see the report of issue 9)."""
-    from subguard.config import load_config
-    from subguard.scan import scan_repo
+    from subguard.core.config import load_config
+    from subguard.scan.extraction import scan_repo
 
     result = scan_repo(hostile_repo, load_config(None, hostile_repo))
     by_path = {r.path: r for r in result.files}
@@ -148,7 +148,7 @@ def test_regression_reasons_for_crashers(hostile_repo: Path) -> None:
 def test_yaml_limits_are_fast_and_safe() -> None:
     from ruamel.yaml.error import YAMLError
 
-    from subguard.limits import YAML_MAX_ALIAS_EXPANSION, safe_yaml
+    from subguard.core.limits import YAML_MAX_ALIAS_EXPANSION, safe_yaml
 
     laughs = "a: &a [x,x,x,x,x,x,x,x,x,x]\n" + "".join(f"{c}: &{c} [{','.join([f'*{p}'] * 10)}]\n" for p, c in zip("abcdefg", "bcdefgh"))
     bombs = {
@@ -175,7 +175,7 @@ def test_time_budget_interrupts_and_restores() -> None:
     import signal
     import threading
 
-    from subguard.limits import ParseTimeout, can_time_out, time_budget
+    from subguard.core.limits import ParseTimeout, can_time_out, time_budget
 
     assert can_time_out()
     start = time.monotonic()
@@ -195,7 +195,7 @@ def test_time_budget_interrupts_and_restores() -> None:
 
 def test_time_budget_survives_an_alarm_swallowed_by_a_finaliser() -> None:
     """An exception raised inside `__del__` is printed and dropped; the budget must fire again."""
-    from subguard.limits import ParseTimeout, time_budget
+    from subguard.core.limits import ParseTimeout, time_budget
 
     class Slow:
         def __del__(self) -> None:  # spans the moment the budget is spent
@@ -218,8 +218,8 @@ def test_time_budget_survives_an_alarm_swallowed_by_a_finaliser() -> None:
 
 def test_slow_file_fails_on_its_time_budget_alone(tmp_path: Path) -> None:
     """The pure-Python YAML scanner is quadratic in flow depth: such a file fails on `parse-timeout`."""
-    from subguard.config import Config
-    from subguard.scan import scan_repo
+    from subguard.core.config import Config
+    from subguard.scan.extraction import scan_repo
 
     slow = "[" + ",".join(["[" * 90 + "]" * 90] * 300) + "]\n"  # ~5 s unbounded on an idle core
     (tmp_path / "deploy").mkdir()
@@ -247,8 +247,8 @@ class _Fragile:
         return path.endswith(".frag")
 
     def extract(self, files, repo):  # type: ignore[no-untyped-def]
+        from subguard.core.model import FileRecord, FileStatus
         from subguard.extract.base import ExtractResult
-        from subguard.model import FileRecord, FileStatus
 
         def parse(data: bytes) -> str:
             if data == b"recurse":
@@ -262,9 +262,9 @@ class _Fragile:
 
 
 def test_extractor_failure_is_isolated_to_its_file() -> None:
-    from subguard.config import Config
-    from subguard.discover import Candidate
-    from subguard.scan import scan_files
+    from subguard.core.config import Config
+    from subguard.scan.discover import Candidate
+    from subguard.scan.extraction import scan_files
 
     files = {"a.frag": b"fine", "b.frag": b"recurse", "c.frag": b"boom", "d.frag": b"also fine"}
     cands = [Candidate(p, "/nonexistent/" + p, len(d), data=d) for p, d in files.items()]

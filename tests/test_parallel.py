@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from subguard.config import Config
-from subguard.limits import FileFailure
-from subguard.parallel import MIN_FILES, Prefetcher
-from subguard.scan import scan_repo
+from subguard.core.config import Config
+from subguard.core.limits import FileFailure
+from subguard.scan.extraction import scan_repo
+from subguard.scan.parallel import MIN_FILES, Prefetcher
 
 LISTENER = """package com.example.svc{i};
 

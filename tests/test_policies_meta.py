@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from subguard.policy import BUILTIN_DIR, load_policies, load_policy, rule_docs
+from subguard.rules.policy import BUILTIN_DIR, load_policies, load_policy, rule_docs
 
 POLICY_FILES = sorted(BUILTIN_DIR.glob("*.y*ml"))
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from subguard import runmemo, runrecord
+from subguard.scan import runmemo, runrecord
 
 CONSUMER = '''from rocketmq.client import PushConsumer
 
@@ -47,7 +47,7 @@ def _check(repo: Path, *args: str, importtime: bool = False) -> subprocess.Compl
 
 def _replayed(proc: subprocess.CompletedProcess[str]) -> bool:
     """Whether the run was answered without loading the engine (`-X importtime` lists every import)."""
-    return "subguard.runmemo" in proc.stderr and "subguard.engine" not in proc.stderr
+    return "subguard.scan.runmemo" in proc.stderr and "subguard.rules.engine" not in proc.stderr
 
 
 def _memos(repo: Path) -> list[Path]:
@@ -62,7 +62,7 @@ def test_unchanged_tree_is_replayed_identically(repo: Path) -> None:
     assert second.returncode == first.returncode and second.stdout == first.stdout
     assert first.stderr in second.stderr  # the replayed summary line, after the import timings
     imported = {line.split("|")[-1].strip() for line in second.stderr.splitlines() if line.startswith("import time:")}
-    heavy = {"subguard.cli", "subguard.cache", "click", "pydantic", "hashlib", "pickle", "json", "subprocess", "typing"}
+    heavy = {"subguard.cli.main", "subguard.core.cache", "click", "pydantic", "hashlib", "pickle", "json", "subprocess", "typing"}
     assert not imported & heavy  # a replay loads only what it needs: its start-up is most of its time
 
 
@@ -178,8 +178,8 @@ def test_a_root_given_as_a_link_is_checked_again_after_an_edit(repo: Path) -> No
 
 
 def test_version_is_answered_before_the_cli_loads_and_matches_clicks(capsys: pytest.CaptureFixture[str]) -> None:
-    from subguard.cli import main
-    from subguard.entry import run
+    from subguard.cli.entry import run
+    from subguard.cli.main import main
 
     assert run(["--version"]) == 0
     fast = capsys.readouterr().out

@@ -9,10 +9,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from subguard import baseline
-from subguard.config import Waiver
-from subguard.model import Finding, Location, Related, RuleDoc, Severity, Suppression
-from subguard.suppress import (
+from subguard.core.config import Waiver
+from subguard.core.model import Finding, Location, Related, RuleDoc, Severity, Suppression
+from subguard.rules import baseline
+from subguard.rules.suppress import (
     apply_config,
     apply_inline,
     locate_config_waivers,

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from subguard import treestamp
-from subguard.listing import excluded_dir
+from subguard.scan import treestamp
+from subguard.scan.listing import excluded_dir
 
 
 @pytest.fixture()

@@ -25,13 +25,13 @@ from pyspark.sql import functions as F
 
 from subguard.audit import tasks
 from subguard.audit import transforms as T
-from subguard.config import Config
+from subguard.core.config import Config
+from subguard.core.model import Consumer, Finding
 from subguard.evidence.classify import classify_groups
 from subguard.evidence.correlate import Declared, enrich, live_vs_declared
 from subguard.evidence.events import FIELD_NAMES, SCHEMA, from_dict
 from subguard.evidence.ledger import Ledger
 from subguard.evidence.reader import EvidenceFile
-from subguard.model import Consumer, Finding
 
 Source = tuple[str, str]  # (qualified URI of a file or folder as given, its display path)
 

@@ -33,9 +33,9 @@ from subguard.audit import jvm, local, tasks
 from subguard.audit import sources as src
 from subguard.audit import summary as summ
 from subguard.audit import transforms as T
-from subguard.config import Config, ConfigError, load_config
-from subguard.discover import read_limited
-from subguard.model import Finding
+from subguard.core.config import Config, ConfigError, load_config
+from subguard.core.model import Finding
+from subguard.scan.discover import read_limited
 
 FORMATS = ("parquet", "json", "sarif", "html")
 # how repositories are read: `auto` (file: roots listed and read by the Spark tasks themselves, links
@@ -317,7 +317,7 @@ def split_roots(
 def hidden_inputs(fs: FS, roots: Sequence[tuple[str, str, str]], max_size: int) -> list[src.HiddenFile]:
     """The files below the roots that Spark's own listing drops (`.subguard.yaml`, `__init__.py`,
     `.github/...`): found by one listing of each root on the driver (metadata only)."""
-    from subguard.discover import DEFAULT_EXCLUDE_DIRS
+    from subguard.scan.discover import DEFAULT_EXCLUDE_DIRS
 
     seen: dict[str, src.HiddenFile] = {}
     for base, mode, _ in roots:
@@ -370,7 +370,7 @@ def load_audit_config(config_file: str | None) -> Config:
 
 
 def _config_locations(config: Config) -> tuple[Any, ...]:
-    from subguard import suppress
+    from subguard.rules import suppress
 
     if not config.waivers or not config.source:
         return ()

@@ -26,7 +26,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from subguard.cache import user_cache_dir
+from subguard.core.cache import user_cache_dir
 
 QUIET = "-Xlog:cds=off -Xlog:cds+dynamic=off"  # no JVM chatter about archives on stderr
 DUMP_WAIT_SECONDS = 120.0  # how long an exiting JVM may take to write its archive

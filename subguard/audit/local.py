@@ -18,8 +18,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Literal
 
-from subguard.discover import Candidate, classify, excluded_dir, git_files, walk_tree
-from subguard.model import FileRecord, FileStatus
+from subguard.core.model import FileRecord, FileStatus
+from subguard.scan.discover import Candidate, classify, excluded_dir, git_files, walk_tree
 
 UnitKind = Literal["repo", "hidden", "loose"]
 OUTSIDE = "not inside a repository (top-level file of an organisation folder)"

@@ -6,7 +6,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from subguard.model import Severity
+from subguard.core.model import Severity
 
 TOP_REASONS = 30
 

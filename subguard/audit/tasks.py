@@ -17,13 +17,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from subguard import baseline as baseline_mod
-from subguard import suppress
 from subguard.audit import local
-from subguard.config import Config, ConfigError, parse_config
-from subguard.discover import Candidate, read_limited
-from subguard.inventory import group_name, sort_consumers
-from subguard.model import (
+from subguard.core.config import Config, ConfigError, parse_config
+from subguard.core.inventory import group_name, sort_consumers
+from subguard.core.model import (
     ClientFamily,
     Consumer,
     Deployment,
@@ -37,7 +34,10 @@ from subguard.model import (
     Subscription,
     Value,
 )
-from subguard.scan import ScanResult, scan_files
+from subguard.rules import baseline as baseline_mod
+from subguard.rules import suppress
+from subguard.scan.discover import Candidate, read_limited
+from subguard.scan.extraction import ScanResult, scan_files
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -117,7 +117,7 @@ def materialise_builtin_policies() -> None:
     import tempfile
     import zipfile
 
-    from subguard import policy
+    from subguard.rules import policy
 
     if policy.BUILTIN_DIR.is_dir():
         return
@@ -127,7 +127,7 @@ def materialise_builtin_policies() -> None:
     dest = Path(tempfile.mkdtemp(prefix="subguard-policies-"))
     with zipfile.ZipFile(archive) as zf:
         for name in zf.namelist():
-            if name.startswith("subguard/policies/") and name.endswith((".yaml", ".yml")):
+            if name.startswith("subguard/rules/policies/") and name.endswith((".yaml", ".yml")):
                 (dest / Path(name).name).write_bytes(zf.read(name))
     policy.BUILTIN_DIR = dest
 
@@ -135,7 +135,7 @@ def materialise_builtin_policies() -> None:
 @functools.lru_cache(maxsize=8)
 def _load_policies(dirs: tuple[str, ...], source: str | None) -> tuple[list[Any], dict[str, RuleDoc]]:
     """Policies and their docs, loaded once per task process (they are read-only)."""
-    from subguard.policy import load_policies, policy_dirs, rule_docs
+    from subguard.rules.policy import load_policies, policy_dirs, rule_docs
 
     materialise_builtin_policies()
     policies = load_policies(policy_dirs(dirs, source))
@@ -151,8 +151,8 @@ def scope_of(rule: str, docs: Mapping[str, RuleDoc]) -> str:
 def _judge(results: Sequence[ScanResult], config: Config) -> tuple[list[Finding], dict[str, RuleDoc]]:
     """Evaluate (the engine adds the extractors' findings and applies the selection), fingerprint,
     attach the members of group findings: the steps of `subguard check` before waivers."""
-    from subguard.engine import evaluate
     from subguard.report.members import attach_members
+    from subguard.rules.engine import evaluate
 
     policies, docs = _policies(config)
     found = [baseline_mod.with_fingerprint(f) for f in evaluate(results, policies, config)]
@@ -182,7 +182,7 @@ def apply_waivers(
     docs: Mapping[str, RuleDoc], today: dt.date,
 ) -> tuple[list[Finding], list[Finding]]:
     """Mark waived findings; returns (findings, SG903 problem findings) as `check` computes them."""
-    from subguard.engine import enabled_by
+    from subguard.rules.engine import enabled_by
 
     return suppress.apply_waivers(found, inline, config, locations, docs, enabled_by(config), today)
 
@@ -419,9 +419,9 @@ def group_task(
     `waivers` the inline waivers (JSON) of the member repos. Waiver problems are reported by the
     per-repo tasks, not here.
     """
-    from subguard import selfcheck
-    from subguard.engine import selected
-    from subguard.impact import attach_impact
+    from subguard.rules import selfcheck
+    from subguard.rules.engine import selected
+    from subguard.rules.impact import attach_impact
 
     consumers = sort_consumers([with_hint(Consumer.model_validate_json(js), env) for js, env in members])
     by_repo: dict[str, list[Consumer]] = {}

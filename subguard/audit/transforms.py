@@ -23,9 +23,9 @@ from pyspark.sql import functions as F
 from subguard.audit import tasks
 from subguard.audit.local import EXCLUDED, HIDDEN_TOP, OUTSIDE, Unit
 from subguard.audit.sources import repo_of_jsonl
-from subguard.discover import DEFAULT_EXCLUDE_DIRS
-from subguard.inventory import group_name, subscription_rows
-from subguard.model import Consumer, FileRecord, FileStatus
+from subguard.core.inventory import group_name, subscription_rows
+from subguard.core.model import Consumer, FileRecord, FileStatus
+from subguard.scan.discover import DEFAULT_EXCLUDE_DIRS
 
 FILE_LIST = "array<struct<path:string, status:string, reason:string, extractor:string, size:long>>"  # FILES, as a list
 RECORDS = f"repo string, kind string, key string, payload string, files {FILE_LIST}"  # files: kind "files" only

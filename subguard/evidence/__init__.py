@@ -10,12 +10,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from subguard.core.model import Finding
 from subguard.evidence.classify import classify_groups
 from subguard.evidence.events import SCHEMA, Event, from_dict
 from subguard.evidence.ledger import fold
 from subguard.evidence.logline import split_header
 from subguard.evidence.messages import parse_message
-from subguard.model import Finding
 
 __all__ = ["SCHEMA", "classify", "parse_event", "parse_line"]
 

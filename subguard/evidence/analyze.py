@@ -6,11 +6,11 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from subguard.core.model import Finding
 from subguard.evidence.classify import classify_groups
 from subguard.evidence.correlate import Declared, enrich, live_vs_declared
 from subguard.evidence.ledger import Ledger
 from subguard.evidence.reader import EvidenceFile, FileStats
-from subguard.model import Finding
 
 
 @dataclass(frozen=True)

@@ -8,11 +8,11 @@ from __future__ import annotations
 import bisect
 from collections.abc import Iterable, Sequence
 
+from subguard.core.model import Finding, Location, Related, Severity, fingerprint
 from subguard.evidence import rules
 from subguard.evidence.cadence import cadence
 from subguard.evidence.ledger import Code25Source, GroupState, Loc, OffsetState, Sightings, TopicState, Variant
-from subguard.expression import parse
-from subguard.model import Finding, Location, Related, Severity, fingerprint
+from subguard.rocketmq.expression import parse
 
 EXPLAIN_WINDOW = 60.0  # a join/rebalance this many seconds before a code-25 burst explains it
 LONG_BURST = 60.0  # a burst lasting longer than this is not the start-up race

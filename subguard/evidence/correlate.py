@@ -9,12 +9,21 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from subguard.core.inventory import group_name
+from subguard.core.model import (
+    Consumer,
+    ExpressionType,
+    Finding,
+    Location,
+    Related,
+    Severity,
+    Subscription,
+    fingerprint,
+)
 from subguard.evidence import rules
 from subguard.evidence.classify import location, related
 from subguard.evidence.ledger import RETRY_PREFIX, GroupState, Variant
-from subguard.expression import parse, tag_set_equal
-from subguard.inventory import group_name
-from subguard.model import Consumer, ExpressionType, Finding, Location, Related, Severity, Subscription, fingerprint
+from subguard.rocketmq.expression import parse, tag_set_equal
 
 # groups the broker and the tools create themselves
 SYSTEM_GROUPS = ("CID_RMQ_SYS_", "TOOLS_CONSUMER", "FILTERSRV_CONSUMER", "SELF_TEST_", "CID_ONS-HTTP-PROXY", "CID_SYS_RMQ_TRANS")

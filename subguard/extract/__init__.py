@@ -10,11 +10,11 @@ from subguard.extract.base import Extractor
 
 # name -> "module:attribute"; imported lazily so that `subguard --version` stays fast.
 REGISTRY: dict[str, str] = {
-    "python": "subguard.extract.python:EXTRACTOR",
+    "python": "subguard.extract.python.extractor:EXTRACTOR",
     "build": "subguard.extract.build:EXTRACTOR",  # before spring and java: they read its versions
-    "spring": "subguard.extract.spring:EXTRACTOR",
-    "java": "subguard.extract.java:EXTRACTOR",
-    "manifests": "subguard.extract.manifests:EXTRACTOR",  # keep last: claims every YAML nobody else took
+    "spring": "subguard.extract.spring.extractor:EXTRACTOR",
+    "java": "subguard.extract.java.extractor:EXTRACTOR",
+    "manifests": "subguard.extract.manifests.extractor:EXTRACTOR",  # keep last: claims every YAML nobody else took
 }
 
 

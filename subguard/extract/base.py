@@ -6,8 +6,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
-from subguard.config import Config
-from subguard.model import Consumer, Deployment, FileRecord, Finding
+from subguard.core.config import Config
+from subguard.core.model import Consumer, Deployment, FileRecord, Finding
 
 
 @dataclass(frozen=True)

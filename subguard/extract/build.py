@@ -29,9 +29,9 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-from subguard.client_versions import ARTIFACTS, SCA_BOM, SCA_STREAM
+from subguard.core.model import FileRecord, FileStatus, Location, Resolution, Value
 from subguard.extract.base import ExtractResult, RepoContext, SourceFile
-from subguard.model import FileRecord, FileStatus, Location, Resolution, Value
+from subguard.rocketmq.client_versions import ARTIFACTS, SCA_BOM, SCA_STREAM
 
 POM = "pom.xml"
 GRADLE = ("build.gradle", "build.gradle.kts")

@@ -14,7 +14,7 @@ from pathlib import Path, PurePosixPath
 from typing import Protocol
 
 from subguard import __version__
-from subguard.model import Finding, Location, RuleDoc, Severity
+from subguard.core.model import Finding, Location, RuleDoc, Severity
 
 # format name -> "module:function" (explicit registry; a format's module loads only when used)
 FORMATS: dict[str, str] = {

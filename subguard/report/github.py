@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from subguard.model import Finding, RuleDoc, Severity
+from subguard.core.model import Finding, RuleDoc, Severity
 from subguard.report import ReportContext, active, display_path, sort_key
 
 COMMANDS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.NOTE: "notice"}

@@ -18,7 +18,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from subguard.model import Finding, RuleDoc, Severity, fingerprint
+from subguard.core.model import Finding, RuleDoc, Severity, fingerprint
 from subguard.report import ReportContext, active, display_path, distinct, sort_key
 
 SEVERITIES = {Severity.ERROR: "major", Severity.WARNING: "minor", Severity.NOTE: "info"}

@@ -6,7 +6,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from subguard.model import Finding, RuleDoc
+from subguard.core.model import Finding, RuleDoc
 from subguard.report import ReportContext, sort_key
 
 

@@ -25,8 +25,8 @@ import xml.etree.ElementTree as ET
 from collections import Counter
 from collections.abc import Mapping, Sequence
 
-from subguard.limits import escape_controls
-from subguard.model import Finding, RuleDoc
+from subguard.core.limits import escape_controls
+from subguard.core.model import Finding, RuleDoc
 from subguard.report import ReportContext, display_path, distinct, sort_key
 from subguard.report.members import Member, members_of
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from subguard.limits import escape_controls
-from subguard.model import Finding, RuleDoc, Severity
+from subguard.core.limits import escape_controls
+from subguard.core.model import Finding, RuleDoc, Severity
 from subguard.report import ReportContext, active, display_path, severity_counts, sort_key, summary_line
 from subguard.report.members import members_of
 

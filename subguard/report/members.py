@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from subguard.inventory import group_name
-from subguard.model import Consumer, Finding, Location, Record, Subscription
+from subguard.core.inventory import group_name
+from subguard.core.model import Consumer, Finding, Location, Record, Subscription
 
 MEMBERS = "members"  # key in Finding.properties
 

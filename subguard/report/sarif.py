@@ -12,7 +12,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 from urllib.parse import quote
 
-from subguard.model import Finding, Location, RuleDoc
+from subguard.core.model import Finding, Location, RuleDoc
 from subguard.report import ReportContext, Root, root_of, root_prefix, sort_key
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"

@@ -7,8 +7,8 @@ from collections.abc import Mapping, Sequence
 
 import click
 
-from subguard.limits import escape_controls
-from subguard.model import Finding, RuleDoc, Severity
+from subguard.core.limits import escape_controls
+from subguard.core.model import Finding, RuleDoc, Severity
 from subguard.report import ReportContext, active, display_path, sort_key, summary_line
 from subguard.report.members import Member, members_of
 

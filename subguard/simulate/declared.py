@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from subguard.expression import ParsedExpression, parse
-from subguard.model import Consumer, ExpressionType, MessageModel
+from subguard.core.model import Consumer, ExpressionType, MessageModel
+from subguard.rocketmq.expression import ParsedExpression, parse
 from subguard.simulate.spec import Batch, GroupSpec, Life, MemberSpec
 
 OTHER_TAG = "(other tags)"  # a tag nobody names: what match-all and SQL92 members also want

@@ -20,7 +20,7 @@ from functools import lru_cache
 from itertools import compress
 from typing import cast
 
-from subguard.expression import ParsedExpression, java_hash
+from subguard.rocketmq.expression import ParsedExpression, java_hash
 from subguard.simulate.allocate import STRATEGIES
 from subguard.simulate.broker import OK, SUBSCRIPTION_NOT_EXIST, SUBSCRIPTION_NOT_LATEST, Entry, GroupInfo
 from subguard.simulate.producer import TopicPlan, plan_topic

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from subguard.model import Consumer
+from subguard.core.model import Consumer
 from subguard.simulate.declared import declared_group
 from subguard.simulate.runs import simulate_runs
 

@@ -13,8 +13,8 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationEr
 from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
 
-from subguard.expression import parse
-from subguard.model import ClientFamily, ExpressionType, MessageModel
+from subguard.core.model import ClientFamily, ExpressionType, MessageModel
+from subguard.rocketmq.expression import parse
 from subguard.simulate.spec import RETRY_DELAY, Batch, GroupSpec, Life, MemberSpec
 
 _UNITS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000}

@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
-from subguard.expression import ParsedExpression, cpp_atoi
-from subguard.model import CPP_FAMILIES, OWN_EXPRESSION_FAMILIES, POP_FAMILIES, ClientFamily, ExpressionType
+from subguard.core.model import CPP_FAMILIES, OWN_EXPRESSION_FAMILIES, POP_FAMILIES, ClientFamily, ExpressionType
+from subguard.rocketmq.expression import ParsedExpression, cpp_atoi
 
 HEARTBEAT_INTERVAL = 30_000
 FIRST_HEARTBEAT = 1_000

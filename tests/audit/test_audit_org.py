@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from subguard.cli import main as cli_main
+from subguard.cli.main import main as cli_main
 from tests.audit.conftest import ORG, REPOS, ROOT, run
 
 pytestmark = pytest.mark.slow
@@ -72,7 +72,7 @@ def test_repo_local_findings_equal_check(
     spark: Any, org_audit: tuple[Path, dict[str, Any]], org_copy: Path, tmp_path: Path
 ) -> None:
     from subguard.audit.tasks import GROUP_SCOPE, _policies, scope_of
-    from subguard.config import Config
+    from subguard.core.config import Config
 
     _, docs = _policies(Config())
     audited = [f for f in table(spark, org_audit[0], "findings") if f["scope"] != GROUP_SCOPE]

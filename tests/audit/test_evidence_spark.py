@@ -14,11 +14,11 @@ import pytest
 from subguard.audit import evidence as E
 from subguard.audit import transforms as T
 from subguard.audit.sources import SourceError
-from subguard.config import Config
+from subguard.core.config import Config
+from subguard.core.model import Finding
 from subguard.evidence.analyze import analyze
 from subguard.evidence.correlate import Declared
-from subguard.model import Finding
-from subguard.scan import scan_repo
+from subguard.scan.extraction import scan_repo
 from tests.audit.conftest import ROOT
 
 pytestmark = pytest.mark.slow

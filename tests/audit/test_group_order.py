@@ -10,10 +10,10 @@ import pytest
 
 from subguard.audit import tasks
 from subguard.audit import transforms as T
-from subguard.config import Config
-from subguard.inventory import group_name
-from subguard.model import Consumer
-from subguard.scan import scan_repo
+from subguard.core.config import Config
+from subguard.core.inventory import group_name
+from subguard.core.model import Consumer
+from subguard.scan.extraction import scan_repo
 
 pytestmark = pytest.mark.slow
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from subguard.cli import main as cli_main
+from subguard.cli.main import main as cli_main
 from tests.audit.conftest import run
 
 pytestmark = pytest.mark.slow

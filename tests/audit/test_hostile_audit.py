@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from subguard import discover
-from subguard.cli import main as cli_main
+from subguard.cli.main import main as cli_main
+from subguard.scan import discover
 from tests.audit.conftest import run
 from tests.test_hostile import MARKER, build_hostile_repo, discovered
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from subguard import discover
 from subguard.audit import local
-from subguard.model import FileStatus
+from subguard.core.model import FileStatus
+from subguard.scan import discover
 
 
 def _org(tmp_path: Path) -> Path:

@@ -36,7 +36,7 @@ def test_spark_submit_local(tmp_path: Path) -> None:
         pytest.skip("spark-submit not found")
     archive = zip_package(tmp_path)
     with zipfile.ZipFile(archive) as zf:
-        assert "subguard/policies/SG102-group-tag-set-mismatch.yaml" in zf.namelist()
+        assert "subguard/rules/policies/SG102-group-tag-set-mismatch.yaml" in zf.namelist()
     out = tmp_path / "out"
     env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}
     proc = subprocess.run(

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from subguard.expression import parse
-from subguard.model import ClientFamily, Consumer, ExpressionType, Location, Subscription, Value
-from subguard.scan import ScanResult
+from subguard.core.model import ClientFamily, Consumer, ExpressionType, Location, Subscription, Value
+from subguard.rocketmq.expression import parse
+from subguard.scan.extraction import ScanResult
 
 
 def sub(topic: str | None, expression: str | None, path: str, line: int, sql: bool = False, repo: str = "repo") -> Subscription:

@@ -1,4 +1,4 @@
-"""`subguard rules` and `subguard explain` through `subguard.cli.main`."""
+"""`subguard rules` and `subguard explain` through `subguard.cli.main.main`."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from subguard.cli import main
+from subguard.cli.main import main
 
 
 def test_rules_table(capsys: pytest.CaptureFixture[str]) -> None:

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from subguard.conditions import UNKNOWN, ConditionHolder, evaluate
+from subguard.rules.conditions import UNKNOWN, ConditionHolder, evaluate
 
 
 def cond(data: Any) -> Any:

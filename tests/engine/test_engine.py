@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from subguard.config import Config
-from subguard.engine import evaluate
-from subguard.model import ClientFamily, FileRecord, FileStatus, Severity
-from subguard.policy import load_policies
-from subguard.scan import ScanResult
+from subguard.core.config import Config
+from subguard.core.model import ClientFamily, FileRecord, FileStatus, Severity
+from subguard.rules.engine import evaluate
+from subguard.rules.policy import load_policies
+from subguard.scan.extraction import ScanResult
 from tests.engine.records import consumer, result, sub
 
 POLICIES = load_policies()

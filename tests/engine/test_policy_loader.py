@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from subguard.policy import PolicyError, load_policies, load_policy
+from subguard.rules.policy import PolicyError, load_policies, load_policy
 
 GOOD = """\
 id: ACME001

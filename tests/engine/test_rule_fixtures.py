@@ -17,12 +17,12 @@ from pathlib import Path
 
 import pytest
 
-from subguard.commands.check import apply_waivers
-from subguard.config import load_config
-from subguard.engine import evaluate
-from subguard.model import Finding
-from subguard.policy import load_policies, rule_docs
-from subguard.scan import ScanResult, scan_repo
+from subguard.cli.commands.check import apply_waivers
+from subguard.core.config import load_config
+from subguard.core.model import Finding
+from subguard.rules.engine import evaluate
+from subguard.rules.policy import load_policies, rule_docs
+from subguard.scan.extraction import ScanResult, scan_repo
 from tests.engine.annotations import Expectations, read
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "rules"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from subguard.sql92 import validate
+from subguard.rocketmq.sql92 import validate
 
 VALID = [
     "a=3 and b<>4 And c>5 AND d<=4",  # from apache/rocketmq ParserTest

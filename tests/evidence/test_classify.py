@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from subguard.core.model import Finding, Severity
 from subguard.evidence import classify, parse_line
 from subguard.evidence.analyze import analyze
 from subguard.evidence.cadence import cadence
-from subguard.model import Finding, Severity
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "evidence"
 

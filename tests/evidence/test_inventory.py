@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from subguard.cli import main
+from subguard.cli.main import main
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "evidence"
 
@@ -123,8 +123,8 @@ def test_markdown_lists_each_finding_with_its_group(in_fixtures: Path, capsys: p
 
 def test_declared_consumers_are_matched_by_the_name_the_broker_logs() -> None:
     """A namespaced consumer logs as `namespace%group`; the bare name is another group."""
+    from subguard.core.model import ClientFamily, Consumer, Location, Value
     from subguard.evidence.correlate import Declared, by_group
-    from subguard.model import ClientFamily, Consumer, Location, Value
 
     def consumer(ns: str | None) -> Declared:
         return Declared("", Consumer(consumer_id=f"c-{ns}", group=Value.literal("GID_ORDERS"), client=ClientFamily.JAVA_PUSH_4X,

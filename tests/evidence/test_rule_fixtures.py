@@ -29,8 +29,8 @@ from pathlib import Path
 
 import pytest
 
-from subguard.cli import main
-from subguard.policy import load_policies
+from subguard.cli.main import main
+from subguard.rules.policy import load_policies
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "evidence" / "rules"
 CASES = sorted(p for p in FIXTURES.iterdir() if p.is_dir()) if FIXTURES.is_dir() else []

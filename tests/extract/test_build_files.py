@@ -6,7 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from subguard.client_versions import (
+from subguard.core.config import Config
+from subguard.core.model import ClientFamily, Consumer, Deployment, FileStatus, Resolution, Value
+from subguard.deploy.offset_store import client_id
+from subguard.rocketmq.client_versions import (
     ROCKETMQ_CLIENT,
     ROCKETMQ_CLIENT_JAVA,
     ROCKETMQ_SPRING,
@@ -16,10 +19,7 @@ from subguard.client_versions import (
     legacy_pull_trigger,
     listener_instance_name,
 )
-from subguard.config import Config
-from subguard.model import ClientFamily, Consumer, Deployment, FileStatus, Resolution, Value
-from subguard.offset_store import client_id
-from subguard.scan import ScanResult, scan_repo
+from subguard.scan.extraction import ScanResult, scan_repo
 
 JAVA = Path(__file__).resolve().parent.parent / "fixtures" / "java"
 RULES = Path(__file__).resolve().parent.parent / "fixtures" / "rules"

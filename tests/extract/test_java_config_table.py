@@ -17,9 +17,9 @@ from typing import Any
 
 import pytest
 
-from subguard.config import Config
-from subguard.inventory import sort_consumers, subscription_rows
-from subguard.scan import scan_repo
+from subguard.core.config import Config
+from subguard.core.inventory import sort_consumers, subscription_rows
+from subguard.scan.extraction import scan_repo
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "java"
 

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from subguard.config import Config
+from subguard.core.config import Config
+from subguard.core.model import ClientFamily, Consumer, FileStatus, Resolution
 from subguard.extract import load_extractors
-from subguard.model import ClientFamily, Consumer, FileStatus, Resolution
-from subguard.scan import ScanResult, scan_repo
+from subguard.scan.extraction import ScanResult, scan_repo
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "java"
 SHOP = FIXTURES / "shop"

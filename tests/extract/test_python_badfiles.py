@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from subguard.config import Config
+from subguard.core.config import Config
+from subguard.core.model import FileStatus
 from subguard.extract.base import RepoContext, SourceFile
-from subguard.extract.python import EXTRACTOR
-from subguard.model import FileStatus
-from subguard.scan import scan_repo
+from subguard.extract.python.extractor import EXTRACTOR
+from subguard.scan.extraction import scan_repo
 
 GOOD = b'from rocketmq.client import PushConsumer\nc = PushConsumer("GID_ok")\nc.subscribe("ok", print, "A")\n'
 
@@ -94,7 +94,7 @@ def test_memo_is_used_for_the_per_file_parse(tmp_path: Path) -> None:
 def test_facts_are_picklable(tmp_path: Path) -> None:
     import pickle
 
-    from subguard.extract.py_parse import parse_full
+    from subguard.extract.python.parse import parse_full
 
     src = Path(__file__).resolve().parents[1] / "fixtures" / "python" / "shop" / "orders" / "consumer.py"
     facts = parse_full("orders/consumer.py", src.read_bytes())

@@ -1,4 +1,4 @@
-"""`subguard inventory <fixture> --format jsonl --stats` end to end, through `subguard.cli.main`."""
+"""`subguard inventory <fixture> --format jsonl --stats` end to end, through `subguard.cli.main.main`."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from subguard.cli import main
+from subguard.cli.main import main
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "python" / "shop"
 KEYS = (

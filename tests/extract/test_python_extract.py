@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from subguard.config import Config
-from subguard.extract.python import EXTRACTOR
-from subguard.inventory import sort_consumers, subscription_rows
-from subguard.model import ClientFamily, Consumer, FileStatus, Resolution
-from subguard.scan import ScanResult, scan_repo
+from subguard.core.config import Config
+from subguard.core.inventory import sort_consumers, subscription_rows
+from subguard.core.model import ClientFamily, Consumer, FileStatus, Resolution
+from subguard.extract.python.extractor import EXTRACTOR
+from subguard.scan.extraction import ScanResult, scan_repo
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "python"
 

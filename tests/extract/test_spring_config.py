@@ -6,14 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from subguard.config import Config
+from subguard.core.config import Config
+from subguard.core.model import ClientFamily, Consumer, FileStatus, Resolution
 from subguard.extract import load_extractors
-from subguard.extract.spring import EXTRACTOR, ModuleConfig
-from subguard.extract.spring_env import canonical, resolve
-from subguard.extract.spring_props import PropertiesError, read_properties
-from subguard.extract.spring_yaml import YamlError, read_yaml
-from subguard.model import ClientFamily, Consumer, FileStatus, Resolution
-from subguard.scan import ScanResult, scan_repo
+from subguard.extract.spring.env import canonical, resolve
+from subguard.extract.spring.extractor import EXTRACTOR, ModuleConfig
+from subguard.extract.spring.props import PropertiesError, read_properties
+from subguard.extract.spring.yaml_files import YamlError, read_yaml
+from subguard.scan.extraction import ScanResult, scan_repo
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "java"
 
@@ -84,7 +84,7 @@ def test_relaxed_binding(key: str) -> None:
 
 
 def test_resolve_nested_and_default() -> None:
-    from subguard.extract.spring_env import ConfigValue
+    from subguard.extract.spring.env import ConfigValue
 
     cfg = {canonical("app.env"): ConfigValue("prod", "a.yml", 1, 1, "app.env"), canonical("app.group"): ConfigValue("g_${app.env}", "a.yml", 2, 1, "app.group")}
     assert resolve("${app.group}", cfg).value == "g_prod"

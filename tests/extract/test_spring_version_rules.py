@@ -15,12 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from subguard.config import Config
-from subguard.engine import run
-from subguard.extract.spring_consumers import UNKNOWN_BINDER
-from subguard.extract.spring_versions import sca_binder
-from subguard.model import Consumer, Resolution, Value
-from subguard.scan import ScanResult, scan_repo
+from subguard.core.config import Config
+from subguard.core.model import Consumer, Resolution, Value
+from subguard.extract.spring.consumers import UNKNOWN_BINDER
+from subguard.extract.spring.versions import sca_binder
+from subguard.rules.engine import run
+from subguard.scan.extraction import ScanResult, scan_repo
 
 RES = "src/main/resources/application.properties"
 

@@ -13,11 +13,11 @@ from pathlib import Path
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
-from subguard.config import Config
-from subguard.discover import Candidate
+from subguard.core.config import Config
+from subguard.core.model import FileStatus
 from subguard.extract import load_extractors
-from subguard.model import FileStatus
-from subguard.scan import ScanResult, scan_files
+from subguard.scan.discover import Candidate
+from subguard.scan.extraction import ScanResult, scan_files
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 EXAMPLES = int(os.environ.get("SUBGUARD_FUZZ_EXAMPLES", "60"))

@@ -12,10 +12,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
-from subguard.config import ConfigError, load_file, parse_config
-from subguard.engine import evaluate
-from subguard.policy import BUILTIN_DIR, PolicyError, load_policy
-from subguard.scan import ScanResult
+from subguard.core.config import ConfigError, load_file, parse_config
+from subguard.rules.engine import evaluate
+from subguard.rules.policy import BUILTIN_DIR, PolicyError, load_policy
+from subguard.scan.extraction import ScanResult
 from tests.fuzz.harness import FUZZ, SEEDS, mutated, scan_memory
 
 POLICY_FILES = sorted(BUILTIN_DIR.glob("*.yaml"))

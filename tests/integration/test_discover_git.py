@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from subguard.discover import discover
+from subguard.scan.discover import discover
 
 
 def _git(cwd: Path, *args: str) -> None:

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from subguard.config import Config
-from subguard.engine import evaluate
-from subguard.model import Finding
-from subguard.policy import load_policies
-from subguard.scan import scan_repo
+from subguard.core.config import Config
+from subguard.core.model import Finding
+from subguard.rules.engine import evaluate
+from subguard.rules.policy import load_policies
+from subguard.scan.extraction import scan_repo
 
 RULES = Path(__file__).resolve().parents[1] / "fixtures" / "rules"
 

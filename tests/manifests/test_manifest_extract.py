@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from subguard.config import Config
+from subguard.core.config import Config
+from subguard.core.model import Deployment, FileStatus
 from subguard.extract.base import ExtractResult, RepoContext, SourceFile
-from subguard.extract.manifests import EXTRACTOR, NOT_A_MANIFEST, TEMPLATE_REASON
-from subguard.model import Deployment, FileStatus
+from subguard.extract.manifests.extractor import EXTRACTOR, NOT_A_MANIFEST, TEMPLATE_REASON
 
 ROOT = Path(__file__).resolve().parents[1] / "fixtures" / "deploy" / "manifests"
 

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from subguard.config import Config
+from subguard.core.config import Config
+from subguard.core.model import ClientFamily, Consumer, Deployment, Location, Value
+from subguard.deploy.offset_store import offset_dir
 from subguard.extract.base import ExtractResult, RepoContext, SourceFile
-from subguard.extract.manifests import EXTRACTOR
-from subguard.model import ClientFamily, Consumer, Deployment, Location, Value
-from subguard.offset_store import offset_dir
+from subguard.extract.manifests.extractor import EXTRACTOR
 
 STORE = "rocketmq.client.localOffsetStoreDir"
 KINDS = """\

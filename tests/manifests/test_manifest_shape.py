@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from subguard.config import Config
-from subguard.engine import evaluate
+from subguard.core.config import Config
+from subguard.core.model import FileRecord, FileStatus
 from subguard.extract.base import ExtractResult, RepoContext, SourceFile
-from subguard.extract.manifest_shape import describe
-from subguard.extract.manifests import EXTRACTOR, TEMPLATE_SYNTAX_REASON
-from subguard.model import FileRecord, FileStatus
-from subguard.policy import load_policies
-from subguard.scan import scan_repo
+from subguard.extract.manifests.extractor import EXTRACTOR, TEMPLATE_SYNTAX_REASON
+from subguard.extract.manifests.shape import describe
+from subguard.rules.engine import evaluate
+from subguard.rules.policy import load_policies
+from subguard.scan.extraction import scan_repo
 from tests.manifests.test_manifest_kinds import STORE, extract
 
 MARK = "# <- wrong"

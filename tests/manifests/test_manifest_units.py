@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from subguard.config import Config, EnvironmentSpec, ServiceSpec
-from subguard.environment import canonical, classify, cluster_of, environment_of, name_from_path
-from subguard.extract import manifest_jvm as jvm
-from subguard.extract.manifest_common import image_name
-from subguard.link import link
-from subguard.model import ClientFamily, Consumer, Deployment, Location, Mount, Resolution, Value
-from subguard.offset_store import client_id, offset_dir
+from subguard.core.config import Config, EnvironmentSpec, ServiceSpec
+from subguard.core.model import ClientFamily, Consumer, Deployment, Location, Mount, Resolution, Value
+from subguard.deploy import jvm_options as jvm
+from subguard.deploy.environment import canonical, classify, cluster_of, environment_of, name_from_path
+from subguard.deploy.link import link
+from subguard.deploy.manifest_values import image_name
+from subguard.deploy.offset_store import client_id, offset_dir
 
 
 def consumer(cid: str = "c1", *, model: str = "BROADCASTING", client: ClientFamily = ClientFamily.JAVA_PUSH_4X,
@@ -120,8 +120,8 @@ def test_link_by_service_name_config_and_ambiguity() -> None:
 
 
 def test_group_split_by_cluster_unknown_joins_every_cluster() -> None:
-    from subguard.deploy_subjects import GROUP_CLUSTER, topic_environment
-    from subguard.subjects import Universe
+    from subguard.rules.deploy_subjects import GROUP_CLUSTER, topic_environment
+    from subguard.rules.subjects import Universe
 
     def member(cid: str, env: str, ns: str | None) -> Consumer:
         return consumer(cid, model="CLUSTERING", environment=env, name_server=Value.literal(ns) if ns else None,

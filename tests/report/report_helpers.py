@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from subguard.model import Finding, Location, Related, RuleDoc, Severity, Suppression, fingerprint
+from subguard.core.model import Finding, Location, Related, RuleDoc, Severity, Suppression, fingerprint
 from subguard.report import ReportContext, Root
 from subguard.report.members import MEMBERS, Member
 

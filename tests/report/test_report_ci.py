@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from report_helpers import DOCS, at_root, context, flat_finding, seed002_finding, suppressed_finding
 
-from subguard.cli import main
-from subguard.model import Finding, Location, Severity, Suppression
+from subguard.cli.main import main
+from subguard.core.model import Finding, Location, Severity, Suppression
 from subguard.report import render
 from subguard.report.junit import xml_safe
 

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from report_helpers import DOCS, at_root, context, flat_finding, seed002_finding, suppressed_finding
 
-from subguard.model import Finding, Location, Severity, Suppression
+from subguard.core.model import Finding, Location, Severity, Suppression
 from subguard.report import Root, render
 from subguard.report.github import escape_data, escape_property
 from subguard.report.markdown import code

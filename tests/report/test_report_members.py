@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from subguard.model import (
+from subguard.core.model import (
     ClientFamily,
     Consumer,
     ExpressionType,

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from report_helpers import DOCS, at_root, context, flat_finding, seed002_finding, suppressed_finding
 
-from subguard.model import Finding, Location, Related, Severity
+from subguard.core.model import Finding, Location, Related, Severity
 from subguard.report import FORMATS, get_renderer, render, summary_line, use_color
 from subguard.report.text import render as text
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from subguard.cli import main
+from subguard.cli.main import main
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "scenarios" / "seed002-tags-race.yaml"
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from subguard.expression import parse
-from subguard.model import ClientFamily, Consumer, Location, MessageModel, Subscription, Value
+from subguard.core.model import ClientFamily, Consumer, Location, MessageModel, Subscription, Value
+from subguard.rocketmq.expression import parse
 from subguard.simulate.impact import describe_group, simulate_group
 
 
@@ -59,8 +59,8 @@ def test_a_failing_simulation_warns_in_the_caller_and_keeps_the_finding(
 ) -> None:
     """The warning is printed by `attach_impact` itself, never by a worker process (whose output
     would bypass the caller's streams, and the run memo's recording)."""
-    from subguard import impact
-    from subguard.model import Finding, RuleDoc, Severity
+    from subguard.core.model import Finding, RuleDoc, Severity
+    from subguard.rules import impact
     from subguard.simulate import impact as sim
 
     def broken(consumers: object, runs: int = 0, seed: int = 0) -> str:

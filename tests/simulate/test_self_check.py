@@ -14,14 +14,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from subguard import selfcheck
-from subguard.cli import main
-from subguard.config import Config
-from subguard.expression import parse
-from subguard.impact import self_check
-from subguard.model import ClientFamily, Consumer, Location, MessageModel, Severity, Subscription, Value
-from subguard.policy import load_policies, rule_docs
-from subguard.scan import ScanResult, scan_repo
+from subguard.cli.main import main
+from subguard.core.config import Config
+from subguard.core.model import ClientFamily, Consumer, Location, MessageModel, Severity, Subscription, Value
+from subguard.rocketmq.expression import parse
+from subguard.rules import selfcheck
+from subguard.rules.impact import self_check
+from subguard.rules.policy import load_policies, rule_docs
+from subguard.scan.extraction import ScanResult, scan_repo
 from subguard.simulate.impact import simulate_group
 
 POLICIES = load_policies()
@@ -188,7 +188,7 @@ def test_a_namespaced_group_finding_lists_its_members_side_by_side(
 def test_flagged_groups_reuse_the_engines_findings_only_when_every_consistency_rule_ran(tmp_path: Path) -> None:
     """The check's own evaluation answers the self-check when nothing was deselected; under a
     selection that leaves a consistency rule out, the rules are evaluated again, all of them on."""
-    from subguard.engine import evaluate
+    from subguard.rules.engine import evaluate
 
     results = [scan_repo(write_repo(tmp_path), Config())]
     full = Config()

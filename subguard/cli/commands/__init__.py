@@ -1,0 +1,1 @@
+"""One module per CLI subcommand; `subguard.cli.main.COMMANDS` lists them."""

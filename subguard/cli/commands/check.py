@@ -1,0 +1,336 @@
+"""`subguard check`: scan, evaluate the policies, apply waivers and the baseline, report, set the exit code.
+
+Exit codes: 0 when no unsuppressed finding is at or above `--fail-on`; 1 when one is; 2 for usage
+errors (bad option, unknown rule id, missing path, bad config, malformed policy or baseline) and
+internal errors, each as one line on stderr (the traceback only with SUBGUARD_DEBUG=1).
+
+An empty scan (no file discovered under any path) prints a warning on stderr, shows 0 files in the
+summary and exits 0: there is nothing to hold against the change, but it is never silent.
+
+Order of suppression: inline waivers, then config waivers, then the baseline; each only sees what
+the previous left unsuppressed. `--write-baseline FILE` records every finding still unsuppressed
+after the waivers and then applies that baseline, so the run that writes it exits 0.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import functools
+import os
+import sys
+import traceback
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from subguard.cli.commands.common import InputError, load_or_fail, scan_paths, stats_text
+from subguard.cli.commands.show_config import describe
+from subguard.core.cache import user_cache_dir
+from subguard.core.config import Config, config_lookups
+from subguard.core.model import FileStatus, Finding, Location, RuleDoc
+from subguard.report import FORMATS, ReportContext, Root, render, summary_line, use_color
+from subguard.report.members import attach_members
+from subguard.rules import baseline as baseline_mod
+from subguard.rules import selfcheck, suppress
+from subguard.rules.engine import enabled_by, evaluate, selected
+from subguard.rules.impact import attach_impact, impact_memo, self_check
+from subguard.rules.policy import BUILTIN_DIR, Policy, PolicyError, load_policy_set, policy_dirs, rule_docs
+from subguard.scan import runrecord
+from subguard.scan.discover import read_limited
+from subguard.scan.extraction import ScanResult, cache_directory
+
+FAIL_ON = ("error", "warning", "note", "none")
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def guarded(fn: F) -> F:
+    """Turn an unexpected exception into one line and exit code 2 (traceback with SUBGUARD_DEBUG=1)."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except click.UsageError as exc:  # from the shared helpers: keep it to one line
+            raise InputError(exc.format_message()) from None
+        except (click.ClickException, click.exceptions.Exit, click.exceptions.Abort, BrokenPipeError):
+            raise
+        except Exception as exc:  # noqa: BLE001 - the last resort: one line instead of a traceback
+            click.echo(f"subguard: internal error: {type(exc).__name__}: {exc}", err=True)
+            if os.environ.get("SUBGUARD_DEBUG") == "1":
+                traceback.print_exc()
+            return 2
+
+    return wrapper  # type: ignore[return-value]
+
+
+def split_ids(values: Iterable[str]) -> tuple[str, ...]:
+    """`--select SG101,SG102 --select SG2` -> ('SG101', 'SG102', 'SG2')."""
+    return tuple(dict.fromkeys(p.strip() for v in values for p in v.split(",") if p.strip()))
+
+
+def canonical_ids(option: str, ids: Sequence[str], known: Iterable[str]) -> tuple[str, ...]:
+    """Each id must be a known rule id or a prefix of one (`SG1`), in any letter case; returned in the
+    rules' own case. Anything else is a usage error naming the option."""
+    known = sorted(known)
+    out: list[str] = []
+    for rule in ids:
+        hits = {k[: len(rule)] for k in known if k.lower().startswith(rule.lower())}
+        if not hits:
+            raise InputError(f"unknown rule id in {option}: {rule} (known: {', '.join(known)})")
+        out += sorted(hits)
+    return tuple(dict.fromkeys(out))
+
+
+def exit_code(findings: Sequence[Finding], fail_on: str) -> int:
+    return int(any(f.suppressed is None and f.severity.meets(fail_on) for f in findings))
+
+
+def _config_dir(config: Config) -> Path:
+    return Path(config.source).parent if config.source else Path.cwd()
+
+
+def _policy_dirs(config: Config, cli_dirs: Sequence[str]) -> list[Path]:
+    dirs = policy_dirs(config.policies, config.source, cli_dirs)
+    for d in dirs:
+        if d.is_file():
+            raise InputError(f"--policies takes a directory of policy files, not a file: {d}")
+        if not d.is_dir():
+            raise InputError(f"policy directory does not exist: {d}")
+    return dirs
+
+
+def _sources(results: Sequence[ScanResult], findings: Sequence[Finding], max_size: int) -> list[tuple[str, str, str]]:
+    """(repo, path, text) of every file that may hold an inline waiver: parsed/failed files and finding files."""
+    wanted: dict[tuple[str, str], ScanResult] = {}
+    for res in results:
+        for rec in res.files:
+            if rec.status != FileStatus.SKIPPED:
+                wanted[(res.repo, rec.path)] = res
+    for f in findings:
+        for loc in (f.location, *(r.location for r in f.related)):
+            owner = next((r for r in results if r.repo == loc.repo), results[0] if results else None)
+            if owner is not None:
+                wanted.setdefault((owner.repo, loc.path), owner)
+    out: list[tuple[str, str, str]] = []
+    for (repo, path), res in sorted(wanted.items()):
+        try:
+            data = read_limited(str(Path(res.root) / path), max_size)
+        except OSError:
+            continue
+        if suppress.NEEDLE in data.lower():
+            out.append((repo, path, data.decode("utf-8-sig", errors="replace")))
+    return out
+
+
+def _config_waiver_locations(config: Config, results: Sequence[ScanResult]) -> list[Location]:
+    if not config.waivers:
+        return []
+    source = Path(config.source) if config.source else None
+    text, shown, repo = "", source.name if source else "<config>", ""
+    if source is not None:
+        try:
+            text = source.read_text(encoding="utf-8")
+        except OSError:
+            text = ""
+        for res in results:
+            try:
+                shown, repo = source.resolve().relative_to(Path(res.root)).as_posix(), res.repo
+                break
+            except ValueError:
+                continue
+        else:
+            shown = str(source)
+    return suppress.locate_config_waivers(config.waivers, shown, text, repo)
+
+
+def _load_rules(config: Config, cli_policy_dirs: Sequence[str]) -> tuple[list[Policy], dict[str, RuleDoc], Config, str]:
+    """Policies, their docs, the config with select/ignore checked against them (fails fast, before
+    scanning), and the policy set's digest (the content cache key)."""
+    try:
+        policies, digest = load_policy_set(_policy_dirs(config, cli_policy_dirs))
+    except PolicyError as exc:
+        raise InputError(f"malformed policy: {exc}") from None
+    docs = dict(rule_docs(policies))
+    known = {*docs, *suppress.TOOL_RULES}
+    select = canonical_ids("select", config.select, known)
+    ignore = canonical_ids("ignore", config.ignore, known)
+    return policies, docs, config.model_copy(update={"select": select, "ignore": ignore}), digest
+
+
+def apply_waivers(
+    findings: Sequence[Finding], results: Sequence[ScanResult], config: Config, docs: Mapping[str, RuleDoc]
+) -> list[Finding]:
+    """Inline and config waivers applied as `check` applies them: the findings marked, plus SG903."""
+    inline = suppress.collect_inline(_sources(results, findings, config.max_file_size))
+    marked, extra = suppress.apply_waivers(
+        findings, inline, config, _config_waiver_locations(config, results), docs, enabled_by(config), dt.date.today()
+    )
+    return [*marked, *extra]
+
+
+def _baseline(findings: list[Finding], config: Config, read: str | None, write: str | None) -> tuple[list[Finding], str]:
+    """Apply the baseline (writing it first when asked); returns the findings and a note for stderr."""
+    if write:
+        text = baseline_mod.dumps(findings)
+        try:
+            Path(write).write_text(text, encoding="utf-8", errors="backslashreplace")
+        except OSError as exc:
+            raise InputError(f"cannot write baseline {write}: {exc.strerror or exc}") from None
+        fps = baseline_mod.loads(text, write)
+        out, _ = baseline_mod.apply(findings, fps)
+        return out, f"subguard: wrote {len(fps)} finding(s) to baseline {write}"
+    path = Path(read) if read else (_config_dir(config) / config.baseline if config.baseline else None)
+    if path is None:
+        return findings, ""
+    try:
+        fps = baseline_mod.loads(path.read_text(encoding="utf-8"), str(path))
+    except OSError as exc:
+        raise InputError(f"cannot read baseline {path}: {exc.strerror or exc}") from None
+    except baseline_mod.BaselineError as exc:
+        raise InputError(str(exc)) from None
+    out, stale = baseline_mod.apply(findings, fps)
+    if not stale:
+        return out, ""
+    what = "entry no longer matches" if stale == 1 else "entries no longer match"
+    return out, f"subguard: {stale} baseline {what} a finding; rewrite it with --write-baseline"
+
+
+def parse_also(values: Sequence[str]) -> list[tuple[str, str]]:
+    """`--also sarif=out.sarif` -> [("sarif", "out.sarif")]; an unknown format is a usage error."""
+    out: list[tuple[str, str]] = []
+    for value in values:
+        fmt, sep, target = value.partition("=")
+        if not sep or not target or fmt not in FORMATS:
+            raise InputError(f"--also expects FORMAT=FILE with FORMAT one of {', '.join(sorted(FORMATS))}, got {value!r}")
+        out.append((fmt, target))
+    return out
+
+
+def _write(target: str, text: str) -> None:
+    try:
+        Path(target).write_text(text, encoding="utf-8", errors="backslashreplace")
+    except OSError as exc:
+        raise InputError(f"cannot write {target}: {exc.strerror or exc}") from None
+    runrecord.note_output(target, text)
+
+
+def _note_inputs(
+    roots: Sequence[str], config: Config, config_file: str | None, policy_folders: Sequence[Path],
+    baseline_file: str | None, outputs: Sequence[str],
+) -> None:
+    """Tell the run memo (when it records: never with --no-cache) what this run depends on, before
+    anything is read."""
+    if runrecord.ACTIVE is None:
+        return
+    files = [str(p) for p in config_lookups(Path(roots[0]))] if not config_file else [config_file]
+    for folder in policy_folders:
+        files.append(str(folder))
+        files += [str(f) for f in sorted(folder.glob("*.y*ml"))] if folder.is_dir() else []
+    files += [baseline_file] if baseline_file else []
+    caches = [str(cache_directory(Path(r).resolve(), config)) for r in roots if Path(r).is_dir()]
+    caches += [str(user_cache_dir())]
+    runrecord.note_inputs(roots, files, caches, [*outputs, *caches])
+
+
+def _context(results: Sequence[ScanResult], color: bool) -> ReportContext:
+    per_root = [r.counts() for r in results]  # one pass over each root's files, not one per status
+    counts = {s: sum(c[s.value] for c in per_root) for s in FileStatus}
+    return ReportContext(
+        roots=tuple(Root(r.repo, r.root) for r in results),
+        workdir=str(Path.cwd()),
+        parsed=counts[FileStatus.PARSED],
+        skipped=counts[FileStatus.SKIPPED],
+        failed=counts[FileStatus.FAILED],
+        color=color,
+    )
+
+
+@click.command()
+@click.argument("paths", nargs=-1, type=click.Path())
+@click.option("--format", "fmt", type=click.Choice(sorted(FORMATS)), default="text", show_default=True)
+@click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write the report here instead of stdout.")
+@click.option("--also", "also", multiple=True, metavar="FORMAT=FILE",
+              help="Also write the report in FORMAT to FILE (repeatable; one scan, several reports).")
+@click.option("--fail-on", type=click.Choice(FAIL_ON), help="Lowest severity that fails the run [config, else error].")
+@click.option("--select", multiple=True, metavar="IDS", help="Only these rule ids or prefixes (comma-separated).")
+@click.option("--ignore", multiple=True, metavar="IDS", help="Skip these rule ids or prefixes (comma-separated).")
+@click.option("--config", "config_file", type=click.Path(dir_okay=False), help="Config file to use.")
+@click.option("--policies", "extra_policies", multiple=True, type=click.Path(), metavar="DIR", help="Extra policy directory (repeatable).")
+@click.option("--baseline", "baseline_file", type=click.Path(dir_okay=False), help="Suppress findings recorded in this baseline.")
+@click.option("--write-baseline", type=click.Path(dir_okay=False), help="Record the current findings as the baseline.")
+@click.option("--stats", is_flag=True, help="Print files parsed/skipped/failed and why (to stderr).")
+@click.option("--no-simulate", is_flag=True, help="Do not attach a simulated impact to group findings.")
+@click.option("--no-cache", is_flag=True, help="Do not read or write the content cache (config `cache-dir`, default <root>/.subguard_cache).")
+@click.option("--show-config", is_flag=True, help="Print the effective settings and where each came from, then exit.")
+@guarded
+def check(
+    paths: tuple[str, ...], fmt: str, output: str | None, also: tuple[str, ...], fail_on: str | None, select: tuple[str, ...],
+    ignore: tuple[str, ...], config_file: str | None, extra_policies: tuple[str, ...], baseline_file: str | None,
+    write_baseline: str | None, stats: bool, no_simulate: bool, no_cache: bool, show_config: bool,
+) -> int:
+    """Lint the consumer subscriptions under PATHS (default: the current directory).
+
+    Exit 0 when nothing unsuppressed is at or above --fail-on, 1 when something is, 2 on errors.
+    """
+    roots = paths or (".",)
+    extra_reports = parse_also(also)
+    config = load_or_fail(config_file, roots)
+    overrides: dict[str, Any] = {}
+    if select:
+        overrides["select"] = split_ids(select)
+    if ignore:
+        overrides["ignore"] = split_ids(ignore)
+    if no_simulate:
+        overrides["simulate"] = False
+    if fail_on:
+        overrides["fail_on"] = fail_on
+    file_config = config
+    config = config.model_copy(update={"select": split_ids(config.select), "ignore": split_ids(config.ignore), **overrides})
+    threshold = config.fail_on
+    if threshold not in FAIL_ON:
+        raise InputError(f"{config.source or 'config'}: fail-on must be one of {', '.join(FAIL_ON)}, got {threshold!r}")
+    policies, docs, config, digest = _load_rules(config, extra_policies)
+    if show_config:
+        runrecord.spoil("shows the config")
+        searched = [] if config_file else config_lookups(Path(roots[0]))
+        caches = [cache_directory(Path(r).resolve(), config) for r in roots if not no_cache and Path(r).is_dir()]
+        folders = [BUILTIN_DIR.resolve(), *_policy_dirs(config, extra_policies)]
+        click.echo(describe(config, file_config, overrides, searched, folders, caches), nl=False)
+        return 0
+    if write_baseline:
+        runrecord.spoil("writes a baseline")
+    _note_inputs(roots, config, config_file, _policy_dirs(config, extra_policies), baseline_file,
+                 [p for p in (output, *(t for _, t in extra_reports)) if p])
+    results = scan_paths(roots, config, cache_key=None if no_cache else digest)
+    evaluated = evaluate(results, policies, config)  # selection applied, extractor findings included
+    findings = [baseline_mod.with_fingerprint(f) for f in evaluated]
+    consumers = [c for r in results for c in r.consumers]
+    findings = apply_waivers(attach_members(findings, consumers), results, config, docs)
+    findings, note = _baseline(findings, config, baseline_file, write_baseline)
+    if config.simulate:
+        memo = None if no_cache else impact_memo()
+        findings = attach_impact(findings, consumers, docs, memo, config.jobs)
+        if selected(selfcheck.RULE, config):
+            findings += [baseline_mod.with_fingerprint(f) for f in self_check(results, policies, config, docs, memo, evaluated)]
+        if memo is not None:
+            memo.save()
+    ctx = _context(results, color=output is None and use_color(sys.stdout.isatty()))
+    report = render(fmt, findings, docs, ctx)
+    plain = dataclasses.replace(ctx, color=False)
+    for extra_fmt, target in extra_reports:
+        _write(target, render(extra_fmt, findings, docs, plain))
+    if output:
+        _write(output, report)
+        click.echo(f"subguard: {summary_line(findings, ctx)}", err=True)
+    else:
+        click.echo(report, nl=False)
+    if ctx.files == 0:
+        click.echo(f"subguard: warning: no files found under {', '.join(roots)}: nothing was checked", err=True)
+    if note:
+        click.echo(note, err=True)
+    if stats:
+        click.echo(stats_text(results), err=True)
+    return exit_code(findings, threshold)

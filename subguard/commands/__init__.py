@@ -1,1 +1,0 @@
-"""One module per CLI subcommand; `subguard.cli.COMMANDS` lists them."""

@@ -1,0 +1,149 @@
+"""The inventory: flat subscription rows (a stable interface other tools read) and the group map."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+from subguard.core.model import Consumer, Subscription
+
+# Keep these names and their order stable: other tools (and the audit) read them.
+ROW_KEYS = (
+    "group", "topic", "expression", "expression_type", "tags", "message_model", "consume_mode",
+    "client", "service", "environment", "path", "line", "column", "consumer_id", "resolution",
+    "repo", "name_server", "namespace", "instance_name", "unresolved",
+)
+
+
+def _resolution(consumer: Consumer, sub_index: int) -> dict[str, str]:
+    sub = consumer.subscriptions[sub_index]
+    return {
+        "group": consumer.group.resolution.value,
+        "topic": sub.topic.resolution.value,
+        "expression": sub.expression.resolution.value,
+    }
+
+
+def subscription_rows(consumers: Iterable[Consumer]) -> list[dict[str, Any]]:
+    """One flat dict per subscription (consumers without one give a row with topic None)."""
+    rows: list[dict[str, Any]] = []
+    for c in consumers:
+        subs = c.subscriptions or ()
+        common = {
+            "group": c.group.value,
+            "message_model": c.message_model.value,
+            "consume_mode": c.consume_mode.value,
+            "client": c.client.value,
+            "service": c.service,
+            "environment": c.environment,
+            "consumer_id": c.consumer_id,
+            "repo": c.repo,
+            "name_server": c.name_server.value if c.name_server else None,
+            "namespace": c.namespace.value if c.namespace else None,
+            "instance_name": c.instance_name.value if c.instance_name else None,
+        }
+        if not subs:
+            rows.append({**dict.fromkeys(ROW_KEYS), **common, "tags": [], "path": c.location.path,
+                         "line": c.location.line, "column": c.location.column,
+                         "resolution": {"group": c.group.resolution.value}, "unresolved": _unresolved(c, None)})
+            continue
+        for i, s in enumerate(subs):
+            rows.append({
+                **common,
+                "topic": s.topic.value,
+                "expression": s.expression.value,
+                "expression_type": s.expression_type.value,
+                "tags": list(s.tags),
+                "path": s.location.path,
+                "line": s.location.line,
+                "column": s.location.column,
+                "resolution": _resolution(c, i),
+                "unresolved": _unresolved(c, i),
+            })
+    return [{k: r.get(k) for k in ROW_KEYS} for r in rows]
+
+
+def _unresolved(consumer: Consumer, sub_index: int | None) -> dict[str, str]:
+    """Reasons for every unknown value of the row, by field."""
+    out: dict[str, str] = {}
+    if not consumer.group.known:
+        out["group"] = consumer.group.detail
+    if sub_index is not None:
+        sub = consumer.subscriptions[sub_index]
+        if not sub.topic.known:
+            out["topic"] = sub.topic.detail
+        if not sub.expression.known:
+            out["expression"] = sub.expression.detail
+    if not consumer.message_model.known:
+        out["message_model"] = consumer.message_model.detail
+    return out
+
+
+def sort_consumers(consumers: Sequence[Consumer]) -> list[Consumer]:
+    return sorted(consumers, key=lambda c: (c.repo, c.location.path, c.location.line, c.location.column, c.consumer_id))
+
+
+# --- the group map -------------------------------------------------------------------------------
+# RocketMQ keeps one ConsumerGroupInfo per group on each broker: one consumer-id list and one
+# subscription table for every topic of the group (rocketmq-semantics.md §2, §4.1). The group map
+# therefore joins consumers by group name across every scanned repo and language. A namespace, when
+# one is known, is part of the name the broker sees (`namespace%group`).
+
+
+@dataclass(frozen=True)
+class Group:
+    """Every declared consumer of one group, in a stable order (repo, path, line, column, id)."""
+
+    name: str
+    members: tuple[Consumer, ...]
+
+    def subscriptions(self, topic: str) -> list[tuple[Consumer, Subscription]]:
+        """(member, subscription) for each member subscription of `topic`, in member order."""
+        return list(self._by_topic.get(topic, ()))
+
+    @cached_property
+    def _by_topic(self) -> dict[str | None, list[tuple[Consumer, Subscription]]]:
+        """One pass over the members: a group with many topics was quadratic with a scan per topic."""
+        out: dict[str | None, list[tuple[Consumer, Subscription]]] = {}
+        for c in self.members:
+            for s in c.subscriptions:
+                out.setdefault(s.topic.value, []).append((c, s))
+        return out
+
+    @property
+    def topics(self) -> tuple[str, ...]:
+        """Every known topic any member subscribes, sorted."""
+        return tuple(sorted({s.topic.value for c in self.members for s in c.subscriptions if s.topic.value is not None}))
+
+
+@dataclass(frozen=True)
+class GroupMap:
+    """Groups by name, plus consumers whose group is unknown (never grouped; SG902 names them)."""
+
+    groups: dict[str, Group]
+    ungrouped: tuple[Consumer, ...]
+
+
+def group_name(consumer: Consumer) -> str | None:
+    """The group name the broker sees, or None when the group is not statically known."""
+    group = consumer.group.value
+    if group is None:
+        return None
+    ns = consumer.namespace.value if consumer.namespace is not None else None
+    return f"{ns}%{group}" if ns else group
+
+
+def group_map(consumers: Iterable[Consumer]) -> GroupMap:
+    """Join consumers (from any number of repos) into groups."""
+    by_name: dict[str, list[Consumer]] = {}
+    ungrouped: list[Consumer] = []
+    for consumer in sort_consumers(list(consumers)):
+        name = group_name(consumer)
+        if name is None:
+            ungrouped.append(consumer)
+        else:
+            by_name.setdefault(name, []).append(consumer)
+    groups = {name: Group(name, tuple(members)) for name, members in sorted(by_name.items())}
+    return GroupMap(groups, tuple(ungrouped))

@@ -1,0 +1,1 @@
+"""Deployment manifests: Kubernetes, Helm, Compose, Dockerfiles."""

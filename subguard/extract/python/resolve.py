@@ -1,0 +1,514 @@
+"""Per-repo value resolution over `ModuleFacts`: constants, imports, env defaults, parameters.
+
+`Resolver.resolve(ir, frame)` evaluates the IR statically into an `RV` (a value with its
+`Resolution`); nothing is executed. Modules that the prefilter skipped are loaded on demand through
+`ModuleSource.light` (a constants-only parse).
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+from subguard.core.model import Location, Resolution, Value
+from subguard.extract.python.ir import (
+    IR,
+    AttrOf,
+    CallIR,
+    Concat,
+    DictIR,
+    Dyn,
+    Env,
+    Function,
+    Glob,
+    Imp,
+    Lit,
+    Loc,
+    Local,
+    ModuleFacts,
+    Param,
+    SelfAttr,
+    Star,
+    Subscript,
+)
+
+MAX_DEPTH = 60
+
+# weakest first: a composite value is as weak as its weakest part
+_STRENGTH = {
+    Resolution.DYNAMIC: 0, Resolution.ENV_DEFAULT: 1, Resolution.PLACEHOLDER: 2, Resolution.IMPORTED_CONSTANT: 3,
+    Resolution.CONSTANT: 4, Resolution.DEFAULT: 5, Resolution.LITERAL: 6,
+}
+
+
+# ---- resolved objects ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ModRef:
+    path: str
+
+
+@dataclass(frozen=True)
+class ClassRef:
+    path: str
+    qual: str
+
+
+@dataclass(frozen=True)
+class FuncRef:
+    path: str
+    qual: str
+
+
+@dataclass(frozen=True)
+class LibRef:
+    """A name from outside the repo (a library such as rocketmq, or an unknown package)."""
+
+    dotted: str
+
+
+@dataclass(frozen=True)
+class DictVal:
+    items: tuple[tuple[RV, RV, Location | None], ...]
+
+
+@dataclass(frozen=True)
+class SeqVal:
+    items: tuple[RV, ...]
+
+
+@dataclass(frozen=True)
+class CallVal:
+    """A call of a library callable kept as structure (FilterExpression, ClientConfiguration, ...)."""
+
+    dotted: str
+    args: tuple[RV, ...]
+    kwargs: tuple[tuple[str, RV], ...]
+    location: Location | None
+
+    def arg(self, index: int, *names: str) -> RV | None:
+        kw = dict(self.kwargs)
+        for name in names:
+            if name in kw:
+                return kw[name]
+        return self.args[index] if 0 <= index < len(self.args) else None
+
+
+class _Unknown:
+    def __repr__(self) -> str:
+        return "UNKNOWN"
+
+
+UNKNOWN = _Unknown()
+Obj = str | int | float | bool | None | ModRef | ClassRef | FuncRef | LibRef | DictVal | SeqVal | CallVal | _Unknown
+
+
+@dataclass(frozen=True)
+class RV:
+    """A resolved value: the object, how it was obtained, and a detail (source name or reason)."""
+
+    obj: Obj
+    resolution: Resolution = Resolution.LITERAL
+    detail: str = ""
+
+    @property
+    def known(self) -> bool:
+        return self.obj is not UNKNOWN
+
+    def to_value(self, what: str = "value") -> Value:
+        """A string `Value`; non-string objects become unknown with a reason."""
+        obj = self.obj
+        if obj is UNKNOWN:
+            return Value.unknown(self.detail)
+        if isinstance(obj, bool) or obj is None:
+            return Value.unknown(f"{what} is {obj!r}, not a string")
+        if isinstance(obj, (str, int, float)):
+            return Value(value=str(obj), resolution=self.resolution, detail=self.detail)
+        if isinstance(obj, LibRef):
+            return Value.unknown(f"'{obj.dotted}' comes from outside the repo")
+        return Value.unknown(f"{what} is a {type(obj).__name__}, not a string")
+
+
+def unknown(reason: str) -> RV:
+    return RV(UNKNOWN, Resolution.DYNAMIC, reason)
+
+
+def weakest(parts: list[RV]) -> tuple[Resolution, str]:
+    res = min((p.resolution for p in parts), key=lambda r: _STRENGTH[r], default=Resolution.LITERAL)
+    details = []
+    for p in parts:
+        if p.detail and p.resolution is not Resolution.LITERAL and p.detail not in details:
+            details.append(p.detail)
+    return res, ", ".join(details)
+
+
+# ---- frames -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Binding:
+    """A parameter bound at a call site: the argument IR, the caller's frame and the argument location."""
+
+    ir: IR
+    frame: Frame
+    location: Location | None
+
+
+@dataclass(frozen=True)
+class Frame:
+    """Where an IR is evaluated: its module and the parameters bound by a factory call site."""
+
+    module: ModuleFacts
+    bindings: Mapping[tuple[str, str], Binding] = field(default_factory=dict)
+
+
+def location(path: str, loc: Loc) -> Location:
+    return Location(path=path, line=loc.line, column=loc.column, end_line=loc.end_line or None, end_column=loc.end_column or None)
+
+
+def dotted_module(path: str) -> str:
+    stem = path[:-3] if path.endswith(".py") else path.removesuffix(".pyi")
+    stem = stem.removesuffix("/__init__")
+    return stem.replace("/", ".")
+
+
+# ---- module source ------------------------------------------------------------------------------
+
+
+class ModuleSource:
+    """Modules of the repo by path: full facts when parsed, light facts loaded on demand."""
+
+    def __init__(self, paths: frozenset[str], full: dict[str, ModuleFacts], light: Callable[[str], ModuleFacts | None]) -> None:
+        self.paths = paths
+        self.full = full
+        self._light = light
+        self._cache: dict[str, ModuleFacts | None] = {}
+        self._suffix: dict[str, list[str]] | None = None
+
+    def get(self, path: str) -> ModuleFacts | None:
+        if path in self.full:
+            return self.full[path]
+        if path not in self._cache:
+            self._cache[path] = self._light(path) if path in self.paths else None
+        return self._cache[path]
+
+    def _index(self) -> dict[str, list[str]]:
+        if self._suffix is None:
+            idx: dict[str, list[str]] = {}
+            for p in self.paths:
+                if p.endswith((".py", ".pyi")):
+                    parts = dotted_module(p).split(".")
+                    for i in range(len(parts)):
+                        idx.setdefault(".".join(parts[i:]), []).append(p)
+            self._suffix = idx
+        return self._suffix
+
+    def find(self, dotted: str, importer: str) -> tuple[str, list[str]] | None:
+        """(module path, remaining attribute names) for a dotted import seen in `importer`."""
+        if dotted.startswith("."):
+            level = len(dotted) - len(dotted.lstrip("."))
+            folder = posixpath.dirname(importer)
+            for _ in range(level - 1):
+                folder = posixpath.dirname(folder)
+            parts = [p for p in dotted[level:].split(".") if p]
+            for n in range(len(parts), -1, -1):
+                base = "/".join([folder, *parts[:n]]) if folder else "/".join(parts[:n])
+                for cand in (f"{base}.py", f"{base}/__init__.py", f"{base}.pyi"):
+                    cand = cand.lstrip("/")
+                    if cand in self.paths:
+                        return cand, parts[n:]
+            return None
+        parts = dotted.split(".")
+        idx = self._index()
+        for n in range(len(parts), 0, -1):
+            cands = idx.get(".".join(parts[:n]))
+            if cands:
+                best = max(cands, key=lambda c: (_common(c, importer), -len(c), c))
+                return best, parts[n:]
+        return None
+
+
+def _common(a: str, b: str) -> int:
+    n = 0
+    for x, y in zip(a.split("/")[:-1], b.split("/")[:-1]):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+# ---- the resolver -------------------------------------------------------------------------------
+
+
+class Resolver:
+    """Evaluates IR statically. `unbound` collects parameters met without a call-site binding."""
+
+    def __init__(self, modules: ModuleSource) -> None:
+        self.modules = modules
+        self.unbound: list[tuple[str, str, str]] = []  # (path, function, parameter)
+
+    def resolve(self, ir: IR | None, frame: Frame, depth: int = 0) -> RV:
+        if ir is None:
+            return RV(None)
+        if depth > MAX_DEPTH:
+            return unknown("value is defined through too many indirections (or a cycle)")
+        d = depth + 1
+        if isinstance(ir, Lit):
+            return RV(ir.value)
+        if isinstance(ir, Dyn):
+            return unknown(ir.reason)
+        if isinstance(ir, Glob):
+            return self._glob(ir.name, frame.module, d, frame)
+        if isinstance(ir, Local):
+            return self._local(ir, frame, d)
+        if isinstance(ir, Param):
+            return self._param(ir, frame, d)
+        if isinstance(ir, Imp):
+            return self._import(ir.dotted, frame.module, d)
+        if isinstance(ir, Star):
+            return self._star(ir, frame.module, d)
+        if isinstance(ir, AttrOf):
+            return self._attr(self.resolve(ir.base, frame, d), ir.attr, d, frame.module)
+        if isinstance(ir, SelfAttr):
+            return self._self_attr(ir, frame, d)
+        if isinstance(ir, Concat):
+            return self._concat([self.resolve(p, frame, d) for p in ir.parts])
+        if isinstance(ir, Env):
+            return self._env(ir, frame, d)
+        if isinstance(ir, DictIR):
+            items = tuple(
+                (self.resolve(k, frame, d), self.resolve(v, frame, d), location(frame.module.path, loc) if loc.line and frame.module.full else None)
+                for k, v, loc in zip(ir.keys, ir.values, ir.locs)
+            )
+            return RV(DictVal(items))
+        if isinstance(ir, Subscript):
+            return self._subscript(self.resolve(ir.base, frame, d), self.resolve(ir.index, frame, d))
+        if isinstance(ir, CallIR):
+            return self._call(ir, frame, d)
+        return unknown(f"unsupported expression {type(ir).__name__}")  # pragma: no cover
+
+    # names ------------------------------------------------------------------------------------
+    def _glob(self, name: str, module: ModuleFacts, depth: int, origin: Frame) -> RV:
+        table = dict(module.globals)
+        if name in table:
+            rv = self.resolve(table[name], Frame(module), depth)
+            return self._constant(rv, name, module, origin)
+        imports = dict(module.imports)
+        if name in imports:
+            return self._import(imports[name], module, depth)
+        if name in dict(module.classes) or name in module.defs:
+            funcs = {f.qualname for f in module.functions}
+            if name in dict(module.classes):
+                return RV(ClassRef(module.path, name))
+            if name in funcs or not module.full:
+                return RV(FuncRef(module.path, name))
+        if module.star_imports:
+            return self._star(Star(name, module.star_imports), module, depth)
+        return unknown(f"name '{name}' is not defined in {module.path}")
+
+    def _constant(self, rv: RV, name: str, module: ModuleFacts, origin: Frame) -> RV:
+        if not rv.known or not isinstance(rv.obj, (str, int, float)) or isinstance(rv.obj, bool):
+            return rv
+        if rv.resolution in (Resolution.ENV_DEFAULT, Resolution.DYNAMIC, Resolution.PLACEHOLDER):
+            return rv
+        if module.path != origin.module.path:
+            if rv.resolution is Resolution.IMPORTED_CONSTANT:
+                return rv
+            return RV(rv.obj, Resolution.IMPORTED_CONSTANT, f"{dotted_module(module.path)}.{name}")
+        if rv.resolution is Resolution.IMPORTED_CONSTANT:
+            return rv
+        return RV(rv.obj, Resolution.CONSTANT, name)
+
+    def _local(self, ir: Local, frame: Frame, depth: int) -> RV:
+        entries = dict(frame.module.locals).get(f"{ir.scope}:{ir.name}", ())
+        if not entries:
+            return unknown(f"local variable '{ir.name}' of {ir.scope} has no simple assignment")
+        before = [e for e in entries if e[0] < ir.at]
+        _pos, value = (before or list(entries))[-1]
+        return self.resolve(value, frame, depth)
+
+    def _param(self, ir: Param, frame: Frame, depth: int) -> RV:
+        bound = frame.bindings.get((ir.func, ir.name))
+        if bound is not None:
+            return self.resolve(bound.ir, bound.frame, depth)
+        self.unbound.append((frame.module.path, ir.func, ir.name))
+        return unknown(f"parameter '{ir.name}' of function {ir.func}")
+
+    def _import(self, dotted: str, module: ModuleFacts, depth: int) -> RV:
+        found = self.modules.find(dotted, module.path)
+        if found is None:
+            return RV(LibRef(dotted.lstrip(".")))
+        path, rest = found
+        target = self.modules.get(path)
+        if target is None:
+            return unknown(f"module {path} could not be read")
+        if not rest:
+            return RV(ModRef(path))
+        rv = self._glob(rest[0], target, depth, Frame(module))
+        if not rv.known and f"{posixpath.dirname(path)}/{rest[0]}.py".lstrip("/") in self.modules.paths and path.endswith("__init__.py"):
+            rv = RV(ModRef(f"{posixpath.dirname(path)}/{rest[0]}.py".lstrip("/")))
+        for attr in rest[1:]:
+            rv = self._attr(rv, attr, depth, module)
+        return rv
+
+    def _star(self, ir: Star, module: ModuleFacts, depth: int) -> RV:
+        for dotted in ir.modules:
+            found = self.modules.find(dotted, module.path)
+            if found is None:
+                if dotted.startswith("rocketmq"):
+                    return RV(LibRef(f"{dotted}.{ir.name}"))
+                continue
+            path, rest = found
+            target = self.modules.get(path)
+            if target is None or rest:
+                continue
+            names = {n for n, _ in target.globals} | {n for n, _ in target.imports} | set(target.defs)
+            if ir.name in names:
+                return self._glob(ir.name, target, depth, Frame(module))
+        return unknown(f"name '{ir.name}' is not defined (star imports: {', '.join(ir.modules)})")
+
+    def _attr(self, base: RV, attr: str, depth: int, origin: ModuleFacts) -> RV:
+        obj = base.obj
+        if isinstance(obj, ModRef):
+            target = self.modules.get(obj.path)
+            if target is None:
+                return unknown(f"module {obj.path} could not be read")
+            return self._glob(attr, target, depth, Frame(origin))
+        if isinstance(obj, ClassRef):
+            target = self.modules.get(obj.path)
+            attrs = dict(dict(target.classes).get(obj.qual, ())) if target else {}
+            if attr in attrs and target is not None:
+                rv = self.resolve(attrs[attr], Frame(target), depth)
+                return self._constant(rv, f"{obj.qual}.{attr}", target, Frame(origin))
+            if target is not None and f"{obj.qual}.{attr}" in dict(target.classes):
+                return RV(ClassRef(obj.path, f"{obj.qual}.{attr}"))
+            return unknown(f"class {obj.qual} has no constant '{attr}'")
+        if isinstance(obj, LibRef):
+            return RV(LibRef(f"{obj.dotted}.{attr}"))
+        if obj is UNKNOWN:
+            return unknown(base.detail)
+        return unknown(f"attribute '{attr}' of a {type(obj).__name__} value")
+
+    def _self_attr(self, ir: SelfAttr, frame: Frame, depth: int) -> RV:
+        assigned = dict(frame.module.instance_attrs).get(f"{ir.cls}.{ir.attr}", ())
+        distinct = list(dict.fromkeys(assigned))
+        if len(distinct) == 1:
+            return self.resolve(distinct[0], frame, depth)
+        if len(distinct) > 1:
+            return unknown(f"self.{ir.attr} is assigned {len(distinct)} different values in class {ir.cls}")
+        attrs = dict(dict(frame.module.classes).get(ir.cls, ()))
+        if ir.attr in attrs:
+            return self._constant(self.resolve(attrs[ir.attr], frame, depth), f"{ir.cls}.{ir.attr}", frame.module, frame)
+        return unknown(f"self.{ir.attr} is never assigned in class {ir.cls}")
+
+    # composite values -------------------------------------------------------------------------
+    def _concat(self, parts: list[RV]) -> RV:
+        for p in parts:
+            if not p.known:
+                return p
+        if not all(isinstance(p.obj, str) for p in parts):
+            if all(isinstance(p.obj, (int, float)) and not isinstance(p.obj, bool) for p in parts):
+                return unknown("arithmetic on numbers")
+            bad = next(p for p in parts if not isinstance(p.obj, str))
+            return unknown(f"string concatenation with a non-string ({bad.to_value().detail or type(bad.obj).__name__})")
+        res, detail = weakest(parts)
+        return RV("".join(str(p.obj) for p in parts), res, detail)
+
+    def _env(self, ir: Env, frame: Frame, depth: int) -> RV:
+        var = self.resolve(ir.var, frame, depth)
+        name = var.obj if isinstance(var.obj, str) else None
+        label = f"environment variable {name}" if name else "an environment variable"
+        if ir.default is None:
+            return unknown(f"{label} without a default")
+        default = self.resolve(ir.default, frame, depth)
+        if not default.known:
+            return unknown(f"{label} with an unknown default ({default.detail})")
+        if default.obj is None:
+            return unknown(f"{label} with default None")
+        if not isinstance(default.obj, (str, int, float)) or isinstance(default.obj, bool):
+            return unknown(f"{label} with a non-string default")
+        return RV(default.obj, Resolution.ENV_DEFAULT, name or "?")
+
+    def _subscript(self, base: RV, index: RV) -> RV:
+        if not base.known:
+            return base
+        if not index.known:
+            return index
+        if isinstance(base.obj, DictVal):
+            for k, v, _loc in base.obj.items:
+                if k.known and k.obj == index.obj:
+                    res, detail = weakest([base, v])
+                    return RV(v.obj, res if _STRENGTH[res] < _STRENGTH[v.resolution] else v.resolution, detail or v.detail)
+            return unknown(f"key {index.obj!r} is not in the dict")
+        if isinstance(base.obj, SeqVal) and isinstance(index.obj, int):
+            if -len(base.obj.items) <= index.obj < len(base.obj.items):
+                return base.obj.items[index.obj]
+            return unknown("index out of range")
+        return unknown(f"subscript of a {type(base.obj).__name__} value")
+
+    def _call(self, ir: CallIR, frame: Frame, depth: int) -> RV:
+        args = [self.resolve(a, frame, depth) for a in ir.args]
+        kwargs = tuple((k, self.resolve(v, frame, depth)) for k, v in ir.kwargs)
+        if isinstance(ir.func, Lit) and isinstance(ir.func.value, str) and ir.func.value.startswith("<"):
+            return _string_op(ir.func.value, args, dict(kwargs))
+        func = self.resolve(ir.func, frame, depth)
+        if isinstance(func.obj, LibRef):
+            loc = location(frame.module.path, ir.loc) if frame.module.full else None
+            return RV(CallVal(func.obj.dotted, tuple(args), kwargs, loc))
+        if isinstance(func.obj, (FuncRef, ClassRef)):
+            return unknown(f"return value of {func.obj.qual}()")
+        if not func.known:
+            return unknown(f"result of a call ({func.detail})")
+        return unknown("result of a call")
+
+
+_FIELD = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*|\d*)\}")
+
+
+def _string_op(op: str, args: list[RV], kwargs: dict[str, RV]) -> RV:
+    """The few pure string operations resolved: %, .format with plain fields, .join, case."""
+    if op == "<tuple>":
+        return RV(SeqVal(tuple(args)))
+    parts = args + list(kwargs.values())
+    for p in parts:
+        if not p.known:
+            return p
+    res, detail = weakest(parts)
+    head = args[0].obj if args else None
+    if op in ("<upper>", "<lower>", "<strip>") and isinstance(head, str):
+        return RV(getattr(head, op[1:-1])(), res, detail)
+    if op == "<join>" and isinstance(head, str) and len(args) == 2 and isinstance(args[1].obj, SeqVal):
+        items = [i.obj for i in args[1].obj.items]
+        if all(isinstance(i, str) for i in items):
+            res, detail = weakest([args[0], *args[1].obj.items])
+            return RV(head.join(str(i) for i in items), res, detail)
+    if op == "<percent>" and isinstance(head, str):
+        values = [a.obj for a in args[1:]]
+        if len(values) == 1 and isinstance(values[0], SeqVal):
+            res, detail = weakest([args[0], *values[0].items])
+            values = [i.obj for i in values[0].items]
+        if all(isinstance(v, (str, int)) for v in values) and re.fullmatch(r"(?:[^%]|%[sd%])*", head):
+            try:
+                return RV(head % tuple(values), res, detail)
+            except (TypeError, ValueError):
+                return unknown("bad % formatting")
+    if op == "<format>" and isinstance(head, str):
+        values = [a.obj for a in args[1:]]
+        named = {k: v.obj for k, v in kwargs.items()}
+        stripped = _FIELD.sub("", head.replace("{{", "").replace("}}", ""))
+        if "{" not in stripped and "}" not in stripped and all(isinstance(v, (str, int)) for v in [*values, *named.values()]):
+            try:
+                return RV(head.format(*values, **named), res, detail)
+            except (IndexError, KeyError, ValueError):
+                return unknown("bad str.format() call")
+    return unknown(f"string operation {op[1:-1]} on values that are not plain strings")
+
+
+def function_of(module: ModuleFacts, qual: str) -> Function | None:
+    for f in module.functions:
+        if f.qualname == qual:
+            return f
+    return None

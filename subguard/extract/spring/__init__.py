@@ -1,0 +1,1 @@
+"""Spring configuration: YAML/properties files, profiles, placeholders, bindings and client versions."""

@@ -1,0 +1,233 @@
+"""The policy engine: scan results + policies -> findings, deterministic and line-free fingerprints.
+
+`evaluate` builds one `Universe` over all results (so a group spanning repos and languages is
+one group), builds each subject kind a selected policy needs once, and judges every subject with
+the policy's three-valued condition:
+
+- True: a finding. With `variants:`, the primary location is the first member of the smallest
+  variant (ties: the earliest), `related` is every other member with what it declares, and
+  `{variants}` lists each variant with its locations.
+- Unknown: the values it depended on are recorded; each such value becomes one SG902 note that
+  names every rule that needed it (a rule never passes silently on an unknown value).
+- False: nothing.
+
+Tool findings: SG901 for every FAILED file, SG902 as above; extractor findings in the results are
+passed through. `config.select` / `config.ignore` are id prefixes (ruff style) applied to all.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from subguard.core.config import Config
+from subguard.core.model import FileStatus, Finding, Location, Related, Severity, fingerprint
+from subguard.rules.conditions import UNKNOWN
+from subguard.rules.conditions import evaluate as judge
+from subguard.rules.policy import Policy
+from subguard.rules.subjects import KINDS, Subject, Universe, Unknown, Variant, kind_spec
+from subguard.scan.extraction import ScanResult
+
+UNPARSEABLE, UNRESOLVED = "SG901", "SG902"
+_DEFAULTS: dict[str, tuple[Severity, str]] = {
+    UNPARSEABLE: (Severity.WARNING, "{path} could not be parsed: {reason}"),
+    UNRESOLVED: (Severity.NOTE, "{what} is not statically known ({reason}): {rules} could not check it"),
+}
+_LINE = re.compile(r"(?:\bline\s+|:)(\d+)(?::\d+)?\b", re.IGNORECASE)
+_MAX_WHERE = 4
+
+
+def selected(rule: str, config: Config) -> bool:
+    """Ruff-style selection: `select` (empty = all) and `ignore` are id prefixes."""
+    if config.select and not any(rule.startswith(p) for p in config.select):
+        return False
+    return not any(rule.startswith(p) for p in config.ignore)
+
+
+def enabled_by(config: Config) -> Callable[[str], bool]:
+    """`selected` for one config, as a predicate (what waiver checks take)."""
+    return lambda rule: selected(rule, config)
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return "-"
+    if value is UNKNOWN:
+        return "?"
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return ", ".join(str(v) for v in (sorted(value) if isinstance(value, (set, frozenset)) else value))
+    return str(value)
+
+
+def _where(loc: Location, with_repo: bool) -> str:
+    return f"{loc.repo + ':' if with_repo and loc.repo else ''}{loc.path}:{loc.line}"
+
+
+def _loc_key(loc: Location) -> tuple[str, str, int, int]:
+    return (loc.repo, loc.path, loc.line, loc.column)
+
+
+def variants_text(variants: Sequence[Variant]) -> str:
+    """`{tag1} at a.py:10, {tag2} at b.py:7 and c.py:3` (repo-qualified when members span repos)."""
+    repos = {m.location.repo for v in variants for m in v.members}
+    parts = []
+    for v in variants:
+        wheres = [_where(m.location, len(repos) > 1) for m in v.members]
+        shown = wheres[:_MAX_WHERE]
+        more = f" and {len(wheres) - len(shown)} more" if len(wheres) > len(shown) else ""
+        parts.append(f"{v.label} at {' and '.join(shown) if not more else ', '.join(shown)}{more}")
+    return ", ".join(parts)
+
+
+def _place(variants: Sequence[Variant]) -> tuple[Location, tuple[Related, ...]]:
+    smallest = min(variants, key=lambda v: (len(v.members), _loc_key(v.members[0].location)))
+    primary = smallest.members[0]
+    others = [m for v in variants for m in v.members if m is not primary]
+    others.sort(key=lambda m: _loc_key(m.location))
+    return primary.location, tuple(Related(location=m.location, message=m.text) for m in others)
+
+
+def _format(template: str, values: Mapping[str, Any], source: str) -> str:
+    try:
+        return template.format_map({k: _text(v) for k, v in values.items()})
+    except (KeyError, IndexError, ValueError) as exc:  # checked at load; a late-registered kind may differ
+        return f"{template} [message template error in {source}: {exc}]"
+
+
+def _severity(policy: Policy, subject: Subject) -> Severity:
+    if policy.severity_from:
+        value = subject.fields.get(policy.severity_from)
+        if isinstance(value, str) and value in {s.value for s in Severity}:
+            return Severity(value)
+    return policy.severity
+
+
+def _finding(policy: Policy, subject: Subject) -> Finding:
+    location, related = subject.location, tuple(Related(location=loc, message=msg) for loc, msg in subject.related)
+    values: dict[str, Any] = {**subject.fields, "rule": policy.id, "name": policy.name}
+    if policy.variants:
+        variants = subject.variants.get(policy.variants, ())
+        if variants:
+            location, related = _place(variants)
+            values["variants"] = variants_text(variants)
+        else:
+            values["variants"] = ""
+    return Finding(
+        rule=policy.id,
+        severity=_severity(policy, subject),
+        message=_format(policy.message, values, policy.source),
+        location=location,
+        related=related,
+        group=subject.group,
+        topic=subject.topic,
+        fingerprint=fingerprint(policy.id, *subject.key),
+        properties=(("subject", subject.kind),),
+    )
+
+
+@dataclass
+class _Needs:
+    unknown: Unknown
+    rules: set[str]
+
+
+def _tool(policies: Mapping[str, Policy], rule: str) -> tuple[Severity, str]:
+    policy = policies.get(rule)
+    return (policy.severity, policy.message) if policy else _DEFAULTS[rule]
+
+
+def _line_of(reason: str) -> int:
+    m = _LINE.search(reason)
+    return int(m.group(1)) if m and int(m.group(1)) > 0 else 1
+
+
+def unparseable(results: Sequence[ScanResult], policies: Mapping[str, Policy]) -> list[Finding]:
+    """SG901: one finding per FAILED file, at the line the reason names (else line 1)."""
+    severity, template = _tool(policies, UNPARSEABLE)
+    out = []
+    for res in results:
+        for rec in res.files:
+            if rec.status is not FileStatus.FAILED:
+                continue
+            repo = rec.repo or res.repo
+            out.append(Finding(
+                rule=UNPARSEABLE, severity=severity,
+                message=_format(template, {"path": rec.path, "reason": rec.reason or "unknown reason"}, UNPARSEABLE),
+                location=Location(path=rec.path, line=_line_of(rec.reason), repo=repo),
+                fingerprint=fingerprint(UNPARSEABLE, repo, rec.path),
+            ))
+    return out
+
+
+def unresolved(needs: Iterable[_Needs], policies: Mapping[str, Policy]) -> list[Finding]:
+    """SG902: one note per unknown value, naming every rule that needed it."""
+    severity, template = _tool(policies, UNRESOLVED)
+    out = []
+    for need in needs:
+        u = need.unknown
+        values = {"what": u.what, "reason": u.reason or "dynamic value", "rules": ", ".join(sorted(need.rules))}
+        out.append(Finding(
+            rule=UNRESOLVED, severity=severity, message=_format(template, values, UNRESOLVED),
+            location=u.location, fingerprint=fingerprint(UNRESOLVED, *u.key),
+            properties=(("rules", tuple(sorted(need.rules))),),
+        ))
+    return out
+
+
+def _order(f: Finding) -> tuple[Any, ...]:
+    return (f.rule, *_loc_key(f.location), f.group, f.topic, f.message, f.fingerprint)
+
+
+def evaluate(results: Sequence[ScanResult], policies: Sequence[Policy], config: Config) -> list[Finding]:
+    """Every finding of every selected policy over all results, in a deterministic order."""
+    universe = Universe.of(
+        [c for r in results for c in r.consumers], [d for r in results for d in r.deployments], config
+    )
+    by_id = {p.id: p for p in policies}
+    subjects: dict[str, list[Subject]] = {}
+    needs: dict[tuple[Any, ...], _Needs] = {}
+
+    def need(unknown: Unknown, rule: str) -> None:  # one note per value: its key plus where it is
+        ident = (*unknown.key, *_loc_key(unknown.location))
+        needs.setdefault(ident, _Needs(unknown, set())).rules.add(rule)
+
+    findings: list[Finding] = []
+    for policy in policies:
+        if policy.scope == "tool" or not selected(policy.id, config) or policy.kind not in KINDS:
+            continue
+        spec = kind_spec(policy.kind)
+        if policy.kind not in subjects:
+            subjects[policy.kind] = list(spec.build(universe))
+        for unknown in spec.unplaced(universe):
+            need(unknown, policy.id)
+        for subject in subjects[policy.kind]:
+            verdict = judge(policy.condition, subject.fields)
+            if verdict:
+                findings.append(_finding(policy, subject))
+            elif verdict is None:
+                for unknown in subject.unknowns or (_fallback(subject),):
+                    need(unknown, policy.id)
+    if selected(UNPARSEABLE, config):
+        findings += unparseable(results, by_id)
+    if selected(UNRESOLVED, config):
+        findings += unresolved(needs.values(), by_id)
+    findings += [f for r in results for f in r.findings if selected(f.rule, config)]
+    unique = {(_order(f)): f for f in findings}
+    return [unique[k] for k in sorted(unique)]
+
+
+def _fallback(subject: Subject) -> Unknown:
+    """A subject judged unknown without a recorded unknown value (e.g. a user field): still a note."""
+    names = sorted(k for k, v in subject.fields.items() if v is UNKNOWN)
+    return Unknown(f"{', '.join(names) or 'a value'} of this {subject.kind}", "not statically known", subject.location,
+                   (subject.kind, *subject.key))
+
+
+def run(results: Sequence[ScanResult], config: Config, extra_dirs: Sequence[str] | None = None) -> list[Finding]:
+    """Convenience: load built-in + configured policies and evaluate."""
+    from subguard.rules.policy import load_policies, policy_dirs
+
+    dirs = policy_dirs(config.policies, config.source, extra_dirs or ())
+    return evaluate(results, load_policies(dirs), config)

@@ -1,0 +1,61 @@
+"""The simulator's self-check: a group the consistency rules pass must simulate without loss.
+
+The verdict of the consistency rules is taken from the policy engine itself, with every one of them
+on (a `--select`, `--ignore` or waiver changes what is shown, not whether the group is consistent).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+
+from subguard.core.config import Config
+from subguard.core.inventory import group_map
+from subguard.core.model import Consumer, Finding, Related, RuleDoc, Severity
+from subguard.rules.policy import Policy
+from subguard.scan.extraction import ScanResult
+
+RULE = "SG905"
+CONSISTENCY_RULES = frozenset({"SG101", "SG102", "SG104", "SG105", "SG106"})
+
+
+def flagged_groups(
+    results: Sequence[ScanResult], policies: Sequence[Policy], config: Config, evaluated: Sequence[Finding] | None = None,
+) -> frozenset[str]:
+    """Groups that a consistency rule finds inconsistent, whatever the selection. `evaluated`: the
+    findings the engine already gave under `config`; when that selection ran every consistency rule,
+    they are the answer and the rules are not evaluated a second time."""
+    from subguard.rules.engine import evaluate, selected
+
+    rules = [p for p in policies if p.id in CONSISTENCY_RULES]
+    if evaluated is None or not all(selected(p.id, config) for p in rules):
+        everything = config.model_copy(update={"select": (), "ignore": ()})
+        evaluated = evaluate(results, rules, everything)
+    return frozenset(f.group for f in evaluated if f.rule in CONSISTENCY_RULES and f.group)
+
+
+def _fully_known(c: Consumer) -> bool:
+    return bool(c.subscriptions) and all(s.topic.value is not None and s.expression.value is not None for s in c.subscriptions)
+
+
+def candidates(consumers: Iterable[Consumer], flagged: frozenset[str]) -> dict[str, list[Consumer]]:
+    """Groups to self-check: a known name, two or more members (a lone consumer cannot disagree),
+    every subscription known, and no consistency finding."""
+    groups = group_map(consumers).groups  # by the name the broker sees (and findings carry): namespace%group
+    return {name: list(g.members) for name, g in groups.items()
+            if len(g.members) > 1 and name not in flagged and all(_fully_known(c) for c in g.members)}
+
+
+def message(group: str, impact: str) -> str:
+    return (f"internal error: the consistency rules pass group {group!r}, but the simulator predicts loss "
+            f"({impact}); one of subguard's two models of the broker is wrong - please report it")
+
+
+def finding(group: str, members: Sequence[Consumer], impact: str, docs: Mapping[str, RuleDoc]) -> Finding:
+    """The SG905 finding at the group's first member's first subscription, the others related."""
+    locations = [c.subscriptions[0].location if c.subscriptions else c.location for c in members]
+    doc = docs.get(RULE)
+    return Finding(
+        rule=RULE, severity=doc.severity if doc else Severity.ERROR, message=message(group, impact),
+        location=locations[0], related=tuple(Related(location=loc, message="member") for loc in locations[1:]),
+        group=group,
+    )

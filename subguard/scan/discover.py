@@ -1,0 +1,99 @@
+"""Find the files of a scan: git's view inside a work tree, a filtered walk elsewhere.
+
+Nothing is opened here except through `read_limited`; every path ends up either as a
+`Candidate` or as a skipped `FileRecord` with a reason.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+
+from subguard.core.model import FileRecord, FileStatus
+from subguard.scan.listing import DEFAULT_EXCLUDE_DIRS, excluded_dir, git_files, root_names, walk_tree
+
+__all__ = ["DEFAULT_EXCLUDE_DIRS", "LINK", "SPECIAL", "Candidate", "classify", "discover", "excluded_dir", "git_files", "read_limited", "walk_tree"]
+
+DEFAULT_MAX_FILE_SIZE = 2 * 1024 * 1024
+LINK = "symbolic link (not followed)"
+SPECIAL = "not a regular file (device, FIFO or socket)"
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A regular file inside the root, not yet read."""
+
+    path: str  # POSIX, relative to root
+    abspath: str
+    size: int
+    data: bytes | None = None  # content already in memory (Spark's binaryFile rows); else read abspath
+    mtime_ns: int = 0
+
+
+@dataclass(frozen=True)
+class Discovery:
+    root: str
+    candidates: tuple[Candidate, ...]
+    skipped: tuple[FileRecord, ...]
+
+
+def classify(root: Path | str, rel: str, max_size: int) -> tuple[Candidate | None, FileRecord | None]:
+    """Decide whether a path may be read, without opening it."""
+    full = f"{root}/{rel}"  # a string join: pathlib per file costs more than the lstat itself
+    try:
+        st = os.lstat(full)
+    except OSError as exc:
+        return None, FileRecord(path=rel, status=FileStatus.SKIPPED, reason=f"cannot stat: {exc.strerror}")
+    if stat.S_ISLNK(st.st_mode):
+        return None, FileRecord(path=rel, status=FileStatus.SKIPPED, reason=LINK)
+    if not stat.S_ISREG(st.st_mode):
+        return None, FileRecord(path=rel, status=FileStatus.SKIPPED, reason=SPECIAL)
+    if st.st_size > max_size:
+        return None, FileRecord(
+            path=rel, status=FileStatus.SKIPPED, size=st.st_size,
+            reason=f"larger than the size limit ({st.st_size} > {max_size} bytes)",
+        )
+    return Candidate(rel, full, st.st_size, mtime_ns=st.st_mtime_ns), None
+
+
+def discover(root: Path, exclude_dirs: frozenset[str] = DEFAULT_EXCLUDE_DIRS, max_size: int = DEFAULT_MAX_FILE_SIZE) -> Discovery:
+    """List every file of a scan root (a directory or a single file)."""
+    root = root.resolve() if not root.is_symlink() else root.absolute()
+    if root.is_file():
+        cand, rec = classify(root.parent, root.name, max_size)
+        return Discovery(str(root.parent), tuple([cand] if cand else []), tuple([rec] if rec else []))
+    names = root_names(root, exclude_dirs)
+    candidates: list[Candidate] = []
+    skipped: list[FileRecord] = []
+    for rel in names:
+        cand, rec = classify(root, rel, max_size)
+        if cand is not None:
+            candidates.append(cand)
+        elif rec is not None:
+            skipped.append(rec)
+    return Discovery(str(root), tuple(candidates), tuple(skipped))
+
+
+def read_limited(path: str, max_size: int = DEFAULT_MAX_FILE_SIZE) -> bytes:
+    """Read a regular file without following a final symlink or blocking on a FIFO."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    fd = os.open(path, flags)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError("not a regular file")
+        # one read() of the known size (plus one byte, to notice growth) is the whole file mostly
+        data = os.read(fd, min(st.st_size, max_size) + 1)
+        if len(data) != st.st_size:  # a short read (network file systems), or it changed: read on to EOF or the limit
+            chunks, total = [data], len(data)
+            while total <= max_size and (chunk := os.read(fd, 1 << 16)):
+                chunks.append(chunk)
+                total += len(chunk)
+            data = b"".join(chunks)
+    finally:
+        os.close(fd)
+    if len(data) > max_size:
+        raise OSError(f"larger than the size limit ({max_size} bytes)")
+    return data

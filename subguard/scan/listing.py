@@ -1,0 +1,132 @@
+"""Which entries a scan root holds: git's view inside a work tree, an lstat-only walk elsewhere.
+
+Standard library only, so that the run memo (`subguard.scan.runmemo`) can list a root without loading
+the rest of subguard. Nothing here opens a file.
+"""
+
+from __future__ import annotations
+
+import os
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # kept out of the run memo's imports (`subguard.scan.runmemo` lists roots through here)
+    from collections.abc import Callable, Iterable, Iterator
+    from pathlib import Path
+
+DEFAULT_EXCLUDE_DIRS = frozenset(
+    {
+        ".git", ".hg", ".svn", ".venv", "venv", "env", ".env", ".tox", ".nox", "node_modules",
+        "__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".subguard_cache", "build",
+        "dist", "target", "out", ".gradle", ".idea", ".eggs", "site-packages", ".terraform",
+    }
+)
+
+def git_files(root: Path | str) -> list[str] | None:
+    """What git lists below `root`: tracked plus untracked-not-ignored files, relative to root.
+
+    None outside a work tree, and for a root the enclosing repository ignores (a vendored tree, a
+    Python installation inside a git-managed tool directory): asked for explicitly, it is walked.
+    """
+    names = _git_listing(str(root))
+    if names is None or (not names and _git_ignored(str(root))):
+        return None
+    return [n for n in names if not (set(n.split("/")[:-1]) & {".git"})]
+
+
+def may_be_in_work_tree(root: Path | str) -> bool:
+    """False only when git cannot find a repository for `root`: no `.git` entry (folder, or file
+    of a worktree or submodule) in it or any folder above it, and no `GIT_DIR` in the environment.
+    A few lstat calls that spare starting git for every folder of a tree that is not under git."""
+    if "GIT_DIR" in os.environ:
+        return True
+    here = os.path.abspath(root)
+    while True:
+        if os.path.lexists(os.path.join(here, ".git")):
+            return True
+        parent = os.path.dirname(here)
+        if parent == here:
+            return False
+        here = parent
+
+
+def _git_listing(root: str) -> list[str] | None:
+    if not may_be_in_work_tree(root):
+        return None
+    import subprocess  # only for a root inside a work tree
+
+    try:
+        top = subprocess.run(
+            ["git", "-C", root, "rev-parse", "--show-toplevel"],
+            capture_output=True, text=True, timeout=30, check=False,
+        )
+        if top.returncode != 0:
+            return None
+        listing = subprocess.run(
+            ["git", "-C", root, "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", "."],
+            capture_output=True, timeout=120, check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if listing.returncode != 0:
+        return None
+    names = listing.stdout.decode("utf-8", "surrogateescape").split("\0")
+    return sorted({n for n in names if n})
+
+
+def _git_ignored(root: str) -> bool:
+    """Whether the enclosing work tree ignores `root` itself."""
+    import subprocess
+
+    try:
+        proc = subprocess.run(["git", "-C", root, "check-ignore", "-q", "."], capture_output=True, timeout=30, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return proc.returncode == 0
+
+
+def walk_tree(root: str, enter: Callable[[str, str, bool], bool | None]) -> Iterator[tuple[str, os.DirEntry[str], bool]]:
+    """(relative path, entry, flag) for every entry below `root` that is not a real folder.
+
+    Folder links are entries, never followed. For each real folder, `enter(relative path, name,
+    parent's flag)` returns None to leave it out, else the flag its entries carry. Unreadable
+    folders are left out (their entries cannot be named).
+    """
+    stack: list[tuple[str, bool]] = [("", False)]
+    while stack:
+        rel, flag = stack.pop()
+        try:
+            with os.scandir(f"{root}/{rel}" if rel else root) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError:
+            continue
+        for entry in entries:
+            child = f"{rel}/{entry.name}" if rel else entry.name
+            try:
+                is_dir = entry.is_dir(follow_symlinks=False)
+            except OSError:
+                is_dir = False
+            if not is_dir:
+                yield child, entry, flag
+                continue
+            inner = enter(child, entry.name, flag)
+            if inner is not None:
+                stack.append((child, inner))
+
+
+def excluded_dir(name: str, exclude_dirs: frozenset[str] = DEFAULT_EXCLUDE_DIRS) -> bool:
+    """A folder `subguard check` never walks into (VCS, dependencies, build output)."""
+    return name in exclude_dirs or name.endswith(".egg-info")
+
+
+def _walk(root: Path, exclude_dirs: frozenset[str]) -> Iterable[str]:
+    """All entries below root (files, links, specials), not following directory links."""
+    def keep(rel: str, name: str, flag: bool) -> bool | None:
+        return None if excluded_dir(name, exclude_dirs) else False
+
+    return (rel for rel, _, _ in walk_tree(str(root), keep))
+
+
+def root_names(root: Path, exclude_dirs: frozenset[str] = DEFAULT_EXCLUDE_DIRS) -> list[str]:
+    """The entries of a folder root, relative to it: what git lists, else the filtered walk."""
+    listed = git_files(root)
+    return list(_walk(root, exclude_dirs)) if listed is None else listed

@@ -1,0 +1,227 @@
+"""Replay a whole `subguard check` run when nothing it depends on has changed.
+
+A pre-commit hook runs `check` on every commit, mostly over a tree that has not changed since the
+last run. Such a run is answered from a memo of the previous one: its stdout, stderr, the files it
+wrote and its exit code, replayed without loading the extractors, the engine or pydantic.
+
+The memo is keyed by the invocation: the arguments, the working directory, today's date (waivers
+expire), whether stdout and stderr are terminals (colour), the environment variables that change
+output or configuration, the interpreter, and the installed subguard (version and the size and mtime of every
+module and built-in policy). It is valid only while every input the run read is as it was:
+
+- each scan root's listing, taken *before* the run read a file: every entry git lists (or the walk
+  finds) with its type, size, mtime, ctime and inode, minus the cache folder and the run's own
+  outputs when they lie inside the root (a run whose newest entry changed less than `RACY_NS` before
+  the listing is not memoised: a second change within the same timestamp tick would be invisible;
+  file systems with timestamps coarser than that, such as FAT, can still hide such an edit);
+- each other file the run depended on (config files, including the absent ones it looked for,
+  policy files, the baseline), by the same stat fields;
+- the caches the run used, as the run left them (a cache corrupted since is a changed input).
+
+Anything else (`--no-cache`, `--write-baseline`, an exit code other than 0 or 1, a run that noted no
+inputs) is not memoised. Entries live in `<user cache>/runs/`, at most `KEEP` of them, signed with
+the user's key like the content cache (`subguard.core.signing`): an entry someone else wrote is a miss.
+
+This module is what an unchanged run loads: the standard library's cheapest modules, `signing` and
+`treestamp`. Recording a run is `subguard.scan.runrecord`.
+"""
+
+from __future__ import annotations
+
+import marshal
+import os
+import stat
+import sys
+import time
+
+from subguard import __version__
+from subguard.core import signing
+from subguard.scan import treestamp
+from subguard.scan.listing import excluded_dir, git_files
+
+try:  # hashlib would load OpenSSL (~10 ms) for a digest the interpreter has built in
+    from _blake2 import blake2b
+except ImportError:  # pragma: no cover - an interpreter built without it
+    from hashlib import blake2b
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any, TextIO
+
+FORMAT = 2
+KEEP = 64
+# an entry changed this close to the listing could change again within the same timestamp tick
+# (Linux keeps coarse file times, a few ms) and look unchanged: such a run is not memoised
+RACY_NS = 100_000_000
+DISABLE_ENV = "SUBGUARD_NO_RUN_MEMO"
+_ENV_EXACT = ("NO_COLOR", "FORCE_COLOR", "CLICOLOR", "CLICOLOR_FORCE", "TERM", "COLUMNS", "HOME", "XDG_CACHE_HOME",
+              "LANG", "LC_ALL", "LC_CTYPE", "PYTHONIOENCODING")
+_ENV_PREFIXES = ("SUBGUARD_", "GITHUB_", "RUNNER_")
+
+
+def runs_dir() -> str:
+    return os.path.join(signing.cache_home(), "runs")
+
+
+def file_stat(path: str) -> list[int] | None:
+    """The stat fields a memo compares for one file it depended on (None: absent)."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    return [stat.S_IFMT(st.st_mode), st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
+
+
+def root_listing(root: str, exclude: Sequence[str] = ()) -> tuple[str, int]:
+    """A digest of every entry of a scan root as `discover` would list it (names and stat fields:
+    git's listing inside a work tree, else the same filtered walk), and its newest ctime (ns)."""
+    top = os.path.abspath(root) if os.path.islink(root) else os.path.realpath(root)
+    if not os.path.isdir(top):
+        return treestamp.names_stamp(os.path.dirname(top), [os.path.basename(top)], top)
+    skip = tuple(e.rstrip("/") + "/" for e in exclude)
+    listed = git_files(top)
+    if listed is None:
+        return treestamp.walk_stamp(top, skip, excluded_dir, top)
+    kept = [name for name in listed if not (skip and (name + "/").startswith(skip))]
+    return treestamp.names_stamp(top, kept, "git\0" + top)
+
+
+# listings the replay took, for the recorder of the same process (taken before the run read anything)
+_TAKEN: dict[tuple[str, tuple[str, ...]], tuple[int, str, int]] = {}
+
+
+def root_signature(root: str, exclude: Sequence[str] = ()) -> str:
+    listed_at = time.time_ns()
+    digest, newest = root_listing(root, exclude)
+    _TAKEN[(root, tuple(exclude))] = (listed_at, digest, newest)
+    return digest
+
+
+def listing_for_record(root: str, exclude: Sequence[str]) -> tuple[int, str, int]:
+    """(when it was taken, digest, newest ctime) of a root's listing: the one this process's replay
+    took when it was of the same root (a large tree is not walked twice per run), else a new one. An
+    earlier listing is safe: a file changed since makes the stored digest stale, a miss next time.
+    One too close to a change (`RACY_NS`) is taken again: by now that change may be far enough back."""
+    taken = _TAKEN.pop((root, tuple(exclude)), None)
+    if taken is not None and taken[0] - taken[2] >= RACY_NS:
+        return taken
+    listed_at = time.time_ns()
+    digest, newest = root_listing(root, exclude)
+    return listed_at, digest, newest
+
+
+def tree_signature(folder: str) -> str:
+    """A digest of every entry below a folder the run wrote itself (a cache), memo entries aside:
+    the same walk as a scan root's, with nothing excluded but the memo folder."""
+    memos = os.path.relpath(runs_dir(), folder)
+    skip = () if memos.startswith("..") else (memos + "/",)
+    return treestamp.walk_stamp(folder, skip, _nothing, "tree\0" + folder)[0]
+
+
+def _nothing(name: str) -> bool:
+    return False
+
+
+def _install_stamp() -> str:
+    here = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))  # the subguard package
+    h = blake2b(__version__.encode(), digest_size=32)
+    for dirpath, dirnames, filenames in os.walk(here, followlinks=True):
+        dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
+        for name in sorted(filenames):
+            if name.endswith((".py", ".yaml", ".yml")):
+                full = os.path.join(dirpath, name)
+                st = os.stat(full)
+                h.update(f"{full}\0{st.st_size}\0{st.st_mtime_ns}\0".encode("utf-8", "surrogateescape"))
+    return h.hexdigest()
+
+
+def invocation_key(argv: Sequence[str]) -> str:
+    """What must be equal for two runs to print the same thing from the same inputs."""
+    env = {k: v for k, v in os.environ.items() if k in _ENV_EXACT or k.startswith(_ENV_PREFIXES)}
+    env.pop(DISABLE_ENV, None)
+    parts = (
+        ("argv", list(argv)), ("cwd", os.getcwd()), ("env", sorted(env.items())),
+        ("date", time.strftime("%Y-%m-%d")),  # waivers expire by the local date
+        ("tty", [is_tty(sys.stdout), is_tty(sys.stderr)]), ("install", _install_stamp()),
+        ("python", [sys.executable, sys.version]),  # another interpreter or venv: other library versions
+    )
+    return blake2b(repr(parts).encode("utf-8", "surrogateescape"), digest_size=32).hexdigest()
+
+
+def is_tty(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
+
+
+def enabled(argv: Sequence[str]) -> bool:
+    return not os.environ.get(DISABLE_ENV) and "--no-cache" not in argv and not any(
+        a == "--write-baseline" or a.startswith("--write-baseline=") for a in argv
+    )
+
+
+def memo_path(argv: Sequence[str]) -> str:
+    return os.path.join(runs_dir(), f"{invocation_key(argv)}.memo")
+
+
+def read_entry(path: str) -> dict[str, Any] | None:
+    """A signed memo entry of this format, or None."""
+    body = signing.read_sealed(path)
+    if body is None:
+        return None
+    try:
+        entry = marshal.loads(body)
+    except (EOFError, ValueError, TypeError):
+        return None
+    return entry if isinstance(entry, dict) and entry.get("version") == FORMAT else None
+
+
+def write_entry(path: str, entry: dict[str, Any]) -> None:
+    signing.write_sealed(path, marshal.dumps(entry))
+
+
+# --- replay ----------------------------------------------------------------------------------------
+
+
+def _valid(entry: dict[str, Any]) -> bool:
+    inputs = entry["inputs"]
+    if any(file_stat(path) != sig for path, sig in inputs["files"].items()):
+        return False
+    if not all(tree_signature(folder) == sig for folder, sig in inputs["after"].items()):
+        return False
+    return all(root_signature(root["path"], root["exclude"]) == root["sig"] for root in inputs["roots"])
+
+
+def replay(argv: Sequence[str]) -> int | None:
+    """The exit code of a replayed run (its output already written), or None to run for real."""
+    if not enabled(argv):
+        return None
+    try:
+        entry = read_entry(memo_path(argv))
+        if entry is None or not _valid(entry):
+            return None
+        for target, text in entry["outputs"]["files"].items():
+            if _read(target) != text:
+                with open(target, "w", encoding="utf-8", errors="backslashreplace") as fh:
+                    fh.write(text)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+    _emit(sys.stdout, entry["outputs"]["stdout"])
+    _emit(sys.stderr, entry["outputs"]["stderr"])
+    return int(entry["code"])
+
+
+def _read(path: str) -> str | None:
+    try:
+        with open(path, encoding="utf-8", errors="backslashreplace") as fh:
+            return fh.read()
+    except OSError:
+        return None
+
+
+def _emit(stream: TextIO, text: str) -> None:
+    if text:
+        stream.write(text)
+        stream.flush()

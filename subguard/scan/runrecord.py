@@ -1,0 +1,146 @@
+"""Record a `subguard check` run for the run memo: its inputs, stdout, stderr and written files.
+
+What a memo entry holds and when it is valid is `subguard.scan.runmemo`; the recorder tees the run's
+streams, lists each scan root before anything is read, and stores the entry when the run ends.
+"""
+
+from __future__ import annotations
+
+import io
+import sys
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, TextIO
+
+from subguard.scan import runmemo
+
+
+class _Tee(io.TextIOBase):
+    """A text stream that writes through to `inner` and keeps a copy."""
+
+    def __init__(self, inner: TextIO) -> None:
+        self.inner = inner
+        self.copy: list[str] = []
+
+    def write(self, text: str | bytes) -> int:
+        if isinstance(text, (bytes, bytearray)):  # click writes bytes straight to a binary stream
+            self.copy.append(bytes(text).decode("utf-8", "surrogateescape"))
+            buffer = getattr(self.inner, "buffer", None)
+            return int(buffer.write(text)) if buffer is not None else self.inner.write(self.copy[-1])
+        self.copy.append(text)
+        return self.inner.write(text)
+
+    def flush(self) -> None:
+        self.inner.flush()
+
+    def isatty(self) -> bool:
+        return runmemo.is_tty(self.inner)
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]
+        return str(getattr(self.inner, "encoding", "utf-8"))
+
+    @property
+    def errors(self) -> str | None:  # type: ignore[override]
+        return getattr(self.inner, "errors", None)
+
+    def fileno(self) -> int:
+        return self.inner.fileno()
+
+
+class Recorder:
+    """Collects what one real run read and wrote; `finish` stores it as a memo entry."""
+
+    def __init__(self, argv: Sequence[str]) -> None:
+        self.argv = list(argv)
+        self.roots: list[dict[str, Any]] = []
+        self.files: dict[str, list[int] | None] = {}
+        self.after: list[str] = []
+        self.outputs: dict[str, str] = {}
+        self.spoiled = ""
+        self.out = _Tee(sys.stdout)
+        self.err = _Tee(sys.stderr)
+
+    def note_inputs(self, roots: Sequence[str], files: Sequence[str], caches: Sequence[str], exclude: Sequence[str]) -> None:
+        """Before the scan reads anything: the roots (listed now), files it depends on, the caches
+        it will use (signed when it is done), and paths inside roots the run writes itself."""
+        for root in roots:
+            top = Path(root).resolve()
+            inside = []
+            for path in exclude:
+                try:
+                    inside.append(Path(path).resolve().relative_to(top).as_posix())
+                except ValueError:
+                    continue
+            listed_at, digest, newest = runmemo.listing_for_record(root, inside)
+            if listed_at - newest < runmemo.RACY_NS:
+                self.spoil("a file changed within the timestamp granularity of the listing")
+            self.roots.append({"path": root, "exclude": inside, "sig": digest})
+        self.files.update({str(Path(f).absolute()): runmemo.file_stat(f) for f in files})
+        self.after += [str(Path(c).absolute()) for c in caches]
+
+    def note_output(self, path: str, text: str) -> None:
+        self.outputs[str(Path(path).absolute())] = text
+
+    def spoil(self, why: str) -> None:
+        self.spoiled = self.spoiled or why
+
+    def finish(self, code: int) -> None:
+        if self.spoiled or code not in (0, 1) or not self.roots:
+            return
+        try:
+            self._store(code)
+        except Exception:  # noqa: BLE001 - a memo is an optimisation: never a reason to fail
+            return
+
+    def _store(self, code: int) -> None:
+        entry = {
+            "version": runmemo.FORMAT, "code": code,
+            "inputs": {"roots": self.roots, "files": self.files, "after": {c: runmemo.tree_signature(c) for c in self.after}},
+            "outputs": {"stdout": "".join(self.out.copy), "stderr": "".join(self.err.copy), "files": self.outputs},
+        }
+        runmemo.write_entry(runmemo.memo_path(self.argv), entry)
+        _prune(Path(runmemo.runs_dir()))
+
+
+def _prune(folder: Path) -> None:
+    entries = sorted(folder.glob("*.memo"), key=lambda p: p.stat().st_mtime_ns, reverse=True)
+    for old in entries[runmemo.KEEP:]:
+        old.unlink(missing_ok=True)
+
+
+ACTIVE: Recorder | None = None
+
+
+@contextmanager
+def recording(argv: Sequence[str]) -> Iterator[Recorder | None]:
+    """Record the run inside the block (stdout and stderr are teed); None when memos are off."""
+    global ACTIVE
+    if not runmemo.enabled(argv):
+        yield None
+        return
+    rec = Recorder(argv)
+    saved = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = rec.out, rec.err
+    ACTIVE = rec
+    try:
+        yield rec
+    finally:
+        sys.stdout, sys.stderr = saved
+        ACTIVE = None
+
+
+def note_inputs(roots: Sequence[str], files: Sequence[str], caches: Sequence[str], exclude: Sequence[str]) -> None:
+    if ACTIVE is not None:
+        ACTIVE.note_inputs(roots, files, caches, exclude)
+
+
+def note_output(path: str, text: str) -> None:
+    if ACTIVE is not None:
+        ACTIVE.note_output(path, text)
+
+
+def spoil(why: str) -> None:
+    if ACTIVE is not None:
+        ACTIVE.spoil(why)
