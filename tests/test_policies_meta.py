@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
 
 import pytest
@@ -27,6 +28,13 @@ def test_policy_file(path: Path) -> None:
     assert doc.references and all(r.strip() for r in doc.references)
     if policy.scope not in ("tool", "evidence"):  # tool and evidence findings are emitted by code
         assert policy.condition is not None, "a rule without a condition reports every subject"
+    if policy.condition is None:  # a code rule names the function that implements it, and it exists
+        assert policy.implemented_by, f"{path.name}: a rule without a condition needs implemented_by"
+        module, _, attr = policy.implemented_by.partition(":")
+        assert callable(getattr(importlib.import_module(module), attr)), policy.implemented_by
+    if "consistency" in policy.roles:
+        assert policy.scope == "group", "only a group rule can judge a group's consistency"
+    assert set(policy.links) <= {p.id for p in load_policies()}, "links name built-in rules"
 
 
 def test_ids_unique_and_catalogue_complete() -> None:
@@ -37,6 +45,17 @@ def test_ids_unique_and_catalogue_complete() -> None:
     assert required <= set(ids)
     docs = rule_docs(policies)
     assert docs["SG102"].name == "group-tag-set-mismatch" and docs["SG102"].scope == "group/topic"
+
+
+def test_rule_roles_come_from_the_yaml() -> None:
+    """Which rules the self-check trusts, which rules an offset-moved finding cites, and which rules
+    are implemented in code are read from the policy files, nowhere else."""
+    from subguard.rules.policy import builtin, with_role
+
+    policies = load_policies()
+    assert with_role(policies, "consistency") == {"SG101", "SG102", "SG104", "SG105", "SG106"}
+    assert builtin("SG506").links == ("SG301", "SG302")
+    assert {p.id for p in policies if p.implemented_by} == {p.id for p in policies if p.condition is None}
 
 
 def test_every_repo_rule_has_fixtures_that_must_and_must_not_trigger_it() -> None:
@@ -56,3 +75,17 @@ def test_every_repo_rule_has_fixtures_that_must_and_must_not_trigger_it() -> Non
     repo_rules = {p.id for p in load_policies() if p.scope != "evidence"} - {"SG905"}
     assert not repo_rules - hit, f"rules with no `ruleid:` fixture: {sorted(repo_rules - hit)}"
     assert not repo_rules - ok, f"rules with no `ok:` fixture: {sorted(repo_rules - ok)}"
+
+
+def test_readme_rule_table_is_generated_from_the_yaml() -> None:
+    """README's rule table is `subguard rules --format markdown`; regenerate it when a policy changes."""
+    from click.testing import CliRunner
+
+    from subguard.cli.main import cli
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    begin = readme.index("<!-- rules:begin")
+    embedded = readme[readme.index("\n", begin) + 1 : readme.index("<!-- rules:end -->")]
+    result = CliRunner().invoke(cli, ["rules", "--format", "markdown"])
+    assert result.exit_code == 0, result.output
+    assert embedded == result.output, "README.md's rule table is stale: paste `subguard rules --format markdown`"

@@ -32,6 +32,8 @@ from subguard.evidence.correlate import Declared, enrich, live_vs_declared
 from subguard.evidence.events import FIELD_NAMES, SCHEMA, from_dict
 from subguard.evidence.ledger import Ledger
 from subguard.evidence.reader import EvidenceFile
+from subguard.evidence.rules import OFFSET_MOVED
+from subguard.rules.policy import builtin
 
 Source = tuple[str, str]  # (qualified URI of a file or folder as given, its display path)
 
@@ -39,7 +41,6 @@ EVENT_STRUCT = ", ".join(f"`{name}` {kind}" for name, kind in SCHEMA)
 EVENTS = f"{EVENT_STRUCT}, file_index int, file_uri string"
 FINDING_ROWS = f"repo string, {T.FINDINGS}"
 _FINDING_COLS = [c.strip().split(" ")[0] for c in FINDING_ROWS.split(", ")]
-LINKED_RULES = ("SG301", "SG302")  # static findings the SG506 evidence links to
 _DECLARED, _LINKED, _EVENT = 0, 1, 2  # kinds of rows in a group's stream, in the order a task needs them
 
 
@@ -159,7 +160,7 @@ def evidence_findings(events: DataFrame, consumers: DataFrame, static_findings: 
         .join(named, F.col("group") == F.col("target")).select("target", "repo", "json")
     )
     linked = (
-        static_findings.where(F.col("rule").isin(*LINKED_RULES)).select("group", "json")
+        static_findings.where(F.col("rule").isin(*builtin(OFFSET_MOVED).links)).select("group", "json")
         .join(named, F.col("group") == F.col("target")).select("target", F.lit(None).cast("string").alias("repo"), "json")
     )
     none_event = F.lit(None).cast(f"struct<{EVENT_STRUCT}>")

@@ -285,3 +285,4 @@ class RuleDoc(Record):
     instead: str = ""  # "Use instead"
     references: tuple[str, ...] = ()
     source: str = ""  # the policy file it came from
+    fix: str = "none"  # none | safe | unsafe: whether `check --fix` can repair it, and how safely

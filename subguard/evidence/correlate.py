@@ -89,13 +89,13 @@ def enrich(findings: Sequence[Finding], groups: dict[str, GroupState], declared:
             extra = [Related(location=d.at(d.consumer.location), message=f"declares group {f.group} ({d.consumer.message_model.value or '?'})")
                      for d in members]
             links = [Related(location=g.location, message=f"{g.rule}: {g.message}") for g in linked
-                     if g.group == f.group and g.rule in ("SG301", "SG302")]
+                     if g.group == f.group]
             update: dict[str, object] = {"related": f.related + tuple(extra + links)}
             if broadcasting:
                 update["severity"] = Severity.ERROR
                 update["message"] = (f.message + f"; the group is declared BROADCASTING ({len(broadcasting)} consumer(s)): its offsets "
                                      "live in a local file per client, so a lost or unwritable store restarts from the wrong offset"
-                                     + (f" (see {', '.join(sorted({g.rule for g in linked if g.group == f.group and g.rule in ('SG301', 'SG302')}))})" if links else ""))
+                                     + (f" (see {', '.join(sorted({g.rule for g in linked if g.group == f.group}))})" if links else ""))
             f = f.model_copy(update=update)
         out.append(f)
     return out

@@ -26,15 +26,11 @@ from subguard.core.config import Config
 from subguard.core.model import FileStatus, Finding, Location, Related, Severity, fingerprint
 from subguard.rules.conditions import UNKNOWN
 from subguard.rules.conditions import evaluate as judge
-from subguard.rules.policy import Policy
+from subguard.rules.policy import Policy, builtin
 from subguard.rules.subjects import KINDS, Subject, Universe, Unknown, Variant, kind_spec
 from subguard.scan.extraction import ScanResult
 
 UNPARSEABLE, UNRESOLVED = "SG901", "SG902"
-_DEFAULTS: dict[str, tuple[Severity, str]] = {
-    UNPARSEABLE: (Severity.WARNING, "{path} could not be parsed: {reason}"),
-    UNRESOLVED: (Severity.NOTE, "{what} is not statically known ({reason}): {rules} could not check it"),
-}
 _LINE = re.compile(r"(?:\bline\s+|:)(\d+)(?::\d+)?\b", re.IGNORECASE)
 _MAX_WHERE = 4
 
@@ -134,8 +130,8 @@ class _Needs:
 
 
 def _tool(policies: Mapping[str, Policy], rule: str) -> tuple[Severity, str]:
-    policy = policies.get(rule)
-    return (policy.severity, policy.message) if policy else _DEFAULTS[rule]
+    policy = policies.get(rule) or builtin(rule)  # a caller may judge with a subset of the policies
+    return policy.severity, policy.message
 
 
 def _line_of(reason: str) -> int:

@@ -15,6 +15,7 @@ starts with the file and the key.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 import string
@@ -30,6 +31,9 @@ from subguard.rules.conditions import Condition, leaves
 
 BUILTIN_DIR = Path(__file__).resolve().parent / "policies"
 Scope = Literal["subscription", "consumer", "group", "deployment", "consumer+deployment", "evidence", "tool"]
+Role = Literal["consistency"]  # consistency: a group rule the simulator's self-check (SG905) must agree with
+FixSafety = Literal["none", "safe", "unsafe"]
+_IMPLEMENTED_BY = re.compile(r"^subguard(?:\.[a-z_][a-z0-9_]*)+:[A-Za-z_][A-Za-z0-9_]*$")
 _ID = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 _NAME = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 _TAGS = {"leaf", "all", "any", "not"}
@@ -66,6 +70,10 @@ class Policy(BaseModel):
     condition: Condition | None = None
     variants: str | None = None
     severity_from: str | None = None
+    roles: tuple[Role, ...] = ()
+    links: tuple[str, ...] = ()  # rules whose findings this rule's findings cite (SG506 -> SG301, SG302)
+    fix: FixSafety = "none"
+    implemented_by: str | None = None  # "module:function" of a rule implemented in code (no `condition`)
     docs: PolicyDocs
     _source: str = PrivateAttr(default="")
 
@@ -84,7 +92,7 @@ class Policy(BaseModel):
         return RuleDoc(
             id=self.id, name=self.name, severity=self.severity, scope=self.kind, summary=d.summary.strip(),
             what=d.what.strip(), why=d.why.strip(), example=d.example.rstrip(), instead=d.instead.rstrip(),
-            references=d.references, source=self._source,
+            references=d.references, source=self._source, fix=self.fix,
         )
 
 
@@ -196,6 +204,10 @@ def load_policy(path: Path) -> Policy:
     expected = f"{policy.id}-{policy.name}"
     if path.stem != expected:
         raise PolicyError(f"{path}: id: file name must be '{expected}{path.suffix}' (id '{policy.id}', name '{policy.name}')")
+    if policy.implemented_by is not None and not _IMPLEMENTED_BY.match(policy.implemented_by):
+        raise PolicyError(f"{path}: implemented_by: '{policy.implemented_by}' must name a subguard function, e.g. subguard.rules.selfcheck:finding")
+    if policy.condition is not None and policy.implemented_by is not None:
+        raise PolicyError(f"{path}: implemented_by: a rule with a condition is implemented by its condition")
     policy._source = str(path)
     _check_fields(policy, path)
     return policy
@@ -281,3 +293,19 @@ def policy_dirs(config_policies: Sequence[str], config_source: str | None, cli_d
 def rule_docs(policies: Sequence[Policy]) -> dict[str, RuleDoc]:
     """Rule id -> its docs, for reporters and `explain`."""
     return {p.id: p.doc for p in policies}
+
+
+def with_role(policies: Sequence[Policy], role: Role) -> frozenset[str]:
+    """The ids of the policies that declare `role`."""
+    return frozenset(p.id for p in policies if role in p.roles)
+
+
+def builtin(rule: str) -> Policy:
+    """One built-in policy by id (the tool rules' severity and message when a caller passed none)."""
+    return _builtin_by_id()[rule]
+
+
+@functools.lru_cache(maxsize=1)
+def _builtin_by_id() -> dict[str, Policy]:
+    return {p.id: p for p in load_policies()}
+

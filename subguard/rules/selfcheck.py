@@ -11,11 +11,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from subguard.core.config import Config
 from subguard.core.inventory import group_map
 from subguard.core.model import Consumer, Finding, Related, RuleDoc, Severity
-from subguard.rules.policy import Policy
+from subguard.rules.policy import Policy, with_role
 from subguard.scan.extraction import ScanResult
 
 RULE = "SG905"
-CONSISTENCY_RULES = frozenset({"SG101", "SG102", "SG104", "SG105", "SG106"})
 
 
 def flagged_groups(
@@ -26,11 +25,12 @@ def flagged_groups(
     they are the answer and the rules are not evaluated a second time."""
     from subguard.rules.engine import evaluate, selected
 
-    rules = [p for p in policies if p.id in CONSISTENCY_RULES]
+    consistency = with_role(policies, "consistency")
+    rules = [p for p in policies if p.id in consistency]
     if evaluated is None or not all(selected(p.id, config) for p in rules):
         everything = config.model_copy(update={"select": (), "ignore": ()})
         evaluated = evaluate(results, rules, everything)
-    return frozenset(f.group for f in evaluated if f.rule in CONSISTENCY_RULES and f.group)
+    return frozenset(f.group for f in evaluated if f.rule in consistency and f.group)
 
 
 def _fully_known(c: Consumer) -> bool:

@@ -34,7 +34,6 @@ from subguard.core.config import Config, Waiver
 from subguard.core.model import Finding, Location, RuleDoc, Severity, Suppression, fingerprint
 
 WAIVER_RULE = "SG903"
-TOOL_RULES = ("SG901", "SG902", WAIVER_RULE)  # emitted by subguard itself; valid without a policy file
 _SLASH_EXTS = (".java", ".kt", ".kts", ".groovy", ".scala", ".gradle")
 _BODY = re.compile(r"^\s*subguard\s*:\s*ignore\b\s*(?:\[(?P<ids>[^\]]*)\])?(?P<reason>.*)$", re.IGNORECASE)
 _HASH = re.compile(r"(?:^|(?<=\s))#")
@@ -335,7 +334,7 @@ def apply_waivers(
     """Inline waivers, then config waivers: the findings marked, and the SG903 findings for waivers
     that were malformed, forbidden, expired or unused (only for enabled rules). `check` and the
     audit's tasks both call this, so they waive alike."""
-    known = {*docs, *TOOL_RULES}
+    known = set(docs)
     marked, problems = apply_inline(found, inline, known=known.__contains__, enabled=enabled, forbidden=config.no_inline_waivers)
     marked, more = apply_config(marked, config.waivers, locations, today=today, enabled=enabled)
     return marked, [f for f in problem_findings([*problems, *more], docs) if enabled(f.rule)]

@@ -26,7 +26,7 @@ from subguard.simulate.impact import simulate_group
 
 POLICIES = load_policies()
 DOCS = dict(rule_docs(POLICIES))
-WITHOUT_CONSISTENCY = [p for p in POLICIES if p.id not in selfcheck.CONSISTENCY_RULES]
+WITHOUT_CONSISTENCY = [p for p in POLICIES if "consistency" not in p.roles]
 
 CONSUMER = """from rocketmq.client import ConsumeStatus, PushConsumer
 

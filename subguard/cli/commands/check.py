@@ -154,7 +154,7 @@ def _load_rules(config: Config, cli_policy_dirs: Sequence[str]) -> tuple[list[Po
     except PolicyError as exc:
         raise InputError(f"malformed policy: {exc}") from None
     docs = dict(rule_docs(policies))
-    known = {*docs, *suppress.TOOL_RULES}
+    known = set(docs)
     select = canonical_ids("select", config.select, known)
     ignore = canonical_ids("ignore", config.ignore, known)
     return policies, docs, config.model_copy(update={"select": select, "ignore": ignore}), digest

@@ -24,11 +24,13 @@ def _declared(paths: Sequence[str], config_file: str | None) -> tuple[list[Decla
     results = scan_paths(paths, config)
     workdir = os.getcwd()
     declared = [Declared(display(r.root, workdir), c) for r in results for c in r.consumers]
+    from subguard.evidence.rules import OFFSET_MOVED
     from subguard.rules.engine import run
-    from subguard.rules.policy import PolicyError
+    from subguard.rules.policy import PolicyError, builtin
 
     try:
-        linked = [f for f in run(results, config) if f.rule in ("SG301", "SG302")]
+        cited = builtin(OFFSET_MOVED).links  # the static findings an offset-moved finding cites
+        linked = [f for f in run(results, config) if f.rule in cited]
     except PolicyError as exc:
         raise InputError(str(exc)) from None
     prefixes = {r.repo: display(r.root, workdir) for r in results}

@@ -9,6 +9,11 @@ import click
 from subguard.cli.commands.rules import policies_or_fail
 from subguard.core.model import RuleDoc
 
+FIXES = {
+    "none": "none (subguard reports it; the repair is yours)",
+    "safe": "safe (the repair is mechanical and keeps what the code means)",
+    "unsafe": "unsafe (the repair is mechanical but may change what the code means)",
+}
 SECTIONS = (("what", "What it does"), ("why", "Why is this bad?"), ("example", "Example"), ("instead", "Use instead"))
 
 
@@ -21,6 +26,7 @@ def render(doc: RuleDoc) -> str:
             out += ["", title, textwrap.indent(body.rstrip(), "    ")]
     if doc.references:
         out += ["", "References"] + [f"    - {r}" for r in doc.references]
+    out += ["", f"Fix: {FIXES.get(doc.fix, doc.fix)}"]
     if doc.source:
         out += ["", f"Defined in {doc.source}"]
     return "\n".join(out)

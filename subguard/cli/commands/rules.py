@@ -28,15 +28,26 @@ def table(policies: list[Policy]) -> str:
     return "\n".join(out)
 
 
+def markdown(policies: list[Policy]) -> str:
+    """The catalogue as the Markdown table README.md embeds (generated, never edited by hand)."""
+    out = ["| id | name | default | scope | fix | summary |", "| --- | --- | --- | --- | --- | --- |"]
+    for p in policies:
+        summary = p.docs.summary.strip().replace("|", "\\|")
+        out.append(f"| {p.id} | {p.name} | {p.severity.value} | {p.kind} | {p.fix} | {summary} |")
+    return "\n".join(out)
+
+
 @click.command()
 @click.option("--policies", "extra", multiple=True, type=click.Path(file_okay=False), help="Extra policy directory (repeatable).")
 @click.option("--config", "config_file", type=click.Path(dir_okay=False), help="Config file to use.")
-@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["table", "json", "markdown"]), default="table", show_default=True)
 def rules(extra: tuple[str, ...], config_file: str | None, fmt: str) -> int:
-    """List every rule: id, name, severity, scope, summary."""
+    """List every rule: id, name, severity, scope, summary (`--format markdown`: README's table)."""
     policies = policies_or_fail(config_file, extra)
     if fmt == "json":
         click.echo(json.dumps([p.doc.model_dump(mode="json") for p in policies], indent=2, ensure_ascii=False))
+    elif fmt == "markdown":
+        click.echo(markdown(policies))
     else:
         click.echo(table(policies))
     return 0
