@@ -307,7 +307,7 @@ def _sub_fields(c: Consumer, s: Subscription) -> dict[str, Any]:
         else:
             problem = validate_sql(expr.value or "")
             if problem is not None:
-                sql_error, sql_kind = problem.message, problem.kind
+                sql_error, sql_kind = (UNKNOWN, UNKNOWN) if problem.kind == "too_deep" else (problem.message, problem.kind)
     return {
         "group": _val(c.group),
         "topic": _val(s.topic),
