@@ -33,6 +33,7 @@ from subguard.evidence.events import FIELD_NAMES, SCHEMA, from_dict
 from subguard.evidence.ledger import Ledger
 from subguard.evidence.reader import EvidenceFile
 from subguard.evidence.rules import OFFSET_MOVED
+from subguard.rules.judge import RuleSet
 from subguard.rules.policy import builtin
 
 Source = tuple[str, str]  # (qualified URI of a file or folder as given, its display path)
@@ -97,9 +98,9 @@ def evidence_events(lines: DataFrame, sources: Sequence[Source]) -> DataFrame:
 # --- events -> findings per group ------------------------------------------------------------------
 
 
-def finding_values(f: Finding, docs: dict[str, Any]) -> tuple[Any, ...]:
+def finding_values(f: Finding, rules: RuleSet) -> tuple[Any, ...]:
     """A finding as a row of `FINDING_ROWS`: `tasks.finding_row`'s payload, `repo` its first repo."""
-    payload = json.loads(tasks.finding_row(f.location.repo, f, tasks.scope_of(f.rule, docs))["payload"])
+    payload = json.loads(tasks.finding_row(f.location.repo, f, rules.scope(f.rule))["payload"])
     shaped = {**payload, "repo": payload["repos"][0] if payload["repos"] else ""}
     return tuple(shaped.get(c) for c in _FINDING_COLS)
 
@@ -107,7 +108,7 @@ def finding_values(f: Finding, docs: dict[str, Any]) -> tuple[Any, ...]:
 def _group_findings(rows: Iterable[Row]) -> Iterator[tuple[Any, ...]]:
     """Rows of whole groups (declared consumers, linked findings, then events in reading order) ->
     finding rows: exactly `analyze`'s fold, classification and correlation, one group at a time."""
-    docs: dict[str, Any] | None = None
+    rules: RuleSet | None = None
     for _, items in groupby(rows, key=lambda r: str(r.target)):
         ledger = Ledger()
         declared: list[Declared] = []
@@ -125,10 +126,10 @@ def _group_findings(rows: Iterable[Row]) -> Iterator[tuple[Any, ...]]:
         found = classify_groups(groups)
         if correlate:
             found = enrich(found, groups, declared, linked) + live_vs_declared(groups, declared)
-        if found and docs is None:
-            docs = dict(tasks._policies(Config())[1])  # loaded once per process (cached)
+        if found and rules is None:
+            rules = tasks._policies(Config())  # loaded once per process (cached)
         for f in found:
-            yield finding_values(f, docs or {})
+            yield finding_values(f, rules or RuleSet((), {}))
 
 
 def with_targets(events: DataFrame) -> DataFrame:

@@ -538,7 +538,7 @@ def _write_reports(
 
     fs.write_text(f"{out}/summary.json", json.dumps(summary, indent=2, sort_keys=True) + "\n")
     if "json" in args.formats or "sarif" in args.formats:
-        _, docs = tasks._policies(config)
+        docs = tasks._policies(config).docs
         files = summary["files"]
         ctx = ReportContext(
             roots=tuple(Root(repo, _local(root)) for repo, root in sorted(repo_roots)), workdir=str(Path.cwd()),

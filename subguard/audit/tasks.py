@@ -12,7 +12,7 @@ import datetime as dt
 import functools
 import json
 import sys
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,12 +30,12 @@ from subguard.core.model import (
     Finding,
     Location,
     Resolution,
-    RuleDoc,
     Subscription,
     Value,
 )
-from subguard.rules import baseline as baseline_mod
-from subguard.rules import suppress
+from subguard.rules import suppress, waiver_sources
+from subguard.rules.judge import GROUP_SCOPE, RuleSet, Waivers, judge
+from subguard.rules.waiver_sources import Reader
 from subguard.scan.discover import Candidate, read_limited
 from subguard.scan.extraction import ScanResult, scan_files
 
@@ -45,9 +45,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 RECORD_KEYS = ("repo", "kind", "key", "payload")
-Reader = Callable[[str], "bytes | None"]  # a repo-relative path -> its content, None when absent
 CONFIG_FILES = (".subguard.yaml", ".subguard.yml", "pyproject.toml")
-GROUP_SCOPE = "group"
 
 
 @dataclass(frozen=True)
@@ -105,7 +103,7 @@ def in_task(config: Config) -> Config:
 # --- policies and the engine: the same steps as `subguard check` ------------------------------------
 
 
-def _policies(config: Config) -> tuple[list[Any], dict[str, RuleDoc]]:
+def _policies(config: Config) -> RuleSet:
     source = config.source if config.source and Path(config.source).is_absolute() else None
     return _load_policies(tuple(config.policies), source)
 
@@ -133,58 +131,12 @@ def materialise_builtin_policies() -> None:
 
 
 @functools.lru_cache(maxsize=8)
-def _load_policies(dirs: tuple[str, ...], source: str | None) -> tuple[list[Any], dict[str, RuleDoc]]:
+def _load_policies(dirs: tuple[str, ...], source: str | None) -> RuleSet:
     """Policies and their docs, loaded once per task process (they are read-only)."""
-    from subguard.rules.policy import load_policies, policy_dirs, rule_docs
+    from subguard.rules.policy import load_policies, policy_dirs
 
     materialise_builtin_policies()
-    policies = load_policies(policy_dirs(dirs, source))
-    return policies, dict(rule_docs(policies))
-
-
-def scope_of(rule: str, docs: Mapping[str, RuleDoc]) -> str:
-    """The rule's scope kind: `group` for `group`, `group/topic`, `group/cluster`, ...; "" if unknown."""
-    doc = docs.get(rule)
-    return doc.scope.split("/", 1)[0] if doc is not None else ""
-
-
-def _judge(results: Sequence[ScanResult], config: Config) -> tuple[list[Finding], dict[str, RuleDoc]]:
-    """Evaluate (the engine adds the extractors' findings and applies the selection), fingerprint,
-    attach the members of group findings: the steps of `subguard check` before waivers."""
-    from subguard.report.members import attach_members
-    from subguard.rules.engine import evaluate
-
-    policies, docs = _policies(config)
-    found = [baseline_mod.with_fingerprint(f) for f in evaluate(results, policies, config)]
-    return attach_members(found, [c for r in results for c in r.consumers]), docs
-
-
-def waivers_of(result: ScanResult, read: Reader) -> list[suppress.InlineWaiver]:
-    """Inline waivers of the repo's parsed and failed files (what `check` reads for them)."""
-    texts = ((rec.path, read(rec.path)) for rec in result.files if rec.status != FileStatus.SKIPPED)
-    return suppress.collect_inline(
-        (result.repo, path, data.decode("utf-8-sig", errors="replace"))
-        for path, data in sorted((p, d) for p, d in texts if d is not None)
-        if suppress.NEEDLE in data.lower()
-    )
-
-
-def _config_locations(config: Config, read: Reader, repo: str) -> list[Location]:
-    if not config.waivers:
-        return []
-    name = config.source or "<config>"
-    text = (read(name) or b"").decode("utf-8", "replace")
-    return suppress.locate_config_waivers(config.waivers, name, text, repo)
-
-
-def apply_waivers(
-    found: Sequence[Finding], inline: Sequence[suppress.InlineWaiver], config: Config, locations: Sequence[Location],
-    docs: Mapping[str, RuleDoc], today: dt.date,
-) -> tuple[list[Finding], list[Finding]]:
-    """Mark waived findings; returns (findings, SG903 problem findings) as `check` computes them."""
-    from subguard.rules.engine import enabled_by
-
-    return suppress.apply_waivers(found, inline, config, locations, docs, enabled_by(config), today)
+    return RuleSet.of(load_policies(policy_dirs(dirs, source)))
 
 
 def local_findings(result: ScanResult, config: Config, read: Reader, today: dt.date) -> list[Finding]:
@@ -192,11 +144,9 @@ def local_findings(result: ScanResult, config: Config, read: Reader, today: dt.d
 
     Waivers are applied to all findings first, so a waiver for a group rule is not "unused" here.
     """
-    found, docs = _judge([result], config)
-    marked, problems = apply_waivers(
-        found, waivers_of(result, read), config, _config_locations(config, read, result.repo), docs, today
-    )
-    return [f for f in [*marked, *problems] if scope_of(f.rule, docs) != GROUP_SCOPE]
+    rules = _policies(config)
+    waivers = waiver_sources.in_memory(result, read, config, today)
+    return judge([result], rules, config, waivers=waivers, keep=lambda f: rules.scope(f.rule) != GROUP_SCOPE).findings
 
 
 # --- rows ----------------------------------------------------------------------------------------
@@ -316,9 +266,9 @@ def scan_candidates(
     out.append(files_row(repo, result.files))
     out += [consumer_row(c, "source") for c in result.consumers]
     out += [deployment_row(d) for d in result.deployments]
-    _, docs = _policies(config)
-    out += [finding_row(repo, f, scope_of(f.rule, docs)) for f in local_findings(result, config, read, options.today)]
-    out += [waiver_row(repo, w) for w in waivers_of(result, read)]
+    rules = _policies(config)
+    out += [finding_row(repo, f, rules.scope(f.rule)) for f in local_findings(result, config, read, options.today)]
+    out += [waiver_row(repo, w) for w in waiver_sources.inline_of(result, read)]
     return out
 
 
@@ -409,42 +359,33 @@ def with_hint(c: Consumer, environment: str | None) -> Consumer:
 
 
 def group_task(
-    group: str, members: Sequence[tuple[str, str | None]], waivers: Sequence[str], options: AuditOptions
+    group: str, members: Sequence[tuple[str, str | None]], waivers_json: Sequence[str], options: AuditOptions
 ) -> list[dict[str, Any]]:
     """Judge one consumer group across all repos: group-scope findings plus the simulated impact.
 
     `members` holds (consumer JSON, environment hint) for every consumer declaring the group, in
     any order: they are judged in the group map's order (`inventory.sort_consumers`), so the
     findings and the simulated impact do not depend on the order a shuffle delivered them in.
-    `waivers` the inline waivers (JSON) of the member repos. Waiver problems are reported by the
+    `waivers_json` the inline waivers (JSON) of the member repos. Waiver problems are reported by the
     per-repo tasks, not here.
     """
-    from subguard.rules import selfcheck
-    from subguard.rules.engine import selected
-    from subguard.rules.impact import attach_impact
+    from subguard.rules.impact import describer
 
     consumers = sort_consumers([with_hint(Consumer.model_validate_json(js), env) for js, env in members])
     by_repo: dict[str, list[Consumer]] = {}
     for c in consumers:
         by_repo.setdefault(c.repo, []).append(c)
     results = [ScanResult(root="", repo=repo, files=(), consumers=tuple(cs), deployments=()) for repo, cs in sorted(by_repo.items())]
-    config = options.config
-    judged, docs = _judge(results, config)
-    found = [f for f in judged if scope_of(f.rule, docs) == GROUP_SCOPE]
-    inline = [waiver_from_json(w) for w in waivers]
-    found, _ = apply_waivers(found, inline, config, options.config_waiver_locations, docs, options.today)
-    if config.simulate:
-        found = attach_impact(found, consumers, docs)
-    out = [finding_row(f.location.repo, f, GROUP_SCOPE) for f in found]
+    config, rules = options.config, _policies(options.config)
+    waivers = Waivers([waiver_from_json(w) for w in waivers_json], options.config_waiver_locations, options.today)
+    judged = judge(
+        results, rules, config, waivers=lambda _: waivers, keep=lambda f: rules.scope(f.rule) == GROUP_SCOPE,
+        describe=describer() if config.simulate else None,
+    )
+    out = [finding_row(f.location.repo, f, GROUP_SCOPE) for f in judged.findings]
     # a lone, unflagged consumer cannot disagree with anyone: nothing to simulate (most groups of an org)
-    impact = simulate(consumers, options) if len(consumers) > 1 or found else {}
+    impact = simulate(consumers, options) if len(consumers) > 1 or judged.findings else {}
     out.append(_row("", "group", group, {"group": group, "impact": impact}))
-    if impact.get("description") and selected(selfcheck.RULE, config):  # the self-check, as in `check`
-        policies, _ = _policies(config)
-        checked = selfcheck.candidates(consumers, selfcheck.flagged_groups(results, policies, config, judged))
-        if group in checked:
-            f = baseline_mod.with_fingerprint(selfcheck.finding(group, checked[group], impact["description"], docs))
-            out.append(finding_row(f.location.repo, f, GROUP_SCOPE))
     return out
 
 

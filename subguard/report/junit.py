@@ -26,9 +26,9 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 
 from subguard.core.limits import escape_controls
+from subguard.core.members import Member, members_of
 from subguard.core.model import Finding, RuleDoc
 from subguard.report import ReportContext, display_path, distinct, sort_key
-from subguard.report.members import Member, members_of
 
 NAME = "subguard"
 _CLEAN = {"tests": "1", "failures": "0", "errors": "0", "skipped": "0"}  # the one passing test of a clean run

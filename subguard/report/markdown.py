@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from subguard.core.limits import escape_controls
+from subguard.core.members import members_of
 from subguard.core.model import Finding, RuleDoc, Severity
 from subguard.report import ReportContext, active, display_path, severity_counts, sort_key, summary_line
-from subguard.report.members import members_of
 
 
 def cell(text: str) -> str:

@@ -8,9 +8,9 @@ from collections.abc import Mapping, Sequence
 import click
 
 from subguard.core.limits import escape_controls
+from subguard.core.members import Member, members_of
 from subguard.core.model import Finding, RuleDoc, Severity
 from subguard.report import ReportContext, active, display_path, sort_key, summary_line
-from subguard.report.members import Member, members_of
 
 _COLOURS = {Severity.ERROR: "red", Severity.WARNING: "yellow", Severity.NOTE: "cyan"}
 

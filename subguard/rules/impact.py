@@ -1,18 +1,14 @@
-"""The simulated impact of a group, attached to the group findings of `check` and the audit."""
+"""The simulated impact of groups (memoised, spread over processes): the `describe` step of `rules.judge`."""
 
 from __future__ import annotations
 
 import hashlib
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from subguard.core.cache import MemoFile, code_stamp, namespace
-from subguard.core.config import Config
-from subguard.core.inventory import group_name
-from subguard.core.model import Consumer, Finding, RuleDoc
-from subguard.rules.policy import Policy
-from subguard.scan.extraction import ScanResult
+from subguard.core.model import Consumer
 from subguard.scan.parallel import pmap, worker_count
 
 Described = tuple[str | None, str | None]  # (impact text, warning)
@@ -47,28 +43,9 @@ def _group_key(members: Sequence[Consumer]) -> str:
     return hashlib.sha256("\n".join(c.model_dump_json() for c in members).encode()).hexdigest()
 
 
-def attach_impact(
-    findings: Sequence[Finding],
-    consumers: Sequence[Consumer],
-    docs: Mapping[str, RuleDoc],
-    memo: MemoFile | None = None,
-    jobs: int = 1,
-) -> list[Finding]:
-    """Put the simulated impact of its group on every unsuppressed group finding (once per group,
-    groups spread over `jobs` worker processes when there are many). With `memo`, a group whose
-    members have not changed reuses its earlier (deterministic) impact."""
-    by_group: dict[str | None, list[Consumer]] = {}
-    for c in consumers:  # keyed as findings name groups: namespace%group when a namespace is known
-        by_group.setdefault(group_name(c), []).append(c)
-
-    def wanted(f: Finding) -> bool:
-        doc = docs.get(f.rule)
-        is_group = doc.scope.split("/")[0] == "group" if doc else bool(f.related)  # scope may be "group/topic"
-        return bool(f.group) and is_group and not f.impact and f.suppressed is None
-
-    groups = sorted({f.group for f in findings if wanted(f)})
-    texts = describe_groups({g: by_group.get(g, []) for g in groups}, memo, jobs)
-    return [f.model_copy(update={"impact": texts[f.group]}) if wanted(f) and texts.get(f.group) else f for f in findings]
+def describer(memo: MemoFile | None = None, jobs: int = 1) -> Callable[[Mapping[str, Sequence[Consumer]]], dict[str, str | None]]:
+    """`describe_groups` with a memo and a worker count: the `describe` step `judge` takes."""
+    return lambda groups: describe_groups(groups, memo, jobs)
 
 
 def describe_groups(
@@ -88,20 +65,6 @@ def describe_groups(
         if memo is not None and text is not None:
             memo.put(keys[g], text)
     return texts
-
-
-def self_check(
-    results: Sequence[ScanResult], policies: Sequence[Policy], config: Config, docs: Mapping[str, RuleDoc],
-    memo: MemoFile | None = None, evaluated: Sequence[Finding] | None = None,
-) -> list[Finding]:
-    """SG905 for every group the consistency rules pass that the simulator predicts to lose messages
-    (`evaluated`: the engine's findings under `config`, reused when they cover every consistency rule)."""
-    from subguard.rules import selfcheck
-
-    consumers = [c for r in results for c in r.consumers]
-    groups = selfcheck.candidates(consumers, selfcheck.flagged_groups(results, policies, config, evaluated))
-    texts = describe_groups(groups, memo, config.jobs)
-    return [selfcheck.finding(g, groups[g], text, docs) for g, text in texts.items() if text]
 
 
 def _describe_job(job: tuple[str, Sequence[Consumer]]) -> Described:

@@ -71,13 +71,14 @@ def _check_findings(repo: Path, tmp: Path) -> set[tuple[str, str, int, str]]:
 def test_repo_local_findings_equal_check(
     spark: Any, org_audit: tuple[Path, dict[str, Any]], org_copy: Path, tmp_path: Path
 ) -> None:
-    from subguard.audit.tasks import GROUP_SCOPE, _policies, scope_of
+    from subguard.audit.tasks import _policies
     from subguard.core.config import Config
+    from subguard.rules.judge import GROUP_SCOPE
 
-    _, docs = _policies(Config())
+    rules = _policies(Config())
     audited = [f for f in table(spark, org_audit[0], "findings") if f["scope"] != GROUP_SCOPE]
     for repo in REPOS:  # check runs on a copy: it may leave a content cache in the repo it checks
-        expected = {k for k in _check_findings(org_copy / repo, tmp_path) if scope_of(k[0], docs) != GROUP_SCOPE}
+        expected = {k for k in _check_findings(org_copy / repo, tmp_path) if rules.scope(k[0]) != GROUP_SCOPE}
         got = {(f["rule"], f["path"], f["line"], f["message"]) for f in audited if f["repo"] == repo}
         assert got == expected, repo
 

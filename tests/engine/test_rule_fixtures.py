@@ -17,11 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from subguard.cli.commands.check import apply_waivers
 from subguard.core.config import load_config
 from subguard.core.model import Finding
-from subguard.rules.engine import evaluate
-from subguard.rules.policy import load_policies, rule_docs
+from subguard.rules import judge as pipeline
+from subguard.rules.policy import load_policies
+from subguard.rules.waiver_sources import on_disk
 from subguard.scan.extraction import ScanResult, scan_repo
 from tests.engine.annotations import Expectations, read
 
@@ -40,9 +40,8 @@ def _scan(case: Path) -> list[ScanResult]:
 def judge(case: Path) -> list[Finding]:
     """What `subguard check` keeps for the case: every policy, then waivers (SG903 included)."""
     config = load_config(None, case)
-    policies = load_policies()
     results = _scan(case)
-    return apply_waivers(evaluate(results, policies, config), results, config, dict(rule_docs(policies)))
+    return pipeline.judge(results, pipeline.RuleSet.of(load_policies()), config, waivers=on_disk(results, config)).findings
 
 
 def expectations(case: Path) -> Expectations:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+from subguard.core.members import MEMBERS, Member
 from subguard.core.model import Finding, Location, Related, RuleDoc, Severity, Suppression, fingerprint
 from subguard.report import ReportContext, Root
-from subguard.report.members import MEMBERS, Member
 
 ROOT = Path(__file__).resolve().parent / "_root"  # never read: renderers only compute paths from it
 

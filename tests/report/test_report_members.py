@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from subguard.core.members import MEMBERS, Member, attach_members, members_of
 from subguard.core.model import (
     ClientFamily,
     Consumer,
@@ -12,7 +13,6 @@ from subguard.core.model import (
     Subscription,
     Value,
 )
-from subguard.report.members import MEMBERS, Member, attach_members, members_of
 
 
 def sub(path: str, line: int, topic: str, expr: str) -> Subscription:

@@ -60,7 +60,7 @@ def test_a_failing_simulation_warns_in_the_caller_and_keeps_the_finding(
     """The warning is printed by `attach_impact` itself, never by a worker process (whose output
     would bypass the caller's streams, and the run memo's recording)."""
     from subguard.core.model import Finding, RuleDoc, Severity
-    from subguard.rules import impact
+    from subguard.rules import impact, judge
     from subguard.simulate import impact as sim
 
     def broken(consumers: object, runs: int = 0, seed: int = 0) -> str:
@@ -71,6 +71,6 @@ def test_a_failing_simulation_warns_in_the_caller_and_keeps_the_finding(
     group = [consumer("a.py", 3, "T", "tag1"), consumer("b.py", 7, "T", "tag2")]
     finding = Finding(rule="SG102", severity=Severity.ERROR, message="m", location=group[0].location, group="g")
     doc = RuleDoc(id="SG102", name="n", severity=Severity.ERROR, scope="group/topic")
-    out = impact.attach_impact([finding], group, {"SG102": doc}, jobs=1)
+    out = judge.attach_impact([finding], group, judge.RuleSet((), {"SG102": doc}), impact.describer(jobs=1))
     assert out == [finding]
     assert "simulation of group g failed: RuntimeError: boom" in capsys.readouterr().err

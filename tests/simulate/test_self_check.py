@@ -16,17 +16,34 @@ from hypothesis import strategies as st
 
 from subguard.cli.main import main
 from subguard.core.config import Config
-from subguard.core.model import ClientFamily, Consumer, Location, MessageModel, Severity, Subscription, Value
+from subguard.core.model import (
+    ClientFamily,
+    Consumer,
+    Finding,
+    Location,
+    MessageModel,
+    RuleDoc,
+    Severity,
+    Subscription,
+    Value,
+)
 from subguard.rocketmq.expression import parse
 from subguard.rules import selfcheck
-from subguard.rules.impact import self_check
-from subguard.rules.policy import load_policies, rule_docs
+from subguard.rules.impact import describer
+from subguard.rules.judge import RuleSet
+from subguard.rules.judge import self_check as judge_self_check
+from subguard.rules.policy import Policy, load_policies, rule_docs
 from subguard.scan.extraction import ScanResult, scan_repo
 from subguard.simulate.impact import simulate_group
 
 POLICIES = load_policies()
 DOCS = dict(rule_docs(POLICIES))
 WITHOUT_CONSISTENCY = [p for p in POLICIES if "consistency" not in p.roles]
+
+
+def self_check(results: list[ScanResult], policies: list[Policy], config: Config, docs: dict[str, RuleDoc]) -> list[Finding]:
+    """The pipeline's self-check step with the default simulator (no memo, one process)."""
+    return judge_self_check(results, RuleSet(tuple(policies), docs), config, describer())
 
 CONSUMER = """from rocketmq.client import ConsumeStatus, PushConsumer
 

@@ -15,12 +15,11 @@ after the waivers and then applies that baseline, so the run that writes it exit
 from __future__ import annotations
 
 import dataclasses
-import datetime as dt
 import functools
 import os
 import sys
 import traceback
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -30,16 +29,14 @@ from subguard.cli.commands.common import InputError, load_or_fail, scan_paths, s
 from subguard.cli.commands.show_config import describe
 from subguard.core.cache import user_cache_dir
 from subguard.core.config import Config, config_lookups
-from subguard.core.model import FileStatus, Finding, Location, RuleDoc
+from subguard.core.model import FileStatus, Finding, RuleDoc
 from subguard.report import FORMATS, ReportContext, Root, render, summary_line, use_color
-from subguard.report.members import attach_members
 from subguard.rules import baseline as baseline_mod
-from subguard.rules import selfcheck, suppress
-from subguard.rules.engine import enabled_by, evaluate, selected
-from subguard.rules.impact import attach_impact, impact_memo, self_check
+from subguard.rules.impact import describer, impact_memo
+from subguard.rules.judge import BaselineStep, RuleSet, judge
 from subguard.rules.policy import BUILTIN_DIR, Policy, PolicyError, load_policy_set, policy_dirs, rule_docs
+from subguard.rules.waiver_sources import on_disk as waivers_on_disk
 from subguard.scan import runrecord
-from subguard.scan.discover import read_limited
 from subguard.scan.extraction import ScanResult, cache_directory
 
 FAIL_ON = ("error", "warning", "note", "none")
@@ -102,50 +99,6 @@ def _policy_dirs(config: Config, cli_dirs: Sequence[str]) -> list[Path]:
     return dirs
 
 
-def _sources(results: Sequence[ScanResult], findings: Sequence[Finding], max_size: int) -> list[tuple[str, str, str]]:
-    """(repo, path, text) of every file that may hold an inline waiver: parsed/failed files and finding files."""
-    wanted: dict[tuple[str, str], ScanResult] = {}
-    for res in results:
-        for rec in res.files:
-            if rec.status != FileStatus.SKIPPED:
-                wanted[(res.repo, rec.path)] = res
-    for f in findings:
-        for loc in (f.location, *(r.location for r in f.related)):
-            owner = next((r for r in results if r.repo == loc.repo), results[0] if results else None)
-            if owner is not None:
-                wanted.setdefault((owner.repo, loc.path), owner)
-    out: list[tuple[str, str, str]] = []
-    for (repo, path), res in sorted(wanted.items()):
-        try:
-            data = read_limited(str(Path(res.root) / path), max_size)
-        except OSError:
-            continue
-        if suppress.NEEDLE in data.lower():
-            out.append((repo, path, data.decode("utf-8-sig", errors="replace")))
-    return out
-
-
-def _config_waiver_locations(config: Config, results: Sequence[ScanResult]) -> list[Location]:
-    if not config.waivers:
-        return []
-    source = Path(config.source) if config.source else None
-    text, shown, repo = "", source.name if source else "<config>", ""
-    if source is not None:
-        try:
-            text = source.read_text(encoding="utf-8")
-        except OSError:
-            text = ""
-        for res in results:
-            try:
-                shown, repo = source.resolve().relative_to(Path(res.root)).as_posix(), res.repo
-                break
-            except ValueError:
-                continue
-        else:
-            shown = str(source)
-    return suppress.locate_config_waivers(config.waivers, shown, text, repo)
-
-
 def _load_rules(config: Config, cli_policy_dirs: Sequence[str]) -> tuple[list[Policy], dict[str, RuleDoc], Config, str]:
     """Policies, their docs, the config with select/ignore checked against them (fails fast, before
     scanning), and the policy set's digest (the content cache key)."""
@@ -160,42 +113,40 @@ def _load_rules(config: Config, cli_policy_dirs: Sequence[str]) -> tuple[list[Po
     return policies, docs, config.model_copy(update={"select": select, "ignore": ignore}), digest
 
 
-def apply_waivers(
-    findings: Sequence[Finding], results: Sequence[ScanResult], config: Config, docs: Mapping[str, RuleDoc]
-) -> list[Finding]:
-    """Inline and config waivers applied as `check` applies them: the findings marked, plus SG903."""
-    inline = suppress.collect_inline(_sources(results, findings, config.max_file_size))
-    marked, extra = suppress.apply_waivers(
-        findings, inline, config, _config_waiver_locations(config, results), docs, enabled_by(config), dt.date.today()
-    )
-    return [*marked, *extra]
-
-
-def _baseline(findings: list[Finding], config: Config, read: str | None, write: str | None) -> tuple[list[Finding], str]:
-    """Apply the baseline (writing it first when asked); returns the findings and a note for stderr."""
+def _baseline(config: Config, read: str | None, write: str | None, notes: list[str]) -> BaselineStep | None:
+    """The baseline step of `judge`: write the findings it is given as the baseline first when asked,
+    then mark the baselined ones; what stderr should say is appended to `notes`."""
     if write:
-        text = baseline_mod.dumps(findings)
-        try:
-            Path(write).write_text(text, encoding="utf-8", errors="backslashreplace")
-        except OSError as exc:
-            raise InputError(f"cannot write baseline {write}: {exc.strerror or exc}") from None
-        fps = baseline_mod.loads(text, write)
-        out, _ = baseline_mod.apply(findings, fps)
-        return out, f"subguard: wrote {len(fps)} finding(s) to baseline {write}"
+
+        def write_then_apply(findings: list[Finding]) -> tuple[list[Finding], int]:
+            text = baseline_mod.dumps(findings)
+            try:
+                Path(write).write_text(text, encoding="utf-8", errors="backslashreplace")
+            except OSError as exc:
+                raise InputError(f"cannot write baseline {write}: {exc.strerror or exc}") from None
+            fps = baseline_mod.loads(text, write)
+            notes.append(f"subguard: wrote {len(fps)} finding(s) to baseline {write}")
+            return baseline_mod.apply(findings, fps)[0], 0
+
+        return write_then_apply
     path = Path(read) if read else (_config_dir(config) / config.baseline if config.baseline else None)
     if path is None:
-        return findings, ""
+        return None
     try:
         fps = baseline_mod.loads(path.read_text(encoding="utf-8"), str(path))
     except OSError as exc:
         raise InputError(f"cannot read baseline {path}: {exc.strerror or exc}") from None
     except baseline_mod.BaselineError as exc:
         raise InputError(str(exc)) from None
-    out, stale = baseline_mod.apply(findings, fps)
-    if not stale:
-        return out, ""
-    what = "entry no longer matches" if stale == 1 else "entries no longer match"
-    return out, f"subguard: {stale} baseline {what} a finding; rewrite it with --write-baseline"
+
+    def apply(findings: list[Finding]) -> tuple[list[Finding], int]:
+        out, stale = baseline_mod.apply(findings, fps)
+        if stale:
+            what = "entry no longer matches" if stale == 1 else "entries no longer match"
+            notes.append(f"subguard: {stale} baseline {what} a finding; rewrite it with --write-baseline")
+        return out, stale
+
+    return apply
 
 
 def parse_also(values: Sequence[str]) -> list[tuple[str, str]]:
@@ -305,18 +256,18 @@ def check(
     _note_inputs(roots, config, config_file, _policy_dirs(config, extra_policies), baseline_file,
                  [p for p in (output, *(t for _, t in extra_reports)) if p])
     results = scan_paths(roots, config, cache_key=None if no_cache else digest)
-    evaluated = evaluate(results, policies, config)  # selection applied, extractor findings included
-    findings = [baseline_mod.with_fingerprint(f) for f in evaluated]
-    consumers = [c for r in results for c in r.consumers]
-    findings = apply_waivers(attach_members(findings, consumers), results, config, docs)
-    findings, note = _baseline(findings, config, baseline_file, write_baseline)
-    if config.simulate:
-        memo = None if no_cache else impact_memo()
-        findings = attach_impact(findings, consumers, docs, memo, config.jobs)
-        if selected(selfcheck.RULE, config):
-            findings += [baseline_mod.with_fingerprint(f) for f in self_check(results, policies, config, docs, memo, evaluated)]
-        if memo is not None:
-            memo.save()
+    notes: list[str] = []
+    memo = impact_memo() if config.simulate and not no_cache else None
+    judged = judge(
+        results, RuleSet(tuple(policies), docs), config,
+        waivers=waivers_on_disk(results, config),
+        baseline=_baseline(config, baseline_file, write_baseline, notes),
+        describe=describer(memo, config.jobs) if config.simulate else None,
+    )
+    if memo is not None:
+        memo.save()
+    findings = judged.findings
+    note = "\n".join(notes)
     ctx = _context(results, color=output is None and use_color(sys.stdout.isatty()))
     report = render(fmt, findings, docs, ctx)
     plain = dataclasses.replace(ctx, color=False)

@@ -1,0 +1,144 @@
+"""The one judging pipeline: `check`, the audit's Spark tasks and the rule-fixture harness call `judge`.
+
+    evaluate -> fingerprint -> members -> waivers (+ SG903) -> keep -> baseline -> impact -> self-check
+
+Every step is a pure function of its inputs. What needs I/O is passed in as a callable: where the
+inline waivers are read from (a disk, or the audit's in-memory files), how the baseline is read or
+written, and how a group's impact is simulated (with or without the user's memo). So a repository
+judged by `check` and the same repository inside an audit go through the same code.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from subguard.core.config import Config
+from subguard.core.members import attach_members
+from subguard.core.model import Consumer, Finding, Location, RuleDoc
+from subguard.rules import baseline as baseline_mod
+from subguard.rules import selfcheck, suppress
+from subguard.rules.engine import enabled_by, evaluate, selected
+from subguard.rules.policy import Policy, rule_docs
+from subguard.scan.extraction import ScanResult
+
+GROUP_SCOPE = "group"
+
+
+@dataclass(frozen=True)
+class RuleSet:
+    """The policies a run judges with, and their docs (severity, scope, messages for reporters)."""
+
+    policies: tuple[Policy, ...]
+    docs: Mapping[str, RuleDoc]
+
+    @classmethod
+    def of(cls, policies: Sequence[Policy]) -> RuleSet:
+        return cls(tuple(policies), rule_docs(policies))
+
+    def scope(self, rule: str) -> str:
+        """The rule's scope kind: `group` for `group`, `group/topic`, `group/cluster`, ...; "" if unknown."""
+        doc = self.docs.get(rule)
+        return doc.scope.split("/", 1)[0] if doc is not None else ""
+
+
+@dataclass(frozen=True)
+class Waivers:
+    """The waivers a run applies: inline ones (already read from their files), where the config's
+    waivers are written, and the day expiries are judged on."""
+
+    inline: Sequence[suppress.InlineWaiver] = ()
+    config_locations: Sequence[Location] = ()
+    today: dt.date = field(default_factory=dt.date.today)
+
+
+# the waivers of a run, read once the evaluated findings say which files may hold them
+WaiverSource = Callable[[Sequence[Finding]], Waivers]
+# the baseline step: (findings after waivers) -> (findings with baselined ones marked, stale entries)
+BaselineStep = Callable[[list[Finding]], tuple[list[Finding], int]]
+# the simulated impact of groups: {group: members} -> {group: impact text, "" for none, None on failure}
+Describe = Callable[[Mapping[str, Sequence[Consumer]]], Mapping[str, "str | None"]]
+
+
+@dataclass(frozen=True)
+class Judged:
+    """What a run found: every finding in report order, the engine's own findings (before waivers,
+    for callers that reuse them) and how many baseline entries matched nothing."""
+
+    findings: list[Finding]
+    evaluated: list[Finding]
+    stale_baseline: int = 0
+
+
+def judge(
+    results: Sequence[ScanResult],
+    rules: RuleSet,
+    config: Config,
+    *,
+    waivers: WaiverSource | None = None,
+    keep: Callable[[Finding], bool] | None = None,
+    baseline: BaselineStep | None = None,
+    describe: Describe | None = None,
+) -> Judged:
+    """Judge scanned repositories with `rules` under `config` (selection, waivers, thresholds).
+
+    `keep` narrows the findings after the waivers (the audit judges a repository's own rules per
+    repository and group rules per group); `describe` turns on the simulated impact on group
+    findings and the simulator's self-check (SG905) on the groups the consistency rules pass."""
+    evaluated = evaluate(results, rules.policies, config)  # selection applied, extractor findings included
+    consumers = [c for r in results for c in r.consumers]
+    found = attach_members([baseline_mod.with_fingerprint(f) for f in evaluated], consumers)
+    if waivers is not None:
+        found = apply_waivers(found, waivers(found), config, rules.docs)
+    if keep is not None:
+        found = [f for f in found if keep(f)]
+    stale = 0
+    if baseline is not None:
+        found, stale = baseline(found)
+    if describe is not None:
+        found = attach_impact(found, consumers, rules, describe)
+        if selected(selfcheck.RULE, config):
+            found += [baseline_mod.with_fingerprint(f) for f in self_check(results, rules, config, describe, evaluated)]
+    return Judged(found, evaluated, stale)
+
+
+def apply_waivers(found: Sequence[Finding], waivers: Waivers, config: Config, docs: Mapping[str, RuleDoc]) -> list[Finding]:
+    """Inline, then config waivers: the findings marked, then SG903 for every waiver that is
+    malformed, forbidden, expired or unused (for enabled rules)."""
+    marked, problems = suppress.apply_waivers(
+        found, waivers.inline, config, waivers.config_locations, docs, enabled_by(config), waivers.today
+    )
+    return [*marked, *problems]
+
+
+def _is_group(f: Finding, rules: RuleSet) -> bool:
+    doc = rules.docs.get(f.rule)
+    return rules.scope(f.rule) == GROUP_SCOPE if doc else bool(f.related)
+
+
+def attach_impact(found: Sequence[Finding], consumers: Sequence[Consumer], rules: RuleSet, describe: Describe) -> list[Finding]:
+    """Put the simulated impact of its group on every unsuppressed group finding (once per group)."""
+    from subguard.core.inventory import group_name
+
+    def wanted(f: Finding) -> bool:
+        return bool(f.group) and _is_group(f, rules) and not f.impact and f.suppressed is None
+
+    by_group: dict[str | None, list[Consumer]] = {}
+    for c in consumers:  # keyed as findings name groups: namespace%group when a namespace is known
+        by_group.setdefault(group_name(c), []).append(c)
+    groups = sorted({f.group for f in found if wanted(f) and f.group})
+    texts = describe({g: by_group.get(g, []) for g in groups})
+    return [f.model_copy(update={"impact": texts[f.group]}) if wanted(f) and f.group and texts.get(f.group) else f
+            for f in found]
+
+
+def self_check(
+    results: Sequence[ScanResult], rules: RuleSet, config: Config, describe: Describe, evaluated: Sequence[Finding] | None = None
+) -> list[Finding]:
+    """SG905 for every group the consistency rules pass that the simulator predicts to lose messages
+    (`evaluated`: the engine's findings under `config`, reused when they cover every consistency rule)."""
+    consumers = [c for r in results for c in r.consumers]
+    groups = selfcheck.candidates(consumers, selfcheck.flagged_groups(results, rules.policies, config, evaluated))
+    texts = describe(groups)
+    return [selfcheck.finding(g, groups[g], text, rules.docs) for g, text in sorted(texts.items()) if text]
