@@ -72,9 +72,20 @@ def test_every_repo_rule_has_fixtures_that_must_and_must_not_trigger_it() -> Non
         ok |= {rule for rule, _, _ in expect.forbidden}
     # SG905 fires only when subguard's two models disagree (a bug, so no correct repo triggers it):
     # tests/simulate/test_self_check.py drives it through a policy set without the consistency rules
-    repo_rules = {p.id for p in load_policies() if p.scope != "evidence"} - {"SG905"}
-    assert not repo_rules - hit, f"rules with no `ruleid:` fixture: {sorted(repo_rules - hit)}"
+    repo_rules = {p.id for p in load_policies() if p.scope != "evidence"}
+    assert not repo_rules - {"SG905"} - hit, f"rules with no `ruleid:` fixture: {sorted(repo_rules - {'SG905'} - hit)}"
     assert not repo_rules - ok, f"rules with no `ok:` fixture: {sorted(repo_rules - ok)}"
+
+
+def test_every_policy_has_a_fixture_folder_and_every_folder_a_policy() -> None:
+    """tests/rules/<ID>/ holds every rule's cases (repository cases and evidence cases alike)."""
+    from tests.fixture_cases import ALL_CASES, RULES
+
+    ids = {p.id for p in load_policies()}
+    folders = {d.name for d in RULES.iterdir() if d.is_dir()}
+    assert not ids - folders, f"policies without a folder under tests/rules: {sorted(ids - folders)}"
+    assert not folders - ids, f"folders under tests/rules that name no policy: {sorted(folders - ids)}"
+    assert {c.parent.name for c in ALL_CASES} == ids, "every rule folder holds at least one case"
 
 
 def test_readme_rule_table_is_generated_from_the_yaml() -> None:

@@ -1,4 +1,4 @@
-"""Every directory `tests/fixtures/rules/<ID>-<case>/` is a small repo that must trigger exactly its annotations.
+"""Every repository case `tests/rules/<ID>/<case>/` is a small repo that must trigger exactly its annotations.
 
 The directory is scanned with `scan_repo` (its own `.subguard.yaml`, if any, is the config), evaluated
 with every policy, and its inline and config waivers are applied as `subguard check` applies them
@@ -13,6 +13,7 @@ tests/evidence/test_rule_fixtures.py.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -20,13 +21,15 @@ import pytest
 from subguard.core.config import load_config
 from subguard.core.model import Finding
 from subguard.rules import judge as pipeline
+from subguard.rules.impact import describer
 from subguard.rules.policy import load_policies
 from subguard.rules.waiver_sources import on_disk
 from subguard.scan.extraction import ScanResult, scan_repo
 from tests.engine.annotations import Expectations, read
+from tests.fixture_cases import REPO_CASES, RULES, case_id, rule_of
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "rules"
-CASES = sorted(p for p in FIXTURES.iterdir() if p.is_dir()) if FIXTURES.is_dir() else []
+FIXTURES = RULES
+CASES = REPO_CASES
 
 
 def _scan(case: Path) -> list[ScanResult]:
@@ -37,22 +40,25 @@ def _scan(case: Path) -> list[ScanResult]:
     return [scan_repo(case, config)]
 
 
-def judge(case: Path) -> list[Finding]:
-    """What `subguard check` keeps for the case: every policy, then waivers (SG903 included)."""
+def judge(case: Path, policy_dirs: Sequence[Path] = ()) -> list[Finding]:
+    """What `subguard check` keeps for the case: every policy (plus `policy_dirs`), then waivers
+    (SG903 included)."""
     config = load_config(None, case)
     results = _scan(case)
-    return pipeline.judge(results, pipeline.RuleSet.of(load_policies()), config, waivers=on_disk(results, config)).findings
+    rules = pipeline.RuleSet.of(load_policies(policy_dirs))
+    # with the simulator on, as `check` runs by default: its self-check (SG905) judges every case too
+    return pipeline.judge(results, rules, config, waivers=on_disk(results, config), describe=describer()).findings
 
 
 def expectations(case: Path) -> Expectations:
     return read(case / "repos" if (case / "repos").is_dir() else case)
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+@pytest.mark.parametrize("case", CASES, ids=[case_id(c) for c in CASES])
 def test_fixture(case: Path) -> None:
     multi = (case / "repos").is_dir()
     expect = expectations(case)
-    rules = expect.rules | {case.name.split("-")[0]}
+    rules = expect.rules | {rule_of(case)}
     live = [f for f in judge(case) if f.suppressed is None]
     found = {
         (f.rule, (f"{f.location.repo}/" if multi else "") + f.location.path, f.location.line)
@@ -62,7 +68,7 @@ def test_fixture(case: Path) -> None:
     detail = "\n".join(f"  {f.rule} {f.location} {f.message}" for f in live if f.rule in rules)
     assert found == set(expect.expected), f"findings differ from annotations in {case.name}:\n{detail}"
     assert not (found & expect.forbidden)
-    if case.name.endswith("-clean"):
+    if case.name == "clean" or case.name.endswith("-clean"):
         assert not expect.expected and expect.forbidden, f"{case.name}: a clean case holds `ok:` lines only"
         assert live == [], [f"{f.rule} {f.location} {f.message}" for f in live]
     else:
@@ -72,7 +78,7 @@ def test_fixture(case: Path) -> None:
 def test_a_group_declared_in_java_and_python_is_one_group() -> None:
     """SG102 on a group with a Spring listener (tags from a placeholder) and a Python consumer
     (names from an imported settings module): one finding, a location in each language."""
-    [finding] = [f for f in judge(FIXTURES / "SG102-java-python") if f.rule == "SG102"]
+    [finding] = [f for f in judge(FIXTURES / "SG102" / "java-python") if f.rule == "SG102"]
     paths = [finding.location.path, *(r.location.path for r in finding.related)]
     assert [p.rsplit(".", 1)[1] for p in paths] == ["java", "py"]
     assert "{paid, settled}" in finding.message and "{refunded}" in finding.message

@@ -1,4 +1,4 @@
-"""Every directory `tests/fixtures/evidence/rules/<ID>-<name>/` pins one runtime-evidence rule (SG5xx).
+"""Every evidence case `tests/rules/<ID>/logs/` pins one runtime-evidence rule (SG5xx).
 
 A case holds:
   hit/        evidence files (broker/client logs, mqadmin output) that must produce the rule;
@@ -31,15 +31,12 @@ import pytest
 
 from subguard.cli.main import main
 from subguard.rules.policy import load_policies
+from tests.fixture_cases import EVIDENCE_CASES, RULES, case_id, rule_of
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "evidence" / "rules"
-CASES = sorted(p for p in FIXTURES.iterdir() if p.is_dir()) if FIXTURES.is_dir() else []
+FIXTURES = RULES
+CASES = EVIDENCE_CASES
 
 Key = tuple[str, str, str, int]  # rule, group, path, line
-
-
-def rule_of(case: Path) -> str:
-    return case.name.split("-")[0]
 
 
 def expected(case: Path) -> list[Key]:
@@ -86,7 +83,7 @@ def describe(findings: list[dict[str, object]], rule: str) -> Iterator[str]:
             yield f"  {f['rule']} {f['group']} {f['path']}:{f['line']} {f['message']}"
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+@pytest.mark.parametrize("case", CASES, ids=[case_id(c) for c in CASES])
 def test_hit_gives_exactly_the_expected_findings(case: Path, monkeypatch: pytest.MonkeyPatch,
                                                  capsys: pytest.CaptureFixture[str]) -> None:
     rule = rule_of(case)
@@ -95,7 +92,7 @@ def test_hit_gives_exactly_the_expected_findings(case: Path, monkeypatch: pytest
     assert keys(findings, rule) == expected(case), f"{rule} findings on {case.name}/hit differ from expect.txt:\n{detail}"
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+@pytest.mark.parametrize("case", CASES, ids=[case_id(c) for c in CASES])
 def test_near_miss_gives_none(case: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     rule = rule_of(case)
     findings = run(case, "ok", monkeypatch, capsys)
@@ -111,11 +108,9 @@ def test_every_evidence_rule_has_a_case() -> None:
     assert not missing, f"evidence rules without a case under {FIXTURES}: {missing}"
     unknown = sorted(set(cases) - set(policies))
     assert not unknown, f"cases for rules that do not exist: {unknown}"
-    for rule, case in cases.items():
-        assert case.name == f"{rule}-{policies[rule]}", f"{case.name}: name it {rule}-{policies[rule]}"
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+@pytest.mark.parametrize("case", CASES, ids=[case_id(c) for c in CASES])
 def test_case_is_complete(case: Path) -> None:
     rule = rule_of(case)
     expect = expected(case)

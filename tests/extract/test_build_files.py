@@ -22,7 +22,7 @@ from subguard.rocketmq.client_versions import (
 from subguard.scan.extraction import ScanResult, scan_repo
 
 JAVA = Path(__file__).resolve().parent.parent / "fixtures" / "java"
-RULES = Path(__file__).resolve().parent.parent / "fixtures" / "rules"
+RULES = Path(__file__).resolve().parent.parent / "rules"
 
 
 def scan(root: Path) -> ScanResult:
@@ -256,7 +256,7 @@ def _only(result: ScanResult) -> tuple[Consumer, Deployment]:
 
 
 def test_client_id_stability_follows_the_listener_version() -> None:
-    repos = RULES / "SG302-spring-version" / "repos"
+    repos = RULES / "SG302" / "spring-version" / "repos"
     old = client_id(*_only(scan_repo(repos / "price-cache", Config(), repo="price-cache")))
     new = client_id(*_only(scan_repo(repos / "quote-cache", Config(), repo="quote-cache")))
     assert old.stable is False and "2.2.2" in old.instance
