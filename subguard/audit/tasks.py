@@ -38,6 +38,7 @@ from subguard.rules.judge import GROUP_SCOPE, RuleSet, Waivers, judge
 from subguard.rules.waiver_sources import Reader
 from subguard.scan.discover import Candidate, read_limited
 from subguard.scan.extraction import ScanResult, scan_files
+from subguard.simulate.impact import DEFAULT_RUNS
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -53,8 +54,7 @@ class AuditOptions:
     """Settings every task needs; pickled once into the task closures."""
 
     config: Config = field(default_factory=Config)
-    runs: int = 50  # simulated runs per group with a disagreement (each run sends the whole message mix)
-    seed: int = 7
+    runs: int = DEFAULT_RUNS  # simulated runs per group: the prediction's default, as in every command
     today: dt.date = field(default_factory=dt.date.today)
     config_waiver_locations: tuple[Location, ...] = ()
 
@@ -321,6 +321,7 @@ def consumer_from_rows(rows: Sequence[Mapping[str, Any]], repo_hint: str) -> Con
         name_server=_value(head["name_server"], None, None) if head.get("name_server") else None,
         namespace=_value(head["namespace"], None, None) if head.get("namespace") else None,
         instance_name=_value(head["instance_name"], None, None) if head.get("instance_name") else None,
+        registers=head.get("registers") is not False,
         location=loc(head),
     )
 
@@ -367,10 +368,9 @@ def group_task(
     any order: they are judged in the group map's order (`inventory.sort_consumers`), so the
     findings and the simulated impact do not depend on the order a shuffle delivered them in.
     `waivers_json` the inline waivers (JSON) of the member repos. Waiver problems are reported by the
-    per-repo tasks, not here.
+    per-repo tasks, not here. The group is predicted once (`simulate.impact.predict`, as `check` and
+    `simulate --inventory` predict it): its findings' impact and its row's chart are that one prediction.
     """
-    from subguard.rules.impact import describer
-
     consumers = sort_consumers([with_hint(Consumer.model_validate_json(js), env) for js, env in members])
     by_repo: dict[str, list[Consumer]] = {}
     for c in consumers:
@@ -378,28 +378,56 @@ def group_task(
     results = [ScanResult(root="", repo=repo, files=(), consumers=tuple(cs), deployments=()) for repo, cs in sorted(by_repo.items())]
     config, rules = options.config, _policies(options.config)
     waivers = Waivers([waiver_from_json(w) for w in waivers_json], options.config_waiver_locations, options.today)
+    prediction = Prediction(options.runs)
     judged = judge(
         results, rules, config, waivers=lambda _: waivers, keep=lambda f: rules.scope(f.rule) == GROUP_SCOPE,
-        describe=describer() if config.simulate else None,
+        describe=prediction.describe if config.simulate else None,
     )
     out = [finding_row(f.location.repo, f, GROUP_SCOPE) for f in judged.findings]
     # a lone, unflagged consumer cannot disagree with anyone: nothing to simulate (most groups of an org)
-    impact = simulate(consumers, options) if len(consumers) > 1 or judged.findings else {}
+    impact = prediction.row(consumers) if config.simulate and (len(consumers) > 1 or judged.findings) else {}
     out.append(_row("", "group", group, {"group": group, "impact": impact}))
     return out
 
 
-def simulate(consumers: Sequence[Consumer], options: AuditOptions) -> dict[str, Any]:
-    """The simulator's verdict on the group as declared: a description and the loss per tag."""
-    if not options.config.simulate:
-        return {}
-    try:
-        from subguard.simulate.impact import describe_impact, simulate_group
-    except ImportError:  # the simulator is optional for the audit, as for `check`
-        return {}
-    impact = simulate_group(list(consumers), options.runs, options.seed)
-    data = impact.model_dump(mode="json") if hasattr(impact, "model_dump") else _plain(impact)
-    return {"description": describe_impact(impact), "result": data}  # the same runs as the per-tag chart
+class Prediction:
+    """The prediction of the task's group, made at most once (`simulate.impact.predict`) and shared by
+    the `describe` step of `judge` (findings' impact, self-check) and the group row (chart)."""
+
+    def __init__(self, runs: int) -> None:
+        self.runs = runs
+        self._made: dict[str, Any] = {}
+
+    def of(self, consumers: Sequence[Consumer]) -> Any:
+        """The group's `GroupImpact`, or None when the simulator is absent or fails (the findings stand)."""
+        key = "\n".join(c.model_dump_json() for c in sort_consumers(consumers))
+        if key not in self._made:
+            try:
+                from subguard.simulate.impact import predict
+            except ImportError:  # the simulator is optional for the audit, as for `check`
+                self._made[key] = None
+            else:
+                try:
+                    self._made[key] = predict(consumers, self.runs)
+                except Exception as exc:  # noqa: BLE001 - reported; the findings stand without the impact
+                    print(f"subguard: warning: simulation of a group failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+                    self._made[key] = None
+        return self._made[key]
+
+    def describe(self, groups: Mapping[str, Sequence[Consumer]]) -> dict[str, str | None]:
+        from subguard.simulate.impact import describe_impact
+
+        made = {g: self.of(members) for g, members in groups.items()}
+        return {g: describe_impact(p) if p is not None else None for g, p in made.items()}
+
+    def row(self, consumers: Sequence[Consumer]) -> dict[str, Any]:
+        """The group row's impact: the description, the per-tag figures and the runs they come from."""
+        made = self.of(consumers)
+        if made is None:
+            return {}
+        from subguard.simulate.impact import describe_impact
+
+        return {"description": describe_impact(made), "runs": made.runs, "result": _plain(made)}
 
 
 def _plain(obj: Any) -> Any:

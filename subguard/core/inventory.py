@@ -13,7 +13,7 @@ from subguard.core.model import Consumer, Subscription
 ROW_KEYS = (
     "group", "topic", "expression", "expression_type", "tags", "message_model", "consume_mode",
     "client", "service", "environment", "path", "line", "column", "consumer_id", "resolution",
-    "repo", "name_server", "namespace", "instance_name", "unresolved",
+    "repo", "name_server", "namespace", "instance_name", "unresolved", "registers",
 )
 
 
@@ -43,6 +43,7 @@ def subscription_rows(consumers: Iterable[Consumer]) -> list[dict[str, Any]]:
             "name_server": c.name_server.value if c.name_server else None,
             "namespace": c.namespace.value if c.namespace else None,
             "instance_name": c.instance_name.value if c.instance_name else None,
+            "registers": c.registers,
         }
         if not subs:
             rows.append({**dict.fromkeys(ROW_KEYS), **common, "tags": [], "path": c.location.path,
@@ -120,10 +121,12 @@ class Group:
 
 @dataclass(frozen=True)
 class GroupMap:
-    """Groups by name, plus consumers whose group is unknown (never grouped; SG902 names them)."""
+    """Groups by name, plus consumers whose group is unknown (never grouped; SG902 names them) and
+    consumers that register no subscription with the broker (listed, never a member)."""
 
     groups: dict[str, Group]
     ungrouped: tuple[Consumer, ...]
+    passive: tuple[Consumer, ...] = ()
 
 
 def group_name(consumer: Consumer) -> str | None:
@@ -139,11 +142,14 @@ def group_map(consumers: Iterable[Consumer]) -> GroupMap:
     """Join consumers (from any number of repos) into groups."""
     by_name: dict[str, list[Consumer]] = {}
     ungrouped: list[Consumer] = []
+    passive: list[Consumer] = []
     for consumer in sort_consumers(list(consumers)):
         name = group_name(consumer)
-        if name is None:
+        if not consumer.registers:
+            passive.append(consumer)
+        elif name is None:
             ungrouped.append(consumer)
         else:
             by_name.setdefault(name, []).append(consumer)
     groups = {name: Group(name, tuple(members)) for name, members in sorted(by_name.items())}
-    return GroupMap(groups, tuple(ungrouped))
+    return GroupMap(groups, tuple(ungrouped), tuple(passive))

@@ -162,6 +162,9 @@ class Consumer(Record):
     consume_from_where: Value | None = None
     location: Location
     notes: tuple[str, ...] = ()
+    # False when the consumer registers no subscription with the broker (a pull consumer without
+    # registered topics, a consumer in assign mode): it is listed, but no group rule counts it
+    registers: bool = True
 
     @property
     def model(self) -> str | None:

@@ -126,7 +126,8 @@ def attach_impact(found: Sequence[Finding], consumers: Sequence[Consumer], rules
 
     by_group: dict[str | None, list[Consumer]] = {}
     for c in consumers:  # keyed as findings name groups: namespace%group when a namespace is known
-        by_group.setdefault(group_name(c), []).append(c)
+        if c.registers:  # a consumer that registers no subscription takes no part in the group's filtering
+            by_group.setdefault(group_name(c), []).append(c)
     groups = sorted({f.group for f in found if wanted(f) and f.group})
     texts = describe({g: by_group.get(g, []) for g in groups})
     return [f.model_copy(update={"impact": texts[f.group]}) if wanted(f) and f.group and texts.get(f.group) else f

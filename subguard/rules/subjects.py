@@ -552,6 +552,8 @@ _GROUP_VARIANTS = {
 
 
 def _topic_set_entry(g: Group, c: Consumer) -> Entry:
+    if not c.subscriptions:  # no subscribe call was found: the topics are unknown, not none
+        return (UNKNOWN, "unknown topics (no subscription found)", Member(c.location, f"a member of '{g.name}' whose topics are unknown"))
     topics = [s.topic.value for s in c.subscriptions]
     label = "{" + ", ".join(sorted(t for t in topics if t is not None)) + "}"
     member = Member(c.location, f"a member of '{g.name}' subscribes {label}")
@@ -583,6 +585,9 @@ def _group_subject(u: Universe, g: Group) -> Subject:
     unknowns: list[Unknown] = []
     for c in ms:
         unknowns += [u_ for u_ in _consumer_unknowns(c) if u_.what != "group of the consumer"]
+        if not c.subscriptions:
+            unknowns.append(Unknown("topics of the consumer", "no subscribe call was found for it", c.location,
+                                    (*_ident(c), c.consumer_id, "topics")))
         for s in c.subscriptions:
             if not s.topic.known:
                 unknowns += [u_ for u_ in _sub_unknowns(c, s) if u_.what.startswith("topic")]
