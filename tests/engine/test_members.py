@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from subguard.core.inventory import group_map, subscription_rows
 from subguard.core.config import Config
+from subguard.core.inventory import group_map, subscription_rows
 from subguard.core.model import ClientFamily, Consumer
 from subguard.rules import judge as pipeline
 from subguard.rules.policy import load_policies
