@@ -36,6 +36,7 @@ from subguard.audit import transforms as T
 from subguard.core.config import Config, ConfigError, load_config
 from subguard.core.model import Finding
 from subguard.scan.discover import read_limited
+from subguard.simulate.impact import DEFAULT_RUNS
 
 FORMATS = ("parquet", "json", "sarif", "html")
 # how repositories are read: `auto` (file: roots listed and read by the Spark tasks themselves, links
@@ -56,7 +57,7 @@ class AuditArgs:
     config_file: str | None = None
     evidence: tuple[str, ...] = ()
     top: int = 50
-    runs: int = 50
+    runs: int = DEFAULT_RUNS  # the prediction's default, as `check` and `simulate --inventory`
     extra_conf: tuple[tuple[str, str], ...] = field(default_factory=tuple)
     reader: str = "auto"
     fail_on: str = "none"
@@ -72,7 +73,7 @@ def parse_args(argv: Sequence[str]) -> AuditArgs:
     p.add_argument("--config")
     p.add_argument("--evidence", action="append", default=[])
     p.add_argument("--top", type=int, default=50)
-    p.add_argument("--runs", type=int, default=50)
+    p.add_argument("--runs", type=int, default=DEFAULT_RUNS)
     p.add_argument("--reader", choices=READERS, default="auto")
     p.add_argument("--fail-on", choices=("error", "warning", "note", "none"), default="none")
     p.add_argument("--jvm-archive", action="store_true")

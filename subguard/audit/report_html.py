@@ -92,7 +92,9 @@ def _group(g: Mapping[str, Any], index: int) -> str:
     loss = _loss_items(impact)
     impact_html = f'<div class="impact">{esc(impact.get("description"))}</div>' if impact.get("description") else ""
     if loss:
-        impact_html += bar_chart("Simulated loss per tag (% of messages)", loss, f"loss-{index}", "%")
+        runs = impact.get("runs") or (impact.get("result") or {}).get("runs")
+        title = "Simulated loss per tag (% of messages" + (f", {runs} runs)" if runs else ")")
+        impact_html += bar_chart(title, loss, f"loss-{index}", "%")
     return (
         f'<section class="group" data-group="{esc(g.get("group"))}" data-repos="{esc(g.get("repos_count"))}" '
         f'data-findings="{esc(g.get("findings"))}"><h3 class="sev-{sev}">{esc(g.get("group"))}</h3>'

@@ -15,7 +15,8 @@ Described = tuple[str | None, str | None]  # (impact text, warning)
 
 
 def _describe(group: str, consumers: Sequence[Consumer]) -> Described:
-    """The simulator's impact text for one group; None when the simulator is absent or fails, then with
+    """The prediction's text for one group (`simulate.impact.describe_group`: the same function, runs
+    and seed as `simulate --inventory` and the audit); None when the simulator is absent or fails, then with
     a warning (the impact is an addition to the findings and must not take them down). The caller
     prints the warning: a worker process's own output would bypass the caller's streams."""
     try:
@@ -39,8 +40,11 @@ def impact_memo() -> MemoFile:
 
 
 def _group_key(members: Sequence[Consumer]) -> str:
-    """Everything the simulator reads of a group: its members, in order, as JSON."""
-    return hashlib.sha256("\n".join(c.model_dump_json() for c in members).encode()).hexdigest()
+    """Everything the prediction reads of a group: its members in the group map's order, as JSON (the
+    prediction orders them itself, so an order a scan happened to deliver must not miss the memo)."""
+    from subguard.core.inventory import sort_consumers
+
+    return hashlib.sha256("\n".join(c.model_dump_json() for c in sort_consumers(members)).encode()).hexdigest()
 
 
 def describer(memo: MemoFile | None = None, jobs: int = 1) -> Callable[[Mapping[str, Sequence[Consumer]]], dict[str, str | None]]:

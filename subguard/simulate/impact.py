@@ -1,6 +1,17 @@
-"""Per-group simulated impact: what `check` prints next to a finding and what the audit stores.
+"""A group's prediction: the one function every command calls (`check`, `simulate --inventory`, `audit`).
 
-Pure functions of the declared consumers: no I/O, deterministic for a seed.
+`predict` is the only way a declared group's simulated impact is made. It fixes everything a figure
+depends on besides the members themselves:
+
+- the members: those that register subscriptions with the broker (`Consumer.registers`), in the
+  group map's order (`core.inventory.sort_consumers`: repo, path, line, column, id), whatever order
+  a scan, a shuffle or a directory listing delivered them in. Members start one after another in
+  that order (`declared.STAGGER_MS` apart), so the order is part of the model: the member that
+  starts last holds the broker's subscription entry (rocketmq-semantics.md §3.1, §4.4);
+- the seed (`SEED`): constant, never derived from paths, names or time;
+- the number of runs (`DEFAULT_RUNS` unless a command's `--runs` says otherwise) and queues per topic.
+
+Every text it produces says how many runs its figures come from. Pure: no I/O, deterministic.
 """
 
 from __future__ import annotations
@@ -8,17 +19,21 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from subguard.core.inventory import sort_consumers
 from subguard.core.model import Consumer
 from subguard.simulate.declared import declared_group
 from subguard.simulate.runs import simulate_runs
 
-DEFAULT_RUNS = 8
+DEFAULT_RUNS = 20  # simulated runs per group unless `--runs` says otherwise (check, simulate --inventory, audit)
+SEED = 0  # the seed of every prediction: the same members give the same figures wherever the tree lives
+QUEUES = 4  # queues per topic
 
 
 @dataclass(frozen=True)
 class GroupImpact:
     """Simulated loss of one group: per tag label, the share of wanted messages lost (filtered away
-    or skipped) and the share left in queues nobody pulls; members that received nothing."""
+    or skipped) and the share left in queues nobody pulls; members that received nothing.
+    `runs` is how many simulated runs the figures average (0: nothing simulable)."""
 
     group: str
     runs: int
@@ -31,11 +46,14 @@ class GroupImpact:
         return any(rate > 0 for _, rate in self.loss) or any(rate > 0 for _, rate in self.stuck)
 
 
-def simulate_group(consumers: Sequence[Consumer], runs: int = DEFAULT_RUNS, seed: int = 0, queues: int = 4) -> GroupImpact:
-    """Simulate one declared group `runs` times (default mix, `queues` queues, staggered starts)."""
-    spec = declared_group(consumers, queues=queues)
+def predict(consumers: Sequence[Consumer], runs: int = DEFAULT_RUNS, *, queues: int = QUEUES, seed: int = SEED) -> GroupImpact:
+    """THE prediction of one declared group: its members in the group map's order, simulated `runs`
+    times from `seed` (default mix, `queues` queues per topic, staggered starts). A consumer that
+    registers no subscription with the broker takes no part in the group's filtering: left out."""
+    members = sort_consumers([c for c in consumers if c.registers])
+    spec = declared_group(members, queues=queues)
     if spec is None:
-        return GroupImpact(group=consumers[0].group.value or "" if consumers else "", runs=0)
+        return GroupImpact(group=members[0].group.value or "" if members else "", runs=0)
     report = simulate_runs((spec,), runs, seed)
     loss, stuck = [], []
     for label, stats in report.tags.items():
@@ -56,13 +74,18 @@ def _percent(rate: float) -> str:
     return f"{rate * 100:.0f}%" if rate >= 0.01 else "<1%"
 
 
+def runs_phrase(runs: int) -> str:
+    return f"{runs} run" if runs == 1 else f"{runs} runs"
+
+
 def describe_impact(impact: GroupImpact) -> str:
-    """One line, e.g. "simulated: tag1 100% lost, tag2 50% lost (consumer b.py:7 receives nothing)"."""
+    """One line, e.g. "simulated (20 runs): tag1 100% lost, tag2 50% lost (consumer b.py:7 receives
+    nothing)"; "" when no loss is predicted."""
     if not impact.has_loss:
         return ""
     parts = [f"{label} {_percent(rate)} lost" for label, rate in impact.loss]
     parts += [f"{label} {_percent(rate)} never pulled" for label, rate in impact.stuck]
-    text = "simulated: " + ", ".join(parts)
+    text = f"simulated ({runs_phrase(impact.runs)}): " + ", ".join(parts)
     if impact.silent:
         text += " (" + ", ".join(
             f"consumer {name} receives nothing" + ("" if n == impact.runs else f" in {n} of {impact.runs} runs")
@@ -70,6 +93,6 @@ def describe_impact(impact: GroupImpact) -> str:
     return text
 
 
-def describe_group(consumers: Sequence[Consumer], runs: int = DEFAULT_RUNS, seed: int = 0) -> str:
-    """The one-line simulated impact of a group; "" when no loss is predicted."""
-    return describe_impact(simulate_group(consumers, runs, seed))
+def describe_group(consumers: Sequence[Consumer], runs: int = DEFAULT_RUNS) -> str:
+    """The one-line prediction of a group (`predict`, then `describe_impact`); "" when no loss."""
+    return describe_impact(predict(consumers, runs))

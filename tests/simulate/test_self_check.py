@@ -34,7 +34,7 @@ from subguard.rules.judge import RuleSet
 from subguard.rules.judge import self_check as judge_self_check
 from subguard.rules.policy import Policy, load_policies, rule_docs
 from subguard.scan.extraction import ScanResult, scan_repo
-from subguard.simulate.impact import simulate_group
+from subguard.simulate.impact import predict
 
 POLICIES = load_policies()
 DOCS = dict(rule_docs(POLICIES))
@@ -84,7 +84,7 @@ def test_a_group_the_consistency_rules_did_not_judge_raises_sg905_at_its_members
     assert (finding.location.path, finding.location.line) == ("app/split_a.py", 12)
     assert [(r.location.path, r.location.line) for r in finding.related] == [("app/split_b.py", 12)]
     assert "consistency rules pass group 'GID_SPLIT'" in finding.message and "tag1" in finding.message
-    assert "simulated:" in finding.message and "please report it" in finding.message
+    assert "simulated (" in finding.message and "please report it" in finding.message
 
 
 def test_select_and_ignore_do_not_change_the_verdict(tmp_path: Path) -> None:
@@ -142,7 +142,7 @@ def test_a_group_the_engine_passes_never_simulates_with_loss(members: list[tuple
     result = ScanResult(root="", repo="", files=(), consumers=tuple(consumers), deployments=())
     if "g" in selfcheck.flagged_groups([result], POLICIES, Config()):
         return
-    impact = simulate_group(consumers, runs=3, seed=len(members))
+    impact = predict(consumers, runs=3, seed=len(members))
     assert not impact.has_loss, (members, impact)
 
 
@@ -188,7 +188,7 @@ def test_one_namespace_disagreeing_gets_sg102_with_its_simulated_impact(
     root = _namespaced_repo(tmp_path / "one", "ns1", "ns1")
     assert main(["check", str(root), "--format", "json", "--no-cache"]) == 1
     [finding] = [f for f in json.loads(capsys.readouterr().out) if f["rule"] == "SG102"]
-    assert finding["group"] == "ns1%GID_ORDERS" and (finding["impact"] or "").startswith("simulated:")
+    assert finding["group"] == "ns1%GID_ORDERS" and (finding["impact"] or "").startswith("simulated (")
 
 
 def test_a_namespaced_group_finding_lists_its_members_side_by_side(

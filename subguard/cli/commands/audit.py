@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import click
 
+from subguard.simulate.impact import DEFAULT_RUNS
+
 
 @click.command(context_settings={"ignore_unknown_options": False})
 @click.argument("sources", nargs=-1, required=True)
@@ -14,8 +16,8 @@ import click
 @click.option("--config", "config_file", type=click.Path(dir_okay=False), help="Config for group rules and waivers.")
 @click.option("--evidence", multiple=True, help="Runtime evidence file (broker/client log, mqadmin output): adds SG5xx findings (repeatable).")
 @click.option("--top", default=50, show_default=True, help="Groups shown in report.html, worst first.")
-@click.option("--runs", default=50, show_default=True, type=click.IntRange(1, 100000),
-              help="Simulated runs per group whose members disagree (the per-tag loss in report.html).")
+@click.option("--runs", default=DEFAULT_RUNS, show_default=True, type=click.IntRange(1, 100000),
+              help="Simulated runs per group (the prediction `check` and `simulate --inventory` make by default).")
 @click.option("--fail-on", type=click.Choice(["error", "warning", "note", "none"]), default="none", show_default=True,
               help="Exit 1 when an unsuppressed finding is at or above this severity (a gate for scheduled audits).")
 @click.option("--reader", type=click.Choice(["auto", "binaryfile"]), default="auto", show_default=True,

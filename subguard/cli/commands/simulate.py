@@ -13,7 +13,7 @@ from subguard.core.inventory import group_name
 from subguard.core.model import Consumer
 from subguard.rules import selfcheck
 from subguard.simulate.declared import declared_group
-from subguard.simulate.impact import describe_impact, simulate_group
+from subguard.simulate.impact import DEFAULT_RUNS, QUEUES, SEED, describe_impact, predict, runs_phrase
 from subguard.simulate.render import render_text
 from subguard.simulate.runs import simulate_runs
 from subguard.simulate.scenario import ScenarioError, compile_scenario, load_scenario
@@ -21,18 +21,20 @@ from subguard.simulate.scenario import ScenarioError, compile_scenario, load_sce
 
 @click.command("simulate")
 @click.argument("paths", nargs=-1, required=True)
-@click.option("--runs", type=click.IntRange(1, 100_000), default=100, show_default=True, help="Monte Carlo runs.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed: same seed, same result.")
+@click.option("--runs", type=click.IntRange(1, 100_000), default=None,
+              help=f"Monte Carlo runs [default: 100 for a scenario; {DEFAULT_RUNS} with --inventory, as check and audit].")
+@click.option("--seed", type=int, default=SEED, show_default=True, help="Seed: same seed, same result.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--inventory", is_flag=True, help="Scan PATHS and simulate every group as declared.")
-@click.option("--queues", type=click.IntRange(1, 1024), default=4, show_default=True, help="--inventory: queues per topic.")
+@click.option("--queues", type=click.IntRange(1, 1024), default=QUEUES, show_default=True, help="--inventory: queues per topic.")
 @click.option("--config", "config_file", type=click.Path(dir_okay=False), default=None, help="Config file.")
 def simulate(
-    paths: tuple[str, ...], runs: int, seed: int, fmt: str, inventory: bool, queues: int, config_file: str | None
+    paths: tuple[str, ...], runs: int | None, seed: int, fmt: str, inventory: bool, queues: int, config_file: str | None
 ) -> int:
     """Simulate SCENARIO.yaml (or, with --inventory, the groups found under PATHS)."""
     if inventory:
-        return _inventory(paths, runs, seed, fmt, queues, config_file)
+        return _inventory(paths, runs or DEFAULT_RUNS, seed, fmt, queues, config_file)
+    runs = runs or 100
     if len(paths) != 1:
         raise click.UsageError("give exactly one scenario file (or --inventory PATH...)")
     try:
@@ -67,19 +69,22 @@ def _inventory(paths: tuple[str, ...], runs: int, seed: int, fmt: str, queues: i
     internal: list[str] = []
     for name in sorted(groups):
         members = groups[name]
-        impact = simulate_group(members, runs, seed, queues) if declared_group(members) else None
+        impact = predict(members, runs, queues=queues, seed=seed) if declared_group(members) else None
         if impact is not None and impact.has_loss and name in checked:
             internal.append(selfcheck.message(name, describe_impact(impact)))
         rows.append({
             "group": name,
             "members": len(members),
+            "runs": impact.runs if impact else 0,
             "loss": dict(impact.loss) if impact else {},
             "never_pulled": dict(impact.stuck) if impact else {},
             "silent": list(impact.silent) if impact else [],
-            "summary": (describe_impact(impact) or "no predicted loss") if impact else "nothing simulable (unknown values)",
+            "summary": (describe_impact(impact) or f"no predicted loss ({runs_phrase(impact.runs)})") if impact
+            else "nothing simulable (unknown values)",
         })
     if fmt == "json":
-        click.echo(json.dumps({"runs": runs, "groups": rows, "internal_errors": internal}, indent=2))
+        click.echo(json.dumps({"runs": runs, "seed": seed, "queues": queues, "groups": rows, "internal_errors": internal},
+                              indent=2))
     else:
         for row in rows:
             click.echo(f"{row['group']} ({row['members']} consumers): {row['summary']}")
