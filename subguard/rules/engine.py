@@ -163,7 +163,7 @@ def unresolved(needs: Iterable[_Needs], policies: Mapping[str, Policy]) -> list[
     out = []
     for need in needs:
         u = need.unknown
-        values = {"what": u.what, "reason": u.reason or "dynamic value", "rules": ", ".join(sorted(need.rules))}
+        values = {"what": u.what, "state": u.state, "reason": u.reason or "dynamic value", "rules": ", ".join(sorted(need.rules))}
         out.append(Finding(
             rule=UNRESOLVED, severity=severity, message=_format(template, values, UNRESOLVED),
             location=u.location, fingerprint=fingerprint(UNRESOLVED, *u.key),

@@ -40,6 +40,7 @@ from subguard.core.model import (
     Value,
 )
 from subguard.rocketmq.expression import parse, smells
+from subguard.rocketmq.sql92 import MAX_DEPTH as SQL_MAX_DEPTH
 from subguard.rocketmq.sql92 import validate as validate_sql
 from subguard.rules.conditions import UNKNOWN
 
@@ -52,6 +53,7 @@ class Unknown:
     reason: str
     location: Location
     key: tuple[str, ...]
+    state: str = "is not statically known"  # what keeps the rule from judging it (SG902's `{state}`)
 
 
 @dataclass(frozen=True)
@@ -156,7 +158,7 @@ KINDS: dict[str, str] = {
 # Placeholders of the tool rules' messages (emitted by the engine and suppress.py, not by subjects).
 TOOL_FIELDS: dict[str, set[str]] = {
     "SG901": {"path", "reason"},
-    "SG902": {"what", "reason", "rules"},
+    "SG902": {"what", "state", "reason", "rules"},
     "SG903": {"message"},
     "SG905": {"message"},
 }
@@ -274,7 +276,8 @@ _SUB_FIELDS = {
     "tags": "the broker's tag list, in written order",
     "smells": "codes of tag-expression smells (expression.smells)",
     "sql_error": "why the broker cannot use the SQL92 expression as written (None when fine or TAG)",
-    "sql_error_kind": "rejected (consumer fails to start) or truncated (tail silently ignored)",
+    "sql_error_kind": "rejected (consumer fails to start) or truncated (tail silently ignored); UNKNOWN, with "
+                      "sql_error, when the expression is too_deep to check (nested beyond 1,000 levels: an SG902 note)",
     "client": "client family",
     "generation": "cpp-4x, pop-5x, remoting-push or remoting-pull",
     "message_model": "CLUSTERING or BROADCASTING",
@@ -295,6 +298,18 @@ def _sub_unknowns(c: Consumer, s: Subscription) -> list[Unknown]:
             key = (*_ident(c), what, c.group.value or "?", s.topic.value or "?")
             out.append(Unknown(f"{what} of the subscription", value.detail, _loc_of(value, s.location), key))
     return out
+
+
+def _sql_unknowns(c: Consumer, s: Subscription) -> list[Unknown]:
+    """A SQL92 expression nested beyond the validator's documented limit is known but not judged."""
+    if s.expression_type is not ExpressionType.SQL92 or not s.expression.known:
+        return []
+    problem = validate_sql(s.expression.value or "")
+    if problem is None or problem.kind != "too_deep":
+        return []
+    key = (*_ident(c), "sql92-depth", c.group.value or "?", s.topic.value or "?")
+    return [Unknown(f"SQL92 expression for topic '{s.topic.value or '?'}'", f"nesting beyond {SQL_MAX_DEPTH} levels, the documented "
+                    "limit of subguard's SQL92 check", _loc_of(s.expression, s.location), key, state="is too deep to check")]
 
 
 def _sub_fields(c: Consumer, s: Subscription) -> dict[str, Any]:
@@ -339,7 +354,7 @@ def _build_subscriptions(u: Universe) -> Iterable[Subject]:
         for s in c.subscriptions:
             yield Subject(
                 "subscription", _sub_fields(c, s), s.location, _sub_key(c, s),
-                group=c.group.value or "", topic=s.topic.value or "", unknowns=tuple(_sub_unknowns(c, s)),
+                group=c.group.value or "", topic=s.topic.value or "", unknowns=(*_sub_unknowns(c, s), *_sql_unknowns(c, s)),
             )
 
 
