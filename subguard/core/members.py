@@ -23,6 +23,9 @@ class Member(Record):
     expression: str | None = None
     model: str | None = None
     client: str | None = None
+    # a finding about the group as a whole (no topic, e.g. SG101's topic sets): the member's other
+    # subscriptions, (topic, expression) in written order, so a table shows every topic it declares
+    more: tuple[tuple[str | None, str | None], ...] = ()
 
 
 def _locations(finding: Finding) -> list[tuple[Location, str]]:
@@ -58,6 +61,8 @@ def member_list(finding: Finding, consumers: Sequence[Consumer]) -> tuple[Member
             out.append(Member(location=loc, message=message))
             continue
         consumer, sub = hit
+        more = tuple((s.topic.value, s.expression.value) for s in consumer.subscriptions
+                     if s is not sub) if not finding.topic and sub is not None else ()
         out.append(
             Member(
                 location=loc,
@@ -66,6 +71,7 @@ def member_list(finding: Finding, consumers: Sequence[Consumer]) -> tuple[Member
                 expression=sub.expression.value if sub else None,
                 model=consumer.message_model.value,
                 client=consumer.client.value,
+                more=more,
             )
         )
     return tuple(out)

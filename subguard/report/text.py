@@ -35,6 +35,7 @@ def _member_rows(members: Sequence[Member], ctx: ReportContext) -> list[list[str
         where = f"{display_path(m.location, ctx)}:{m.location.line}"
         if structured:
             rows.append([where, m.topic or "?", _quoted(m.expression), m.model or ""])
+            rows += [["", topic or "?", _quoted(expression), m.model or ""] for topic, expression in m.more]
         else:
             rows.append([where, m.message])
     return rows
