@@ -33,8 +33,12 @@ def audit(sources: tuple[str, ...], out: str, master: str, formats: tuple[str, .
     Exit 0 when the audit completed (with --fail-on: and nothing at or above it), 1 when --fail-on
     tripped, 2 on a usage or input error.
     """
+    from subguard.audit import java
     from subguard.cli.commands.common import InputError
 
+    missing = java.problem()
+    if missing:  # before Spark: one line, not a PySpark traceback
+        raise InputError(missing)
     try:
         from subguard.audit import job
     except ImportError as exc:  # pyspark is an extra
