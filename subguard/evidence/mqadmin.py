@@ -9,7 +9,8 @@ The group comes from the output itself (`consumerGroup` property, consumerProgre
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
 
 from subguard.evidence import events as ev
 from subguard.evidence.events import Event
@@ -22,104 +23,144 @@ _MODELS = ("CLUSTERING", "BROADCASTING")
 _DIFFERENT = "WARN: Different subscription in the same group of consumer"
 
 
-def _subscription_row(line: str) -> tuple[str, str]:
+# table header -> section: the header starts with `first` and holds `also`, or (no `also`) is exactly `first`
+_TABLES: tuple[tuple[str, str | None, str], ...] = (
+    ("#ClientId", "#ClientAddr", "connections"),
+    ("#Index", "#ClientId", "status"),
+    ("#Consumer Properties#", None, "properties"),
+    ("#Consumer Subscription#", None, "running_subs"),
+    ("#Topic", "#SubExpression", "subscriptions"),
+    ("#Topic", "#Broker Offset", "progress"),
+    ("#Group", "#Diff Total", "groups"),
+)
+
+
+def _section(header: str) -> str:
+    """The section a `#...` line starts: a table from `_TABLES`, else `other` (one that yields nothing)."""
+    for first, also, section in _TABLES:
+        if (header == first) if also is None else (header.startswith(first) and also in header):
+            return section
+    return "other"
+
+
+@dataclass
+class _State:
+    """Where the parse is: the group, the table being read (`section`), its header, the client it describes."""
+
+    group: str
+    section: str = ""
+    headers: list[str] = field(default_factory=list)
+    client: str = ""
+
+    def enter(self, header: str) -> None:
+        """A `#...` line: its section, and that table's own state (client, column headers)."""
+        self.section = _section(header)
+        if self.section == "properties":
+            self.client = ""
+        elif self.section == "progress":
+            self.headers = re.split(r"\s{2,}|\s(?=#)", header)
+
+
+# row readers, one per section: (state, line, stripped line) -> event or None
+def _connection_row(s: _State, line: str, text: str) -> Event | None:
+    parts = text.split()
+    return Event(ev.LIVE_CLIENT, None, s.group, client=parts[0], side="mqadmin") if len(parts) >= 3 else None
+
+
+def _status_row(s: _State, line: str, text: str) -> Event | None:
+    m = _STATUS_ROW.match(text)
+    return None if m is None else Event(ev.LIVE_CLIENT, None, s.group, client=m.group(2), side="mqadmin")
+
+
+def _subscription_row(s: _State, line: str, text: str) -> Event:
     """`%-20s %s` of topic and raw subString: the expression starts after the padding, exactly."""
     topic = line.split(" ", 1)[0]
     start = max(len(topic), 20) + 1
-    return topic, line[start:]
+    return Event(ev.LIVE_SUBSCRIPTION, None, s.group, topic, line[start:], "TAG", side="mqadmin")
 
 
-def _progress_row(line: str, headers: list[str], group: str) -> Event | None:
+def _property_row(s: _State, line: str, text: str) -> Event | None:
+    """`key : value`: the group, the message model, or the client (IP, then @instance name)."""
+    m = _PROPERTY.match(text)
+    if m is None:
+        return None
+    key, value = m.group(1), m.group(2).strip()
+    if key == "consumerGroup":
+        s.group = value
+    elif key == "messageModel":
+        return Event(ev.GROUP_INFO, None, s.group, message_model=value, side="mqadmin")
+    elif key == "clientIP" or key == "instanceName":
+        s.client = f"{s.client}@{value}" if s.client else value
+    return None
+
+
+def _running_sub_row(s: _State, line: str, text: str) -> Event | None:
+    m = _RUNNING_SUB.match(text)
+    if m is None:
+        return None
+    return Event(ev.LIVE_SUBSCRIPTION, None, s.group, m.group(1), m.group(2), "TAG", client=s.client, side="mqadmin")
+
+
+def _progress_row(s: _State, line: str, text: str) -> Event | None:
     """A consumerProgress -g row; the optional #Client IP column is known from the header."""
-    parts = line.split()
+    parts = text.split()
     if len(parts) < 6 or not parts[2].isdigit():
         return None
     try:
         broker_offset, consumer_offset = int(parts[3]), int(parts[4])
     except ValueError:
         return None
-    client = parts[5] if "#Client IP" in headers and parts[5] != "N/A" else ""
-    return Event(ev.QUEUE_PROGRESS, None, group, parts[0], broker=parts[1], queue_id=int(parts[2]),
+    client = parts[5] if "#Client IP" in s.headers and parts[5] != "N/A" else ""
+    return Event(ev.QUEUE_PROGRESS, None, s.group, parts[0], broker=parts[1], queue_id=int(parts[2]),
                  broker_offset=broker_offset, request_offset=consumer_offset, client=client, side="mqadmin")
 
 
-def _group_row(line: str) -> Event | None:
+def _group_row(s: _State, line: str, text: str) -> Event | None:
     """A consumerProgress (no -g) row: group, count, version, type, model, tps, diff."""
-    parts = line.split()
+    parts = text.split()
     if len(parts) < 4 or not parts[1].isdigit():
         return None
     model = next((p for p in parts[2:] if p in _MODELS), "")
     return Event(ev.GROUP_INFO, None, parts[0], message_model=model, code=int(parts[1]), side="mqadmin")
 
 
+_ROWS: dict[str, Callable[[_State, str, str], Event | None]] = {
+    "connections": _connection_row,
+    "status": _status_row,
+    "subscriptions": _subscription_row,
+    "properties": _property_row,
+    "running_subs": _running_sub_row,
+    "progress": _progress_row,
+    "groups": _group_row,
+}
+
+
+def _loose_line(group: str, text: str) -> Event | None:
+    """A line no table row took: `MessageModel: ...` or the different-subscription warning."""
+    if text.startswith("MessageModel: "):
+        return Event(ev.GROUP_INFO, None, group, message_model=text.split(": ", 1)[1], side="mqadmin")
+    if text.startswith(_DIFFERENT):
+        return Event(ev.SUB_DIFFERENT, None, group, side="mqadmin")
+    return None
+
+
 def parse_mqadmin(lines: Iterable[tuple[int, str]], default_group: str = "") -> Iterator[Event]:
     """Events of one mqadmin output file; `lines` are (line number, text without newline)."""
-    group = default_group
-    section = ""
-    headers: list[str] = []
-    client = ""
+    state = _State(default_group)
     for no, raw in lines:
         line = raw.rstrip("\r\n")
         text = line.strip()
         prompt = _PROMPT.search(line)
         if prompt is not None:
-            group, section = prompt.group(1), ""
-            continue
-        if not text or text == "Below is subscription:":
-            section = ""  # every table ends at a blank line
-            continue
-        if text.startswith("#"):
-            if text.startswith("#ClientId") and "#ClientAddr" in text:
-                section = "connections"
-            elif text.startswith("#Index") and "#ClientId" in text:
-                section = "status"
-            elif text == "#Consumer Properties#":
-                section, client = "properties", ""
-            elif text == "#Consumer Subscription#":
-                section = "running_subs"
-            elif text.startswith("#Topic") and "#SubExpression" in text:
-                section = "subscriptions"
-            elif text.startswith("#Topic") and "#Broker Offset" in text:
-                section, headers = "progress", re.split(r"\s{2,}|\s(?=#)", text)
-            elif text.startswith("#Group") and "#Diff Total" in text:
-                section = "groups"
-            elif text.startswith("#"):
-                section = "other"
-            continue
-        out: Event | None = None
-        if section == "connections":
-            parts = text.split()
-            if len(parts) >= 3:
-                out = Event(ev.LIVE_CLIENT, None, group, client=parts[0], side="mqadmin")
-        elif section == "status":
-            m = _STATUS_ROW.match(text)
-            if m is not None:
-                out = Event(ev.LIVE_CLIENT, None, group, client=m.group(2), side="mqadmin")
-        elif section == "subscriptions":
-            topic, expression = _subscription_row(line)
-            out = Event(ev.LIVE_SUBSCRIPTION, None, group, topic, expression, "TAG", side="mqadmin")
-        elif section == "properties":
-            m = _PROPERTY.match(text)
-            if m is not None:
-                key, value = m.group(1), m.group(2).strip()
-                if key == "consumerGroup":
-                    group = value
-                elif key == "messageModel":
-                    out = Event(ev.GROUP_INFO, None, group, message_model=value, side="mqadmin")
-                elif key == "clientIP" or key == "instanceName":
-                    client = f"{client}@{value}" if client else value
-        elif section == "running_subs":
-            m = _RUNNING_SUB.match(text)
-            if m is not None:
-                out = Event(ev.LIVE_SUBSCRIPTION, None, group, m.group(1), m.group(2), "TAG", client=client, side="mqadmin")
-        elif section == "progress":
-            out = _progress_row(text, headers, group)
-        elif section == "groups":
-            out = _group_row(text)
-        if out is None:
-            if text.startswith("MessageModel: "):
-                out = Event(ev.GROUP_INFO, None, group, message_model=text.split(": ", 1)[1], side="mqadmin")
-            elif text.startswith(_DIFFERENT):
-                out = Event(ev.SUB_DIFFERENT, None, group, side="mqadmin")
-        if out is not None:
-            yield out.at("", no)
+            state.group, state.section = prompt.group(1), ""
+        elif not text or text == "Below is subscription:":
+            state.section = ""  # every table ends at a blank line
+        elif text.startswith("#"):
+            state.enter(text)
+        else:
+            row = _ROWS.get(state.section)
+            out = row(state, line, text) if row is not None else None
+            if out is None:
+                out = _loose_line(state.group, text)
+            if out is not None:
+                yield out.at("", no)

@@ -208,12 +208,36 @@ def _map_entries(expr: Expr) -> list[tuple[Expr, Expr]] | None:
     return None
 
 
+_CodeSub = tuple[Value, Value, ExpressionType, Location]  # topic, expression, type and place, as written in code
+
+
+def _constant(arg: Expr, what: str) -> Value:
+    """A setter's enum constant argument (`MessageModel.BROADCASTING`) by name, else unknown."""
+    name = enum_name(arg)
+    return Value(value=name, detail=arg.source) if name else Value.unknown(f"`{arg.source}` is not a {what} constant")
+
+
+def _variant_subscriptions(subs: list[_CodeSub], vals: Mapping[str, Value | None]) -> tuple[tuple[Subscription, ...], tuple[Subscription, ...]]:
+    """(current, overridden) subscriptions of one environment variant: a later one for a topic replaces the earlier."""
+    current: dict[str, Subscription] = {}
+    overridden: list[Subscription] = []
+    for i, (_, _, etype, sloc) in enumerate(subs):
+        topic_v, expr_v = vals[f"topic{i}"], vals[f"expr{i}"]
+        topic = topic_v or Value.unknown("no topic", sloc)
+        sub = _subscription(topic, expr_v or Value.default("*"), etype, sloc)
+        key = topic.value if topic.value is not None else f"?{i}"
+        if key in current:
+            overridden.append(current[key])
+        current[key] = sub
+    return tuple(current.values()), tuple(overridden)
+
+
 def code_consumers(decl: ConsumerDecl, where: Where, symbols: Symbols, module: ModuleConfig | None) -> list[Consumer]:
     """One consumer (per environment variant) for a consumer built in code."""
     family = FAMILIES[decl.kind]
     loc = Location(path=where.path, line=decl.line, column=decl.column)
     group, namespace = _ctor(decl, symbols, where)
-    subs: list[tuple[Value, Value, ExpressionType, Location]] = []
+    subs: list[_CodeSub] = []
     fields: dict[str, Value | None] = {"name_server": None, "instance_name": None, "client_ip": None}
     model = Value.default(MessageModel.CLUSTERING.value)
     mode = Value.default(ConsumeMode.CONCURRENTLY.value)
@@ -262,11 +286,9 @@ def code_consumers(decl: ConsumerDecl, where: Where, symbols: Symbols, module: M
         elif call.method == "setNamespace" and call.args:
             namespace = symbols.string_value(call.args[0], where)
         elif call.method == "setMessageModel" and call.args:
-            name = enum_name(call.args[0])
-            model = Value(value=name, detail=call.args[0].source) if name else Value.unknown(f"`{call.args[0].source}` is not a MessageModel constant")
+            model = _constant(call.args[0], "MessageModel")
         elif call.method == "setConsumeFromWhere" and call.args:
-            name = enum_name(call.args[0])
-            cfw = Value(value=name, detail=call.args[0].source) if name else Value.unknown(f"`{call.args[0].source}` is not a ConsumeFromWhere constant")
+            cfw = _constant(call.args[0], "ConsumeFromWhere")
         elif call.method in ("registerMessageListener", "setMessageListener") and "MessageListenerOrderly" in call.source:
             mode = Value(value=ConsumeMode.ORDERLY.value, detail="MessageListenerOrderly")
     raw: dict[str, Value | None] = {"group": group, "namespace": namespace, **fields}
@@ -274,20 +296,11 @@ def code_consumers(decl: ConsumerDecl, where: Where, symbols: Symbols, module: M
         raw[f"topic{i}"], raw[f"expr{i}"] = topic, expr
     out: list[Consumer] = []
     for env, vals in variants(raw, module, PLAIN_NOTE):
-        current: dict[str, Subscription] = {}
-        overridden: list[Subscription] = []
-        for i, (_, _, etype, sloc) in enumerate(subs):
-            topic_v, expr_v = vals[f"topic{i}"], vals[f"expr{i}"]
-            topic = topic_v or Value.unknown("no topic", sloc)
-            sub = _subscription(topic, expr_v or Value.default("*"), etype, sloc)
-            key = topic.value if topic.value is not None else f"?{i}"
-            if key in current:
-                overridden.append(current[key])
-            current[key] = sub
+        current, overridden = _variant_subscriptions(subs, vals)
         cid = f"{where.path}:{decl.line}:{decl.column}" + (f"@{env}" if env else "")
         group_v = vals["group"] or Value.unknown("no consumer group", loc)
         out.append(Consumer(
-            consumer_id=cid, group=group_v, subscriptions=tuple(current.values()), overridden=tuple(overridden),
+            consumer_id=cid, group=group_v, subscriptions=current, overridden=overridden,
             message_model=model, consume_mode=mode, client=family, environment=env,
             name_server=vals["name_server"], namespace=vals["namespace"], instance_name=vals["instance_name"],
             client_ip=vals["client_ip"], consume_from_where=cfw, location=loc, notes=tuple(notes),

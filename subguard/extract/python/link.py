@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from subguard.core.model import (
     ClientFamily,
@@ -242,104 +242,88 @@ class Linker:
         return self.resolver.resolve(ir, frame)
 
     def _consumer(self, inst: Instance) -> Consumer:
-        c = inst.construct
-        kind = _kind(c.qualname)
-        frame = inst.frame
-        notes = list(inst.notes)
-        ctor = c.call
+        kind = _kind(inst.construct.qualname)
+        draft = _Draft(self._group(kind, inst), list(inst.notes))
         if kind == "grpc5":
-            group_ir = _arg(ctor, 1, "consumer_group")
-        else:
-            group_ir = _arg(ctor, 0, "group_id", "group", "consumer_group")
-        group = self._rv(group_ir, frame).to_value("group") if group_ir is not None else Value.unknown("no consumer group given")
-        model = Value.default(MessageModel.CLUSTERING.value)
-        mode = Value.default(ConsumeMode.CONCURRENTLY.value)
-        name_server: Value | None = None
-        namespace: Value | None = None
-        instance_name: Value | None = None
-        subs: dict[object, Subscription] = {}
-        overridden: list[Subscription] = []
-
-        def add(sub: Subscription, replace: bool) -> None:
-            key: object = sub.topic.value if sub.topic.known else ("?", sub.location.path, sub.location.line, sub.location.column)
-            if not replace:
-                key = (key, sub.expression.value, sub.expression_type)
-            if key in subs and replace:
-                overridden.append(subs[key])
-            subs[key] = sub
-
-        if kind == "grpc5":
-            self._grpc_ctor(ctor, frame, inst, add, notes)
-            config_ir = _arg(ctor, 0, "client_configuration", "client_config")
-            cfg = self._rv(config_ir, frame) if config_ir is not None else None
-            if cfg is not None and isinstance(cfg.obj, CallVal) and cfg.obj.dotted.endswith("ClientConfiguration"):
-                ep = cfg.obj.arg(0, "endpoints")
-                name_server = _str_value(ep) if ep is not None else None
-                ns = cfg.obj.arg(2, "namespace")
-                namespace = _str_value(ns) if ns is not None else None
-            elif cfg is not None:
-                notes.append("client configuration is not a ClientConfiguration(...) call the scanner can read")
-        else:
-            if kind == "push4":
-                orderly_ir = _arg(ctor, 1, "orderly")
-                if orderly_ir is not None:
-                    mode = _mode(self._rv(orderly_ir, frame))
-                model_ir = _arg(ctor, 2, "message_model")
-                if model_ir is not None:
-                    model = _model(self._rv(model_ir, frame))
+            self._grpc_ctor(inst.construct.call, inst.frame, inst, draft.add, draft.notes)
+            self._grpc_config(inst, draft)
+        elif kind == "push4":
+            self._push_ctor(inst, draft)
         for ev in sorted(inst.events, key=lambda e: (e.module.path != inst.module.path, e.call.order)):
-            call = ev.call.call
-            ev_frame = frame if ev.module.path == inst.module.path else Frame(ev.module)
-            method = ev.call.method
-            if method == "set_group":
-                ir = _arg(call, 0, "group_id", "group")
-                if ir is not None:
-                    group = self._rv(ir, ev_frame).to_value("group")
-            elif method == "set_message_model":
-                ir = _arg(call, 0, "model", "message_model")
-                if ir is not None:
-                    model = _model(self._rv(ir, ev_frame))
-            elif method in ("set_name_server_address", "set_namesrv_addr"):
-                ir = _arg(call, 0, "addr", "address")
-                if ir is not None:
-                    name_server = self._rv(ir, ev_frame).to_value("name server")
-            elif method == "set_instance_name":
-                ir = _arg(call, 0, "name", "instance_name")
-                if ir is not None:
-                    instance_name = self._rv(ir, ev_frame).to_value("instance name")
-            elif method == "subscribe":
-                sub = self._subscribe(kind, call, ev, ev_frame, inst, notes)
-                if sub is not None:
-                    add(sub, True)
-            elif method == "pull" and kind == "pull04":
-                sub = self._subscription(call, 0, ("topic",), _arg(call, 1, "expression"), ExpressionType.TAG, ev, ev_frame, inst)
-                if sub is not None:
-                    add(sub, False)
-            elif method == "unsubscribe":
-                ir = _arg(call, 0, "topic")
-                topic = self._rv(ir, ev_frame).to_value("topic") if ir is not None else None
-                if topic is not None and topic.known:
-                    for key in [k for k, s in subs.items() if s.topic.value == topic.value]:
-                        del subs[key]
-        client = self._family(kind, inst, notes)
+            self._event(kind, ev, inst, draft)
+        client = self._family(kind, inst, draft.notes)
         if client is ClientFamily.PYTHON_GRPC_5X:
-            model = Value.default(MessageModel.CLUSTERING.value, "gRPC consumers are always clustering")
-        if not subs:
-            notes.append("no subscription found for this consumer")
+            draft.model = Value.default(MessageModel.CLUSTERING.value, "gRPC consumers are always clustering")
+        if not draft.subs:
+            draft.notes.append("no subscription found for this consumer")
         return Consumer(
             consumer_id=inst.consumer_id,
-            group=group,
-            subscriptions=tuple(subs.values()),
-            overridden=tuple(overridden),
-            message_model=model,
-            consume_mode=mode,
+            group=draft.group,
+            subscriptions=tuple(draft.subs.values()),
+            overridden=tuple(draft.overridden),
+            message_model=draft.model,
+            consume_mode=draft.mode,
             client=client,
-            name_server=name_server,
-            namespace=namespace,
-            instance_name=instance_name,
+            name_server=draft.name_server,
+            namespace=draft.namespace,
+            instance_name=draft.instance_name,
             location=inst.location,
-            notes=tuple(dict.fromkeys(notes)),
+            notes=tuple(dict.fromkeys(draft.notes)),
         )
+
+    def _group(self, kind: str, inst: Instance) -> Value:
+        """The group given to the constructor."""
+        ctor = inst.construct.call
+        group_ir = _arg(ctor, 1, "consumer_group") if kind == "grpc5" else _arg(ctor, 0, "group_id", "group", "consumer_group")
+        return self._rv(group_ir, inst.frame).to_value("group") if group_ir is not None else Value.unknown("no consumer group given")
+
+    def _grpc_config(self, inst: Instance, draft: _Draft) -> None:
+        """Endpoints and namespace of a 5.x constructor's `ClientConfiguration(...)`."""
+        config_ir = _arg(inst.construct.call, 0, "client_configuration", "client_config")
+        cfg = self._rv(config_ir, inst.frame) if config_ir is not None else None
+        if cfg is not None and isinstance(cfg.obj, CallVal) and cfg.obj.dotted.endswith("ClientConfiguration"):
+            ep = cfg.obj.arg(0, "endpoints")
+            draft.name_server = _str_value(ep) if ep is not None else None
+            ns = cfg.obj.arg(2, "namespace")
+            draft.namespace = _str_value(ns) if ns is not None else None
+        elif cfg is not None:
+            draft.notes.append("client configuration is not a ClientConfiguration(...) call the scanner can read")
+
+    def _push_ctor(self, inst: Instance, draft: _Draft) -> None:
+        """Consume mode and message model of a 4.x `PushConsumer(group, orderly, message_model)`."""
+        ctor, frame = inst.construct.call, inst.frame
+        orderly_ir = _arg(ctor, 1, "orderly")
+        if orderly_ir is not None:
+            draft.mode = _mode(self._rv(orderly_ir, frame))
+        model_ir = _arg(ctor, 2, "message_model")
+        if model_ir is not None:
+            draft.model = _model(self._rv(model_ir, frame))
+
+    def _event(self, kind: str, ev: Event, inst: Instance, draft: _Draft) -> None:
+        """One method call on the consumer: a setter (`_SETTERS`), a subscription or an unsubscribe."""
+        call = ev.call.call
+        frame = inst.frame if ev.module.path == inst.module.path else Frame(ev.module)
+        method = ev.call.method
+        setter = _SETTERS.get(method)
+        if setter is not None:
+            names, read = setter
+            ir = _arg(call, 0, *names)
+            if ir is not None:
+                read(draft, self._rv(ir, frame))
+        elif method == "subscribe":
+            sub = self._subscribe(kind, call, ev, frame, inst, draft.notes)
+            if sub is not None:
+                draft.add(sub, True)
+        elif method == "pull" and kind == "pull04":
+            sub = self._subscription(call, 0, ("topic",), _arg(call, 1, "expression"), ExpressionType.TAG, ev, frame, inst)
+            if sub is not None:
+                draft.add(sub, False)
+        elif method == "unsubscribe":
+            ir = _arg(call, 0, "topic")
+            topic = self._rv(ir, frame).to_value("topic") if ir is not None else None
+            if topic is not None and topic.known:
+                for key in [k for k, s in draft.subs.items() if s.topic.value == topic.value]:
+                    del draft.subs[key]
 
     def _grpc_ctor(self, ctor: CallIR, frame: Frame, inst: Instance, add: Callable[[Subscription, bool], None], notes: list[str]) -> None:
         simple = ctor_is_simple(inst.construct.qualname)
@@ -432,6 +416,52 @@ class FunctionLike:
     qualname: str
     params: tuple[str, ...]
     defaults: tuple[tuple[str, IR], ...]
+
+
+@dataclass
+class _Draft:
+    """One consumer's values while it is read: the constructor's, then each method call's in order."""
+
+    group: Value
+    notes: list[str]
+    model: Value = field(default_factory=lambda: Value.default(MessageModel.CLUSTERING.value))
+    mode: Value = field(default_factory=lambda: Value.default(ConsumeMode.CONCURRENTLY.value))
+    name_server: Value | None = None
+    namespace: Value | None = None
+    instance_name: Value | None = None
+    subs: dict[object, Subscription] = field(default_factory=dict)
+    overridden: list[Subscription] = field(default_factory=list)
+
+    def add(self, sub: Subscription, replace: bool) -> None:
+        """Adds `sub`; with `replace`, it overrides (and keeps as overridden) the topic's earlier one."""
+        key: object = sub.topic.value if sub.topic.known else ("?", sub.location.path, sub.location.line, sub.location.column)
+        if not replace:
+            key = (key, sub.expression.value, sub.expression_type)
+        if key in self.subs and replace:
+            self.overridden.append(self.subs[key])
+        self.subs[key] = sub
+
+    def read_group(self, rv: RV) -> None:
+        self.group = rv.to_value("group")
+
+    def read_model(self, rv: RV) -> None:
+        self.model = _model(rv)
+
+    def read_name_server(self, rv: RV) -> None:
+        self.name_server = rv.to_value("name server")
+
+    def read_instance_name(self, rv: RV) -> None:
+        self.instance_name = rv.to_value("instance name")
+
+
+# setter method -> (its argument's keyword names, how the draft reads the resolved argument)
+_SETTERS: dict[str, tuple[tuple[str, ...], Callable[[_Draft, RV], None]]] = {
+    "set_group": (("group_id", "group"), _Draft.read_group),
+    "set_message_model": (("model", "message_model"), _Draft.read_model),
+    "set_name_server_address": (("addr", "address"), _Draft.read_name_server),
+    "set_namesrv_addr": (("addr", "address"), _Draft.read_name_server),
+    "set_instance_name": (("name", "instance_name"), _Draft.read_instance_name),
+}
 
 
 def _stem(path: str) -> str:

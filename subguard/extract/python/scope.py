@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import builtins
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 import libcst as cst
 from libcst._nodes.internal import CodegenState
@@ -300,8 +301,9 @@ class _Access:
 
 
 _STRING_RISK = re.compile(r"[=:]|import|global|nonlocal")
-_COMPS = (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)
-_ASSIGNMENT_LIKE = (cst.AnnAssign, cst.AsName, cst.Assign, cst.AugAssign, cst.CompFor, cst.Import, cst.ImportFrom, cst.Parameters, cst.WithItem)
+_ASSIGNMENT_LIKE: frozenset[type] = frozenset({
+    cst.AnnAssign, cst.AsName, cst.Assign, cst.AugAssign, cst.CompFor, cst.Import, cst.ImportFrom, cst.Parameters, cst.WithItem,
+})
 _BAIL = (cst.Global, cst.Nonlocal, cst.NamedExpr, cst.Match, cst.TypeAlias, cst.TypeParameters)
 
 
@@ -396,177 +398,227 @@ class ScopeIndex:
             self._walk(node)
 
     def _walk(self, node: cst.CSTNode) -> None:
+        """Visit `node` by its `_VISIT` handler (none: its children), then record its scope."""
         t = type(node)
-        if t is cst.SimpleString:
-            assert isinstance(node, cst.SimpleString)
-            if self._hint and _STRING_RISK.search(node.value):
-                raise Unsupported("string annotation")
+        visit = _VISIT.get(t)
+        if visit is None:
+            self._children(node)
+        elif visit(self, node):
             return
-        if t is cst.Name:
-            assert isinstance(node, cst.Name)
-            scope = self._scope
-            self._pending.append((node, scope, scope.count, self._top[-1]))
-            self.scope_of[id(node)] = scope
-            return
-        if t is cst.Attribute:
-            assert isinstance(node, cst.Attribute)
-            top = self._top
-            if top[-1] is None:
-                top[-1] = node
-            self._walk(node.value)
-            if top[-1] is node:
-                top[-1] = None
-        elif t is cst.Call:
-            assert isinstance(node, cst.Call)
-            func = node.func
-            last = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else ""
-            if last in ("NewType", "TypeVar"):
-                raise Unsupported(last)
-            self._top.append(None)
-            hint = last == "cast"
-            self._hint += hint
-            for child in children(node):
-                self._walk(child)
-            self._hint -= hint
-            self._top.pop()
-        elif t in (cst.Import, cst.ImportFrom):
-            assert isinstance(node, (cst.Import, cst.ImportFrom))
-            if not isinstance(node.names, cst.ImportStar):
-                for alias in node.names:
-                    target = alias.asname.name if alias.asname is not None else alias.name
-                    if not isinstance(target, (cst.Name, cst.Attribute)):
-                        raise Unsupported("import alias")
-                    for dotted, _n in _dotted_names(target):
-                        self._record(dotted, node, node)
-        elif t is cst.FunctionDef:
-            assert isinstance(node, cst.FunctionDef)
-            if node.type_parameters is not None:
-                raise Unsupported("type parameters")
-            self._record(node.name.value, node)
-            self.scope_of[id(node.name)] = self._scope
-            outer = self._scope
-            self._scope = self._new("function", node, get_full_name_for_node(node.name))
-            self._walk(node.params)
-            self._walk(node.body)
-            self._scope = outer
-            for d in node.decorators:
-                self._walk(d)
-            if node.returns is not None:
-                self._walk(node.returns)
-            outer.count += 1
-        elif t is cst.ClassDef:
-            assert isinstance(node, cst.ClassDef)
-            if node.type_parameters is not None:
-                raise Unsupported("type parameters")
-            self._record(node.name.value, node)
-            self.scope_of[id(node.name)] = self._scope
-            for d in node.decorators:
-                self._walk(d)
-            for arg in (*node.bases, *node.keywords):
-                self._walk(arg)
-            outer = self._scope
-            self._scope = self._new("class", node, get_full_name_for_node(node.name))
-            for stmt in node.body.body:
-                self._walk(stmt)
-            self._scope = outer
-            outer.count += 1
-        elif t is cst.Lambda:
-            assert isinstance(node, cst.Lambda)
-            outer = self._scope
-            self._scope = self._new("function", node, None)
-            self._walk(node.params)
-            self._walk(node.body)
-            self._scope = outer
-        elif t is cst.Param:
-            assert isinstance(node, cst.Param)
-            self._record(node.name.value, node)
-            self.scope_of[id(node.name)] = self._scope
-            inner = self._scope
-            self._scope = inner.parent
-            if node.default is not None:
-                self._walk(node.default)
-            if node.annotation is not None:
-                self._hint += 1
-                self._walk(node.annotation)
-                self._hint -= 1
-            self._scope = inner
-        elif t is cst.Arg:
-            assert isinstance(node, cst.Arg)
-            self._walk(node.value)
-        elif t in _COMPS:
-            assert isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp))
-            for_in = node.for_in
-            self._walk(for_in.iter)
-            self.scope_of[id(for_in)] = self._scope
-            outer = self._scope
-            self._scope = self._new("comprehension", node, None)
-            self._store(for_in.target)
-            self._scope.count += 1
-            for cond in for_in.ifs:
-                self._walk(cond)
-            if for_in.inner_for_in is not None:
-                self._walk(for_in.inner_for_in)
-            if isinstance(node, cst.DictComp):
-                self._walk(node.key)
-                self._walk(node.value)
-            else:
-                self._walk(node.elt)
-            self._scope = outer
-        elif t is cst.CompFor:
-            assert isinstance(node, cst.CompFor)
-            self._store(node.target)
-            self._walk(node.iter)
-            for cond in node.ifs:
-                self._walk(cond)
-            if node.inner_for_in is not None:
-                self._walk(node.inner_for_in)
-        elif t is cst.For:
-            assert isinstance(node, cst.For)
-            self._store(node.target)
-            self._scope.count += 1
-            self._walk(node.iter)
-            self._walk(node.body)
-            if node.orelse is not None:
-                self._walk(node.orelse)
-        elif t is cst.Assign:
-            assert isinstance(node, cst.Assign)
-            for assign_target in node.targets:
-                self._store(assign_target.target)
-                self.scope_of[id(assign_target)] = self._scope
-            self._walk(node.value)
-        elif t is cst.AnnAssign:
-            assert isinstance(node, cst.AnnAssign)
-            self._store(node.target)
-            self._hint += 1
-            self._walk(node.annotation)
-            self._hint -= 1
-            if node.value is not None:
-                self._walk(node.value)
-        elif t is cst.AugAssign:
-            assert isinstance(node, cst.AugAssign)
-            self._store(node.target)
-            self._walk(node.value)
-        elif t is cst.AsName:
-            assert isinstance(node, cst.AsName)
-            self._store(node.name)
-        elif t is cst.Annotation or t is cst.Subscript:
-            self._hint += 1
-            for child in children(node):
-                self._walk(child)
-            self._hint -= 1
-        elif t is cst.ConcatenatedString:
-            if self._hint and _STRING_RISK.search(_code(node)):
-                raise Unsupported("string annotation")
-            for child in children(node):
-                self._walk(child)
-        elif t in _BAIL or isinstance(node, cst.MatchPattern):
-            raise Unsupported(t.__name__)
-        else:
-            for child in children(node):
-                self._walk(child)
         self.scope_of[id(node)] = self._scope
         if t in _ASSIGNMENT_LIKE:
             self._scope.count += 1
+
+    def _children(self, node: cst.CSTNode) -> None:
+        for child in children(node):
+            self._walk(child)
+
+    # `_VISIT` handlers; one returning True has recorded its node itself (or leaves it unscoped)
+    def _string(self, node: cst.SimpleString) -> bool:
+        if self._hint and _STRING_RISK.search(node.value):
+            raise Unsupported("string annotation")
+        return True
+
+    def _name(self, node: cst.Name) -> bool:
+        scope = self._scope
+        self._pending.append((node, scope, scope.count, self._top[-1]))
+        self.scope_of[id(node)] = scope
+        return True
+
+    def _attribute(self, node: cst.Attribute) -> None:
+        top = self._top
+        if top[-1] is None:
+            top[-1] = node
+        self._walk(node.value)
+        if top[-1] is node:
+            top[-1] = None
+
+    def _call(self, node: cst.Call) -> None:
+        func = node.func
+        last = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else ""
+        if last in ("NewType", "TypeVar"):
+            raise Unsupported(last)
+        self._top.append(None)
+        hint = last == "cast"
+        self._hint += hint
+        self._children(node)
+        self._hint -= hint
+        self._top.pop()
+
+    def _import(self, node: cst.Import | cst.ImportFrom) -> None:
+        if not isinstance(node.names, cst.ImportStar):
+            for alias in node.names:
+                target = alias.asname.name if alias.asname is not None else alias.name
+                if not isinstance(target, (cst.Name, cst.Attribute)):
+                    raise Unsupported("import alias")
+                for dotted, _n in _dotted_names(target):
+                    self._record(dotted, node, node)
+
+    def _function(self, node: cst.FunctionDef) -> None:
+        if node.type_parameters is not None:
+            raise Unsupported("type parameters")
+        self._record(node.name.value, node)
+        self.scope_of[id(node.name)] = self._scope
+        outer = self._scope
+        self._scope = self._new("function", node, get_full_name_for_node(node.name))
+        self._walk(node.params)
+        self._walk(node.body)
+        self._scope = outer
+        for d in node.decorators:
+            self._walk(d)
+        if node.returns is not None:
+            self._walk(node.returns)
+        outer.count += 1
+
+    def _class(self, node: cst.ClassDef) -> None:
+        if node.type_parameters is not None:
+            raise Unsupported("type parameters")
+        self._record(node.name.value, node)
+        self.scope_of[id(node.name)] = self._scope
+        for d in node.decorators:
+            self._walk(d)
+        for arg in (*node.bases, *node.keywords):
+            self._walk(arg)
+        outer = self._scope
+        self._scope = self._new("class", node, get_full_name_for_node(node.name))
+        for stmt in node.body.body:
+            self._walk(stmt)
+        self._scope = outer
+        outer.count += 1
+
+    def _lambda(self, node: cst.Lambda) -> None:
+        outer = self._scope
+        self._scope = self._new("function", node, None)
+        self._walk(node.params)
+        self._walk(node.body)
+        self._scope = outer
+
+    def _param(self, node: cst.Param) -> None:
+        self._record(node.name.value, node)
+        self.scope_of[id(node.name)] = self._scope
+        inner = self._scope
+        self._scope = inner.parent
+        if node.default is not None:
+            self._walk(node.default)
+        if node.annotation is not None:
+            self._hint += 1
+            self._walk(node.annotation)
+            self._hint -= 1
+        self._scope = inner
+
+    def _arg(self, node: cst.Arg) -> None:
+        self._walk(node.value)
+
+    def _comprehension(self, node: cst.ListComp | cst.SetComp | cst.GeneratorExp | cst.DictComp) -> None:
+        for_in = node.for_in
+        self._walk(for_in.iter)
+        self.scope_of[id(for_in)] = self._scope
+        outer = self._scope
+        self._scope = self._new("comprehension", node, None)
+        self._store(for_in.target)
+        self._scope.count += 1
+        for cond in for_in.ifs:
+            self._walk(cond)
+        if for_in.inner_for_in is not None:
+            self._walk(for_in.inner_for_in)
+        if isinstance(node, cst.DictComp):
+            self._walk(node.key)
+            self._walk(node.value)
+        else:
+            self._walk(node.elt)
+        self._scope = outer
+
+    def _comp_for(self, node: cst.CompFor) -> None:
+        self._store(node.target)
+        self._walk(node.iter)
+        for cond in node.ifs:
+            self._walk(cond)
+        if node.inner_for_in is not None:
+            self._walk(node.inner_for_in)
+
+    def _for(self, node: cst.For) -> None:
+        self._store(node.target)
+        self._scope.count += 1
+        self._walk(node.iter)
+        self._walk(node.body)
+        if node.orelse is not None:
+            self._walk(node.orelse)
+
+    def _assign(self, node: cst.Assign) -> None:
+        for assign_target in node.targets:
+            self._store(assign_target.target)
+            self.scope_of[id(assign_target)] = self._scope
+        self._walk(node.value)
+
+    def _ann_assign(self, node: cst.AnnAssign) -> None:
+        self._store(node.target)
+        self._hint += 1
+        self._walk(node.annotation)
+        self._hint -= 1
+        if node.value is not None:
+            self._walk(node.value)
+
+    def _aug_assign(self, node: cst.AugAssign) -> None:
+        self._store(node.target)
+        self._walk(node.value)
+
+    def _as_name(self, node: cst.AsName) -> None:
+        self._store(node.name)
+
+    def _hinted(self, node: cst.Annotation | cst.Subscript) -> None:
+        """An annotation or a subscript: strings inside may be type hints."""
+        self._hint += 1
+        self._children(node)
+        self._hint -= 1
+
+    def _concatenated(self, node: cst.ConcatenatedString) -> None:
+        if self._hint and _STRING_RISK.search(_code(node)):
+            raise Unsupported("string annotation")
+        self._children(node)
+
+    def _bail(self, node: cst.CSTNode) -> None:
+        raise Unsupported(type(node).__name__)
+
+
+_N = TypeVar("_N", bound=cst.CSTNode)
+_Visit = Callable[[ScopeIndex, Any], "bool | None"]
+
+
+def _on(node_type: type[_N], visit: Callable[[ScopeIndex, _N], bool | None]) -> tuple[type[cst.CSTNode], _Visit]:
+    """One `_VISIT` entry, with the handler's node type checked against the key."""
+    return node_type, visit
+
+
+# how `ScopeIndex._walk` visits each node type (by exact type, as libcst builds them)
+_VISIT: dict[type[cst.CSTNode], _Visit] = dict([
+    _on(cst.SimpleString, ScopeIndex._string),
+    _on(cst.Name, ScopeIndex._name),
+    _on(cst.Attribute, ScopeIndex._attribute),
+    _on(cst.Call, ScopeIndex._call),
+    _on(cst.Import, ScopeIndex._import),
+    _on(cst.ImportFrom, ScopeIndex._import),
+    _on(cst.FunctionDef, ScopeIndex._function),
+    _on(cst.ClassDef, ScopeIndex._class),
+    _on(cst.Lambda, ScopeIndex._lambda),
+    _on(cst.Param, ScopeIndex._param),
+    _on(cst.Arg, ScopeIndex._arg),
+    _on(cst.ListComp, ScopeIndex._comprehension),
+    _on(cst.SetComp, ScopeIndex._comprehension),
+    _on(cst.GeneratorExp, ScopeIndex._comprehension),
+    _on(cst.DictComp, ScopeIndex._comprehension),
+    _on(cst.CompFor, ScopeIndex._comp_for),
+    _on(cst.For, ScopeIndex._for),
+    _on(cst.Assign, ScopeIndex._assign),
+    _on(cst.AnnAssign, ScopeIndex._ann_assign),
+    _on(cst.AugAssign, ScopeIndex._aug_assign),
+    _on(cst.AsName, ScopeIndex._as_name),
+    _on(cst.Annotation, ScopeIndex._hinted),
+    _on(cst.Subscript, ScopeIndex._hinted),
+    _on(cst.ConcatenatedString, ScopeIndex._concatenated),
+    # unsupported: _BAIL and every match pattern (found by MRO, as for SKIP)
+    *((t, ScopeIndex._bail) for t in _BAIL),
+    *((t, ScopeIndex._bail) for t in vars(cst).values() if isinstance(t, type) and cst.MatchPattern in t.__mro__),
+])
 
 
 def _code(node: cst.CSTNode) -> str:
