@@ -10,6 +10,7 @@ import click
 from subguard.core.model import Finding, RuleDoc
 from subguard.evidence.analyze import EvidenceResult, analyze, display
 from subguard.evidence.correlate import Declared
+from subguard.evidence.formats import UNKNOWN
 from subguard.evidence.reader import FileStats
 from subguard.report import FORMATS
 
@@ -54,10 +55,17 @@ def _stats_text(files: Sequence[FileStats], events: int) -> str:
     return "\n".join(lines)
 
 
+def unrecognised(s: FileStats) -> bool:
+    """A file that is neither a broker/client log nor mqadmin output: its name and first lines matched
+    no format, and no line of it read as a log record."""
+    return not s.error and s.format == UNKNOWN and s.records == 0 and s.events == 0
+
+
 def _render(fmt: str, result: EvidenceResult) -> str:
     from subguard.report import ReportContext, render
 
-    ctx = ReportContext(workdir=os.getcwd(), parsed=sum(1 for s in result.files if not s.error),
+    ctx = ReportContext(workdir=os.getcwd(), parsed=sum(1 for s in result.files if not s.error and not unrecognised(s)),
+                        skipped=sum(1 for s in result.files if unrecognised(s)),
                         failed=sum(1 for s in result.files if s.error))
     return render(fmt, list(result.findings), _docs(), ctx)
 
@@ -90,8 +98,12 @@ def evidence(files: tuple[str, ...], inventory: tuple[str, ...], fmt: str, defau
         click.echo(text, nl=not text.endswith("\n"))
     if stats or any(s.error for s in result.files):
         click.echo(_stats_text(result.files, result.events), err=True)
-    if any(s.error for s in result.files):
-        return 2
+    strangers = [s for s in result.files if unrecognised(s)]
+    for s in strangers:
+        click.echo(f"subguard evidence: {s.path}: not recognised (neither a broker or client log nor mqadmin "
+                   "consumerConnection, consumerStatus or consumerProgress output); skipped", err=True)
+    if any(s.error for s in result.files) or len(strangers) == len(result.files):
+        return 2  # a file that could not be read, or nothing recognised at all
     return int(any(f.suppressed is None and f.severity.meets(fail_on) for f in result.findings))
 
 
