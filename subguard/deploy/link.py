@@ -1,23 +1,29 @@
 """Which deployments run which consumers.
 
-A deployment is linked to the consumers of exactly one service, chosen by the strongest evidence:
+A deployment is linked to the consumers of exactly one service (or of one folder of it), chosen by
+the strongest evidence, level by level:
 
-3. `Config.services`: the deployment's path, image or labels are listed under one service;
-2. the same service identity (same repo and module directory, or a compose `build:` of it);
-1. a name: the image name, workload name or app label equals the service's module directory name
-   (or the repo name for a repo-level service);
+4. `Config.services`: the deployment's path, image or labels are listed under one service;
+3. the manifest lives inside a service's module root (`price-service/k8s/statefulset.yaml` runs
+   `price-service/`'s consumers; a compose `build:` of a module counts as inside it);
+2. a name: the image name, workload name or an app label equals a folder on the path of consumers
+   of the deployment's own repo (a module root, or any folder inside one: then only the consumers
+   under that folder), else a service's module folder name or repo name in another repo;
+1. the manifest belongs to the repo-level service (no module root above it) and that service has
+   consumers;
 0. the repo declares consumers in one service only and the deployment is not a well-known
    infrastructure image (broker, database, ...).
 
-Two services tied at the strongest level is ambiguous: no link (the `deployment` subjects expose
-it, and SG904 reports it).
+A name (2) beats the repo-level fallbacks (1, 0): a workload named after a folder never runs the
+whole repo's consumers. Two candidates tied at the strongest level is ambiguous: no link (the
+`deployment` subjects expose it, and SG904 reports it); a guess would judge the wrong service.
 """
 
 from __future__ import annotations
 
 import fnmatch
 import posixpath
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from subguard.core.config import Config
@@ -42,6 +48,20 @@ ServiceKey = tuple[str, str]  # (repo, service)
 
 
 @dataclass(frozen=True)
+class Unit:
+    """What a deployment runs: the consumers of a service, or of one folder inside it ("" = all of it)."""
+
+    key: ServiceKey
+    folder: str = ""
+
+    def label(self) -> str:
+        return f"{self.key[1]} ({self.folder}/)" if self.folder else self.key[1]
+
+    def holds(self, c: Consumer) -> bool:
+        return not self.folder or _under(c.location.path, self.folder)
+
+
+@dataclass(frozen=True)
 class Links:
     """Consumer id -> the deployments that run it; deployment id -> the services it could not choose between."""
 
@@ -57,10 +77,26 @@ def _norm(name: str) -> str:
     return name.strip().lower()
 
 
-def _names(dep: Deployment) -> set[str]:
+def _under(path: str, folder: str) -> bool:
+    return not folder or path.startswith(folder + "/")
+
+
+def names(dep: Deployment) -> set[str]:
+    """The names a deployment goes by: workload name, image name, app labels (lower case)."""
     labels = dict(dep.labels)
-    names = {dep.name, image_name(dep.image) if dep.image else "", *(labels.get(k, "") for k in APP_LABELS)}
-    return {_norm(n) for n in names if n}
+    found = {dep.name, image_name(dep.image) if dep.image else "", *(labels.get(k, "") for k in APP_LABELS)}
+    return {_norm(n) for n in found if n}
+
+
+def module_root(key: ServiceKey) -> str | None:
+    """The module folder of a service named by `service_for` ("" for the repo level); None for a
+    service named in the config (its folders are not known from its name)."""
+    repo, service = key
+    if service == repo:
+        return ""
+    if repo and service.startswith(repo + "/"):
+        return service[len(repo) + 1:]
+    return None if repo else service
 
 
 def _config_service(dep: Deployment, config: Config) -> str | None:
@@ -81,56 +117,128 @@ def _service_name(key: ServiceKey) -> str:
     return _norm(posixpath.basename(tail) or tail)
 
 
-def strength(dep: Deployment, key: ServiceKey, config: Config) -> int:
-    """How strongly a deployment belongs to a consumer service (0: no evidence)."""
-    repo, service = key
+class _Index:
+    """The consumer services of a scan, and the folders on their consumers' paths by name."""
+
+    def __init__(self, consumers: Sequence[Consumer]) -> None:
+        self.services: dict[ServiceKey, list[Consumer]] = {}
+        self.folders: dict[tuple[str, str], set[str]] = {}  # (repo, folder name) -> folder paths
+        for c in consumers:
+            self.services.setdefault((c.repo, c.service), []).append(c)
+            folder = posixpath.dirname(c.location.path)
+            while folder:
+                self.folders.setdefault((c.repo, _norm(posixpath.basename(folder))), set()).add(folder)
+                folder = posixpath.dirname(folder)
+
+    def inside(self, dep: Deployment) -> list[Unit]:
+        """Level 3: the service whose module root holds the manifest (the deepest one), or whose
+        identity the manifest shares."""
+        own = (dep.repo, dep.service)
+        if own in self.services and module_root(own) != "":
+            return [Unit(own)]
+        best: list[tuple[int, ServiceKey]] = []
+        for key in self.services:
+            root = module_root(key)
+            if key[0] == dep.repo and root and _under(dep.location.path, root):
+                best.append((root.count("/"), key))
+        return [Unit(max(best)[1])] if best else []
+
+    def _folder_units(self, repo: str, folder: str) -> list[Unit]:
+        """The consumers a workload named after `folder` runs: those of the service that holds the
+        folder, under it; else every service whose module lies below it."""
+        keys = {key for key, cs in self.services.items() if key[0] == repo and any(_under(c.location.path, folder) for c in cs)}
+        holding = sorted(
+            (root.count("/") if root else -1, k)
+            for k in keys
+            if (root := module_root(k)) is not None and (root == folder or _under(folder, root))
+        )
+        if holding:
+            key = holding[-1][1]  # the deepest module at or above the folder: its consumers are the ones under it
+            return [Unit(key, "" if module_root(key) == folder else folder)]
+        return [Unit(k) for k in sorted(keys)] if folder else []
+
+    def named(self, dep: Deployment) -> list[Unit]:
+        """Level 2: folders of the deployment's own repo named like it, else services of other repos."""
+        wanted = names(dep)
+        units: set[Unit] = set()
+        for name in wanted:
+            for folder in self.folders.get((dep.repo, name), ()):
+                units.update(self._folder_units(dep.repo, folder))
+        if dep.repo and _norm(dep.repo) in wanted:
+            units.update(self._folder_units(dep.repo, ""))
+        if not units:
+            units = {Unit(key) for key in self.services if key[0] != dep.repo and _service_name(key) in wanted}
+        return _outermost(units)
+
+    def repo_level(self, dep: Deployment) -> list[Unit]:
+        """Level 1: the manifest and consumers both belong to the repo-level service."""
+        own = (dep.repo, dep.service)
+        return [Unit(own)] if own in self.services and module_root(own) == "" else []
+
+    def sole(self, dep: Deployment) -> list[Unit]:
+        """Level 0: the only consumer service of the deployment's repo."""
+        keys = [key for key in self.services if key[0] == dep.repo]
+        return [Unit(keys[0])] if len(keys) == 1 else []
+
+
+def _outermost(units: Iterable[Unit]) -> list[Unit]:
+    """One unit per service: the whole service, else its outermost folder; nested folders of one
+    service are one workload's names, not a choice."""
+    out: list[Unit] = []
+    for u in sorted(units, key=lambda u: (u.key, u.folder.count("/") if u.folder else -1, u.folder)):
+        if any(o.key == u.key and (not o.folder or _under(u.folder, o.folder)) for o in out):
+            continue
+        out.append(u)
+    return out
+
+
+def candidates(dep: Deployment, index: _Index, config: Config) -> list[Unit]:
+    """The units of the strongest level that has any (several: ambiguous)."""
     configured = _config_service(dep, config)
     if configured is not None:
-        return 3 if configured == service else 0
-    if dep.repo == repo and dep.service == service:
-        return 2
-    return 1 if _service_name(key) in _names(dep) else 0
+        return [Unit(key) for key in index.services if key[1] == configured]
+    for level in (index.inside, index.named, index.repo_level, index.sole):
+        found = level(dep)
+        if found:
+            return found
+    return []
 
 
 def link(consumers: Sequence[Consumer], deployments: Sequence[Deployment], config: Config) -> Links:
     """Link every deployment to the consumers of one service, or report why it could not be."""
-    services: dict[ServiceKey, list[Consumer]] = {}
-    for c in consumers:
-        services.setdefault((c.repo, c.service), []).append(c)
-    by_consumer: dict[str, list[Deployment]] = {}
+    index = _Index(consumers)
     ambiguous: dict[str, tuple[str, ...]] = {}
-    chosen_by_dep: dict[str, ServiceKey] = {}
+    chosen_by_dep: dict[str, Unit] = {}
     for dep in deployments:
         if image_name(dep.image).lower() in INFRA_IMAGES and _config_service(dep, config) is None:
             continue
-        scores = {key: strength(dep, key, config) for key in services}
-        best = max(scores.values(), default=0)
-        chosen = [key for key, s in scores.items() if s == best and s > 0]
-        if not chosen:
-            chosen = [key for key in services if key[0] == dep.repo]
-            chosen = chosen if len(chosen) == 1 else []
+        chosen = candidates(dep, index, config)
         if len(chosen) > 1:
-            ambiguous[dep.deployment_id] = tuple(sorted(k[1] for k in chosen))
+            ambiguous[dep.deployment_id] = tuple(sorted(u.label() for u in chosen))
         elif chosen:
             chosen_by_dep[dep.deployment_id] = chosen[0]
+    by_consumer: dict[str, list[Deployment]] = {}
     main = _main_containers(deployments, chosen_by_dep)
     for dep in main:
-        for c in services[chosen_by_dep[dep.deployment_id]]:
-            by_consumer.setdefault(c.consumer_id, []).append(dep)
-    linked = {d.deployment_id: chosen_by_dep[d.deployment_id][1] for d in main}
+        unit = chosen_by_dep[dep.deployment_id]
+        for c in index.services[unit.key]:
+            if unit.holds(c):
+                by_consumer.setdefault(c.consumer_id, []).append(dep)
+    linked = {d.deployment_id: chosen_by_dep[d.deployment_id].key[1] for d in main}
     return Links({k: tuple(v) for k, v in by_consumer.items()}, ambiguous, linked)
 
 
-def _main_containers(deployments: Sequence[Deployment], chosen: dict[str, ServiceKey]) -> list[Deployment]:
+def _main_containers(deployments: Sequence[Deployment], chosen: dict[str, Unit]) -> list[Deployment]:
     """Of several containers of one workload linked to one service, the ones named after it (if any)."""
-    workloads: dict[tuple[str, str, str, str, ServiceKey], list[Deployment]] = {}
+    workloads: dict[tuple[str, str, str, str, Unit], list[Deployment]] = {}
     for dep in deployments:
-        key = chosen.get(dep.deployment_id)
-        if key is not None:
-            workloads.setdefault((dep.location.path, dep.kind, dep.namespace, dep.name, key), []).append(dep)
+        unit = chosen.get(dep.deployment_id)
+        if unit is not None:
+            workloads.setdefault((dep.location.path, dep.kind, dep.namespace, dep.name, unit), []).append(dep)
     out: list[Deployment] = []
-    for (*_, key), deps in workloads.items():
-        named = [d for d in deps if _service_name(key) in {_norm(image_name(d.image)), _norm(_container(d))}]
+    for (*_, unit), deps in workloads.items():
+        own = {_service_name(unit.key), _norm(posixpath.basename(unit.folder))} - {""}
+        named = [d for d in deps if own & {_norm(image_name(d.image)), _norm(_container(d))}]
         out.extend(named if named and len(deps) > 1 else deps)
     return out
 

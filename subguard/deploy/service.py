@@ -1,10 +1,23 @@
-"""Which service and environment a declaration belongs to, from config first and layout second."""
+"""Which service and environment a declaration belongs to, from config first and layout second.
+
+A service is the code under one module root. A folder is a module root when it holds
+
+- a build file (`MODULE_MARKERS`: pom.xml, build.gradle, pyproject.toml, package.json, go.mod, Chart.yaml, ...);
+- the Maven/Gradle standard layout: `src/main/...` or `src/test/...` directly inside it;
+- a Dockerfile, or a deployment folder (`DEPLOY_DIRS`: k8s/, deploy/, helm/, chart/, ...) holding manifests,
+  beside source files of its own (source outside that deployment folder).
+
+Folders inside a `src/` tree never count by the last rule (`src/main/java/com/acme/deploy/` is a package).
+The repo root is never a module root: paths outside every module belong to the repo-level service.
+"""
 
 from __future__ import annotations
 
 import fnmatch
+import functools
 import posixpath
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import TypeVar
 
 from subguard.core.config import Config
@@ -15,6 +28,19 @@ MODULE_MARKERS = (
     "pom.xml", "build.gradle", "build.gradle.kts", "pyproject.toml", "setup.py", "setup.cfg",
     "package.json", "go.mod", "Chart.yaml",
 )
+# `<root>/src/<one of these>/...`: the Maven/Gradle standard layout.
+LAYOUT_DIRS = frozenset({"main", "test"})
+# Folders that hold a service's deployment manifests beside its source.
+DEPLOY_DIRS = frozenset({"k8s", "kube", "kubernetes", "deploy", "helm", "chart", "charts"})
+# Files that count as "source" for the Dockerfile / deployment-folder rules.
+SOURCE_SUFFIXES = (".java", ".kt", ".scala", ".groovy", ".py", ".go", ".js", ".ts", ".rb", ".cs")
+# Files that a deployment folder holds (a folder of only .java files named `deploy` is a package).
+MANIFEST_SUFFIXES = (".yaml", ".yml", ".json", ".tpl", ".jsonnet", ".libsonnet")
+
+
+def is_dockerfile_path(path: str) -> bool:
+    base = posixpath.basename(path)
+    return base == "Dockerfile" or base.startswith("Dockerfile.") or base.endswith(".Dockerfile") or base == "Containerfile"
 
 
 def match_glob(path: str, pattern: str) -> bool:
@@ -26,15 +52,67 @@ def match_glob(path: str, pattern: str) -> bool:
     return "**/" in pattern and fnmatch.fnmatchcase(path, pattern.replace("**/", ""))
 
 
+@dataclass(frozen=True)
+class ModuleRoots:
+    """The module roots of one repo's file list, each with why it is one."""
+
+    roots: dict[str, str]  # folder -> reason ("pom.xml", "src/main layout", "Dockerfile beside source", "k8s/ beside source")
+
+    def module_dir(self, path: str) -> str:
+        """Nearest ancestor folder of `path` that is a module root; "" for the repo root."""
+        folder = posixpath.dirname(path)
+        while folder:
+            if folder in self.roots:
+                return folder
+            folder = posixpath.dirname(folder)
+        return ""
+
+
+def find_roots(paths: Iterable[str]) -> ModuleRoots:
+    """Every module root of a repo (see the module docstring), from its file paths alone."""
+    roots: dict[str, str] = {}
+    layout: dict[str, str] = {}
+    beside: dict[str, str] = {}  # folder -> what it holds beside source, if it has source
+    with_source: set[str] = set()
+    for path in paths:
+        segs = path.split("/")
+        dirs, base = segs[:-1], segs[-1]
+        folder = "/".join(dirs)
+        if base in MODULE_MARKERS and folder:
+            roots.setdefault(folder, base)
+        for i, seg in enumerate(dirs):
+            if seg == "src":  # nothing inside a source tree marks a module but the layout itself
+                if i > 0 and i + 1 < len(dirs) and dirs[i + 1] in LAYOUT_DIRS:
+                    layout.setdefault("/".join(dirs[:i]), f"src/{dirs[i + 1]} layout")
+                break
+            if i > 0 and seg in DEPLOY_DIRS and base.endswith(MANIFEST_SUFFIXES):
+                beside.setdefault("/".join(dirs[:i]), f"{seg}/ beside source")
+        if folder and is_dockerfile_path(base) and "src" not in dirs:
+            beside.setdefault(folder, base + " beside source")
+        if base.endswith(SOURCE_SUFFIXES):
+            for i in range(1, len(segs)):
+                if segs[i] not in DEPLOY_DIRS or i == len(segs) - 1:
+                    with_source.add("/".join(segs[:i]))
+    for folder, why in layout.items():
+        roots.setdefault(folder, why)
+    for folder, why in beside.items():
+        if folder in with_source:
+            roots.setdefault(folder, why)
+    return ModuleRoots(roots)
+
+
+@functools.lru_cache(maxsize=8)
+def _roots_of(paths: frozenset[str]) -> ModuleRoots:
+    return find_roots(paths)  # a frozenset caches its hash: one walk per repo, not one per record
+
+
+def module_roots(paths: Iterable[str]) -> ModuleRoots:
+    return _roots_of(paths if isinstance(paths, frozenset) else frozenset(paths))
+
+
 def module_dir(path: str, paths: Iterable[str]) -> str:
-    """Nearest ancestor directory of `path` that holds a module marker; "" for the repo root."""
-    present = paths if isinstance(paths, (set, frozenset)) else set(paths)  # no 20,000-path copy per record
-    folder = posixpath.dirname(path)
-    while folder:
-        if any(f"{folder}/{m}" in present for m in MODULE_MARKERS):
-            return folder
-        folder = posixpath.dirname(folder)
-    return ""
+    """Nearest ancestor directory of `path` that is a module root; "" for the repo root."""
+    return module_roots(paths).module_dir(path)
 
 
 def service_for(path: str, paths: Iterable[str], repo: str, config: Config) -> str:

@@ -14,13 +14,11 @@ from dataclasses import dataclass, field, replace
 from subguard.core.model import Mount
 from subguard.deploy import jvm_options as jvm
 from subguard.deploy.manifest_values import Runtime
+from subguard.deploy.service import is_dockerfile_path
+
+__all__ = ["is_dockerfile_path", "parse"]
 
 _INSTR_RE = re.compile(r"^\s*([A-Za-z]+)\s*(.*)$", re.DOTALL)
-
-
-def is_dockerfile_path(path: str) -> bool:
-    base = posixpath.basename(path)
-    return base == "Dockerfile" or base.startswith("Dockerfile.") or base.endswith(".Dockerfile") or base == "Containerfile"
 
 
 @dataclass(frozen=True)
