@@ -36,9 +36,9 @@ def policy_yaml(rule: str, name: str, scope: str, severity: str) -> str:
     head = [f"id: {rule}", f"name: {name}", f"severity: {severity}", f"scope: {scope}", "fix: none"]
     if scope == "evidence":
         head.append("implemented_by: subguard.evidence.classify:TODO_function_that_emits_it")
-        head.append(f'message: "Group \'{{group}}\': TODO what the evidence shows"')
+        head.append('message: "Group \'{group}\': TODO what the evidence shows"')
     else:
-        head.append(f'message: "TODO one line naming the subject, e.g. group \'{{group}}\'"')
+        head.append('message: "TODO one line naming the subject, e.g. group \'{group}\'"')
         head.append(f"condition: {STARTER_CONDITION[scope]}")
     docs = """docs:
   summary: TODO one line - what goes wrong.

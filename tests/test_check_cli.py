@@ -290,7 +290,9 @@ def test_explicit_config_outside_the_root_points_at_the_file(
     cfg.write_text("waivers:\n  - rule: SG102\n    group: nobody\n    reason: left over\n", encoding="utf-8")
     code, out, _ = run(capsys, "repo", "--config", str(cfg), "--format", "sarif", "--fail-on", "none")
     log = json.loads(out)
-    (result,) = [r for r in log["runs"][0]["results"] if r["ruleId"] == "SG903"]
+    assert not [r for r in log["runs"][0]["results"] if r["ruleId"] == "SG903"], "a tool finding raises no alert"
+    notifications = log["runs"][0]["invocations"][0]["toolExecutionNotifications"]
+    (result,) = [n for n in notifications if n["associatedRule"]["id"] == "SG903"]
     assert code == 0 and "unused config waiver" in result["message"]["text"]
     assert result["locations"][0]["physicalLocation"]["artifactLocation"] == {"uri": cfg.resolve().as_uri()}
     assert result["locations"][0]["physicalLocation"]["region"]["startLine"] == 3

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -50,6 +50,18 @@ class ServiceSpec(_Strict):
     labels: tuple[str, ...] = ()
 
 
+# Where test and example code lives (`rules.code_scope`): globs over repository-relative POSIX paths.
+DEFAULT_TEST_PATHS = (
+    "**/src/test/**", "**/src/*Test/**", "test/**", "tests/**", "**/test/**", "**/tests/**", "**/testing/**",
+    "**/test_*.py", "**/*_test.py", "**/conftest.py", "**/*Test.java", "**/*Tests.java", "**/*IT.java", "**/*TestCase.java",
+)
+DEFAULT_EXAMPLE_PATHS = (
+    "example/**", "examples/**", "sample/**", "samples/**", "demo/**", "demos/**", "**/example/**", "**/examples/**",
+    "**/sample/**", "**/samples/**", "**/demo/**", "**/demos/**", "**/*-example/**", "**/*-examples/**",
+    "**/*-sample/**", "**/*-samples/**", "**/*-demo/**", "**/*_example/**", "**/*_demo/**",
+)
+
+
 class Config(_Strict):
     select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
@@ -67,6 +79,11 @@ class Config(_Strict):
     topic_environment_patterns: dict[str, str] = Field(default={}, alias="topic-environment-patterns")
     cache_dir: str | None = Field(default=None, alias="cache-dir")
     simulate: bool = True
+    show_notes: bool = Field(default=False, alias="show-notes")  # text and GitHub output list notes (else one line)
+    test_paths: tuple[str, ...] = Field(default=DEFAULT_TEST_PATHS, alias="test-paths")
+    example_paths: tuple[str, ...] = Field(default=DEFAULT_EXAMPLE_PATHS, alias="example-paths")
+    test_code: Literal["report", "fail", "ignore"] = Field(default="report", alias="test-code")
+    test_notes: bool = Field(default=False, alias="test-notes")  # diagnostic notes in test code
     # where this config was read from (not a user key)
     source: str | None = Field(default=None, exclude=True)
 
@@ -76,7 +93,10 @@ def _normalise(data: dict[str, Any]) -> dict[str, Any]:
     return {k.replace("_", "-") if k.replace("_", "-") in _ALIASES else k: v for k, v in data.items()}
 
 
-_ALIASES = {"fail-on", "max-file-size", "parse-timeout", "no-inline-waivers", "topic-environment-patterns", "cache-dir"}
+_ALIASES = {
+    "fail-on", "max-file-size", "parse-timeout", "no-inline-waivers", "topic-environment-patterns", "cache-dir",
+    "show-notes", "test-paths", "example-paths", "test-code", "test-notes",
+}
 
 
 def parse_config(data: Any, source: str) -> Config:

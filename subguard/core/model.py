@@ -235,6 +235,11 @@ class Suppression(Record):
     location: Location | None = None
 
 
+# key in Finding.properties: "test", "example" or "placeholder" when only test or example code (or a
+# placeholder group name that samples use) is involved; set by rules.code_scope
+CODE_SCOPE = "code"
+
+
 class Finding(Record):
     """A rule's verdict on one subject. The fingerprint never contains line numbers."""
 
@@ -289,3 +294,4 @@ class RuleDoc(Record):
     references: tuple[str, ...] = ()
     source: str = ""  # the policy file it came from
     fix: str = "none"  # none | safe | unsafe: whether `check --fix` can repair it, and how safely
+    roles: tuple[str, ...] = ()  # consistency, diagnostic (see rules.policy.Role)

@@ -51,6 +51,7 @@ class ReportContext:
     skipped: int = 0
     failed: int = 0
     color: bool = False
+    show_notes: bool = False  # text and GitHub output: list notes too (else one line counts them)
 
     @property
     def files(self) -> int:
@@ -106,6 +107,34 @@ def display_path(location: Location, ctx: ReportContext) -> str:
 
 def active(findings: Sequence[Finding]) -> list[Finding]:
     return [f for f in findings if f.suppressed is None]
+
+
+def is_diagnostic(f: Finding, docs: Mapping[str, RuleDoc]) -> bool:
+    """A finding about what subguard itself could not read or judge (its rule's `roles: [diagnostic]`)."""
+    doc = docs.get(f.rule)
+    return doc is not None and "diagnostic" in doc.roles
+
+
+def for_display(findings: Sequence[Finding], ctx: ReportContext) -> tuple[list[Finding], list[Finding]]:
+    """(shown, hidden) unsuppressed findings of the terminal formats (text, GitHub annotations): notes
+    are hidden unless `ctx.show_notes`; the machine formats (JSON, SARIF, ...) keep everything."""
+    live = active(findings)
+    if ctx.show_notes:
+        return live, []
+    return [f for f in live if f.severity is not Severity.NOTE], [f for f in live if f.severity is Severity.NOTE]
+
+
+def hidden_line(hidden: Sequence[Finding], docs: Mapping[str, RuleDoc]) -> str:
+    """One line for the notes a terminal format did not show, by rule:
+    `67 notes not shown (60 SG902 unresolved-value, 7 SG904 deployment-link-ambiguous); --show-notes lists them`."""
+    if not hidden:
+        return ""
+    by_rule: dict[str, int] = {}
+    for f in hidden:
+        by_rule[f.rule] = by_rule.get(f.rule, 0) + 1
+    parts = ", ".join(f"{n} {rule} {docs[rule].name}" if rule in docs else f"{n} {rule}" for rule, n in sorted(by_rule.items()))
+    noun = "note" if len(hidden) == 1 else "notes"
+    return f"{len(hidden)} {noun} not shown ({parts}); --show-notes lists them"
 
 
 def severity_counts(findings: Sequence[Finding]) -> dict[Severity, int]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from subguard.core.model import Finding, RuleDoc, Severity
-from subguard.report import ReportContext, active, display_path, sort_key
+from subguard.report import ReportContext, display_path, for_display, hidden_line, sort_key
 
 COMMANDS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.NOTE: "notice"}
 
@@ -42,4 +42,8 @@ def annotation(f: Finding, docs: Mapping[str, RuleDoc], ctx: ReportContext) -> s
 
 
 def render(findings: Sequence[Finding], docs: Mapping[str, RuleDoc], ctx: ReportContext) -> str:
-    return "".join(annotation(f, docs, ctx) + "\n" for f in sorted(active(findings), key=sort_key))
+    """Annotations for what a reviewer acts on; notes are counted on one plain log line (all of them
+    with `--show-notes`; every one stays in the SARIF and JSON reports)."""
+    shown, hidden = for_display(findings, ctx)
+    out = "".join(annotation(f, docs, ctx) + "\n" for f in sorted(shown, key=sort_key))
+    return out + (hidden_line(hidden, docs) + "\n" if hidden else "")

@@ -6,7 +6,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from subguard.core.model import Finding, RuleDoc
+from subguard.core.model import CODE_SCOPE, Finding, RuleDoc
 from subguard.report import ReportContext, sort_key
 
 
@@ -30,6 +30,7 @@ def finding_dict(f: Finding) -> dict[str, Any]:
         "fingerprint": f.fingerprint,
         "suppressed": None if f.suppressed is None else {"kind": f.suppressed.kind, "reason": f.suppressed.reason},
         "impact": f.impact or None,
+        "code": dict(f.properties).get(CODE_SCOPE),  # "test", "example", "placeholder" or null
     }
 
 

@@ -12,8 +12,8 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 from urllib.parse import quote
 
-from subguard.core.model import Finding, Location, RuleDoc
-from subguard.report import ReportContext, Root, root_of, root_prefix, sort_key
+from subguard.core.model import CODE_SCOPE, Finding, Location, RuleDoc
+from subguard.report import ReportContext, Root, is_diagnostic, root_of, root_prefix, sort_key
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 SRCROOT = "%SRCROOT%"
@@ -139,15 +139,38 @@ def _result(f: Finding, index: int, ctx: ReportContext) -> dict[str, Any]:
                 "justification": f.suppressed.reason or f.suppressed.kind,
             }
         ]
-    props = {k: v for k, v in (("group", f.group), ("topic", f.topic), ("impact", f.impact)) if v}
+    props = _properties(f)
     if props:
         result["properties"] = props
     return result
 
 
+def _properties(f: Finding) -> dict[str, Any]:
+    code = dict(f.properties).get(CODE_SCOPE)
+    return {k: v for k, v in (("group", f.group), ("topic", f.topic), ("impact", f.impact), ("code", code)) if v}
+
+
+def _notification(f: Finding, index: int, ctx: ReportContext) -> dict[str, Any]:
+    """A diagnostic finding (what subguard could not read or judge) as a tool execution notification:
+    GitHub code scanning lists these as tool diagnostics and raises no alert for them."""
+    out: dict[str, Any] = {
+        "level": f.severity.value,
+        "message": {"text": f.message},
+        "locations": [{"physicalLocation": _physical(f.location, ctx)}],
+        "associatedRule": {"id": f.rule, "index": index},
+    }
+    props = _properties(f)
+    if f.suppressed is not None:
+        props["suppressed"] = f.suppressed.kind
+    if props:
+        out["properties"] = props
+    return out
+
+
 def sarif_log(findings: Sequence[Finding], docs: Mapping[str, RuleDoc], ctx: ReportContext) -> dict[str, Any]:
     rules = _rules(findings, docs)
     index = {r.id: i for i, r in enumerate(rules)}
+    ordered = sorted(findings, key=sort_key)
     run: dict[str, Any] = {
         "tool": {
             "driver": {
@@ -158,8 +181,11 @@ def sarif_log(findings: Sequence[Finding], docs: Mapping[str, RuleDoc], ctx: Rep
             }
         },
         "columnKind": "unicodeCodePoints",
-        "results": [_result(f, index[f.rule], ctx) for f in sorted(findings, key=sort_key)],
-        "invocations": [{"executionSuccessful": True}],
+        "results": [_result(f, index[f.rule], ctx) for f in ordered if not is_diagnostic(f, docs)],
+        "invocations": [{
+            "executionSuccessful": True,
+            "toolExecutionNotifications": [_notification(f, index[f.rule], ctx) for f in ordered if is_diagnostic(f, docs)],
+        }],
     }
     base_ids = _base_ids(ctx)
     if base_ids:

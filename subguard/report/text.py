@@ -10,7 +10,7 @@ import click
 from subguard.core.limits import escape_controls
 from subguard.core.members import Member, members_of
 from subguard.core.model import Finding, RuleDoc, Severity
-from subguard.report import ReportContext, active, display_path, sort_key, summary_line
+from subguard.report import ReportContext, display_path, for_display, hidden_line, sort_key, summary_line
 
 _COLOURS = {Severity.ERROR: "red", Severity.WARNING: "yellow", Severity.NOTE: "cyan"}
 
@@ -77,7 +77,8 @@ def _flat(f: Finding, ctx: ReportContext) -> list[str]:
 def render(findings: Sequence[Finding], docs: Mapping[str, RuleDoc], ctx: ReportContext) -> str:
     """Group findings first (one block per consumer group), then the rest, then a summary line."""
     findings = escape_controls(tuple(findings))  # scanned values must not forge lines or terminal escapes
-    shown = sorted(active(findings), key=sort_key)
+    visible, hidden = for_display(findings, ctx)
+    shown = sorted(visible, key=sort_key)
     groups: dict[str, list[Finding]] = {}
     flat: list[Finding] = []
     for f in shown:
@@ -93,4 +94,6 @@ def render(findings: Sequence[Finding], docs: Mapping[str, RuleDoc], ctx: Report
     if flat:
         lines.append("")
     lines.append(summary_line(findings, ctx))
+    if hidden:
+        lines.append(hidden_line(hidden, docs))
     return "\n".join(lines) + "\n"

@@ -18,7 +18,7 @@ from subguard.core.config import Config
 from subguard.core.members import attach_members
 from subguard.core.model import Consumer, Finding, Location, RuleDoc
 from subguard.rules import baseline as baseline_mod
-from subguard.rules import selfcheck, suppress
+from subguard.rules import code_scope, selfcheck, suppress
 from subguard.rules.engine import enabled_by, evaluate, selected
 from subguard.rules.policy import Policy, rule_docs
 from subguard.scan.extraction import ScanResult
@@ -36,6 +36,11 @@ class RuleSet:
     @classmethod
     def of(cls, policies: Sequence[Policy]) -> RuleSet:
         return cls(tuple(policies), rule_docs(policies))
+
+    @property
+    def diagnostic(self) -> frozenset[str]:
+        """Rules whose findings are about subguard's own view (`roles: [diagnostic]`)."""
+        return frozenset(rule for rule, doc in self.docs.items() if "diagnostic" in doc.roles)
 
     def scope(self, rule: str) -> str:
         """The rule's scope kind: `group` for `group`, `group/topic`, `group/cluster`, ...; "" if unknown."""
@@ -91,6 +96,7 @@ def judge(
     found = attach_members([baseline_mod.with_fingerprint(f) for f in evaluated], consumers)
     if waivers is not None:
         found = apply_waivers(found, waivers(found), config, rules.docs)
+    found = code_scope.mark(found, config, rules.diagnostic)
     if keep is not None:
         found = [f for f in found if keep(f)]
     stale = 0

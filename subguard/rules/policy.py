@@ -31,7 +31,10 @@ from subguard.rules.conditions import Condition, leaves
 
 BUILTIN_DIR = Path(__file__).resolve().parent / "policies"
 Scope = Literal["subscription", "consumer", "group", "deployment", "consumer+deployment", "evidence", "tool"]
-Role = Literal["consistency"]  # consistency: a group rule the simulator's self-check (SG905) must agree with
+# consistency: a group rule the simulator's self-check (SG905) must agree with;
+# diagnostic: a finding about what subguard itself could not read or judge (a tool notification in SARIF,
+# summarised in one line by text and GitHub output)
+Role = Literal["consistency", "diagnostic"]
 FixSafety = Literal["none", "safe", "unsafe"]
 _IMPLEMENTED_BY = re.compile(r"^subguard(?:\.[a-z_][a-z0-9_]*)+:[A-Za-z_][A-Za-z0-9_]*$")
 _ID = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
@@ -92,7 +95,7 @@ class Policy(BaseModel):
         return RuleDoc(
             id=self.id, name=self.name, severity=self.severity, scope=self.kind, summary=d.summary.strip(),
             what=d.what.strip(), why=d.why.strip(), example=d.example.rstrip(), instead=d.instead.rstrip(),
-            references=d.references, source=self._source, fix=self.fix,
+            references=d.references, source=self._source, fix=self.fix, roles=self.roles,
         )
 
 

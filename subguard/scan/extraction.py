@@ -45,6 +45,15 @@ class ScanResult:
 NO_EXTRACTOR = "not a file type subguard reads"
 KEEP_BYTES = 64 * 1024 * 1024  # contents kept in memory after the prefilter read, for extractors' lazy reads
 NO_REFERENCE = "no RocketMQ reference (prefilter)"
+UNREADABLE = "cannot read"
+
+
+def unusual_skip(rec: FileRecord) -> bool:
+    """A file skipped for a reason a user would not guess: before any extractor looked at it (size
+    limit, link, device or FIFO, cannot stat) or because it could not be read. `--stats` names each."""
+    if rec.status is not FileStatus.SKIPPED or not rec.reason:
+        return False
+    return (not rec.extractor and rec.reason != NO_EXTRACTOR) or rec.reason.startswith(UNREADABLE)
 
 
 def _load(cand: Candidate, max_size: int) -> bytes:
@@ -127,7 +136,7 @@ def _scan_files(
         try:
             data = _load(cand, config.max_file_size)
         except OSError as exc:
-            skip(cand, f"cannot read: {exc.strerror or exc}", ex.name)
+            skip(cand, f"{UNREADABLE}: {exc.strerror or exc}", ex.name)
             continue
         if kept_bytes + len(data) <= KEEP_BYTES:  # extractors' lazy `read` of skipped files: no second read
             kept[cand.path] = data
@@ -241,7 +250,10 @@ def _all_failed(ex: Extractor, files: Sequence[SourceFile], reason: str) -> Extr
     return ExtractResult(files=tuple(FileRecord(path=f.path, status=FileStatus.FAILED, reason=reason, extractor=ex.name) for f in files))
 
 
-_AFTER_SCAN = {"select", "ignore", "fail_on", "baseline", "waivers", "no_inline_waivers", "simulate", "cache_dir"}
+_AFTER_SCAN = {
+    "select", "ignore", "fail_on", "baseline", "waivers", "no_inline_waivers", "simulate", "cache_dir",
+    "show_notes", "test_paths", "example_paths", "test_code", "test_notes",
+}
 
 
 def cache_directory(root: Path, config: Config) -> Path:

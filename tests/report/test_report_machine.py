@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -125,10 +126,27 @@ def test_github_one_annotation_per_active_finding_with_related() -> None:
 
 def test_github_escapes_hostile_paths_and_messages() -> None:
     f = flat_finding(severity=Severity.NOTE, message="100% bad\nsecond", location=Location(path="we,ird:name.py", line=2, column=1, repo="shop"))
-    ctx = context()
+    ctx = dataclasses.replace(context(), show_notes=True)
     line = render("github", [f], {}, at_root(ctx)).rstrip("\n")
     assert line == "::notice file=we%2Cird%3Aname.py,line=2,col=1,title=SG401::100%25 bad%0Asecond"
     assert "\n" not in line
+
+
+def test_terminal_formats_count_notes_on_one_line_unless_asked() -> None:
+    """Text and GitHub output list what a user acts on; notes are counted by rule on one line
+    (`--show-notes` lists them), while JSON keeps every one."""
+    note = flat_finding(severity=Severity.NOTE, message="value unknown", location=Location(path="a.py", line=2, repo="shop"))
+    warn = flat_finding(severity=Severity.WARNING, message="bad tags", location=Location(path="b.py", line=3, repo="shop"))
+    notes = [note, note.model_copy(update={"location": Location(path="c.py", line=4, repo="shop")})]
+    ctx = at_root(context())
+    github = render("github", [warn, *notes], DOCS, ctx).splitlines()
+    assert len(github) == 2 and github[0].startswith("::warning ")
+    assert github[1] == "2 notes not shown (2 SG401 malformed-tag-expression); --show-notes lists them"
+    text = render("text", [warn, *notes], DOCS, ctx)
+    assert "value unknown" not in text and text.rstrip().endswith("--show-notes lists them")
+    shown = render("text", [warn, *notes], DOCS, dataclasses.replace(ctx, show_notes=True))
+    assert shown.count("value unknown") == 2 and "not shown" not in shown
+    assert len(json.loads(render("json", [warn, *notes], DOCS, ctx))) == 3
 
 
 # --- markdown ---------------------------------------------------------------------------------------

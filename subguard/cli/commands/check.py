@@ -32,6 +32,7 @@ from subguard.core.config import Config, config_lookups
 from subguard.core.model import FileStatus, Finding, RuleDoc
 from subguard.report import FORMATS, ReportContext, Root, render, summary_line, use_color
 from subguard.rules import baseline as baseline_mod
+from subguard.rules import code_scope
 from subguard.rules.impact import describer, impact_memo
 from subguard.rules.judge import BaselineStep, RuleSet, judge
 from subguard.rules.policy import BUILTIN_DIR, Policy, PolicyError, load_policy_set, policy_dirs, rule_docs
@@ -81,8 +82,10 @@ def canonical_ids(option: str, ids: Sequence[str], known: Iterable[str]) -> tupl
     return tuple(dict.fromkeys(out))
 
 
-def exit_code(findings: Sequence[Finding], fail_on: str) -> int:
-    return int(any(f.suppressed is None and f.severity.meets(fail_on) for f in findings))
+def exit_code(findings: Sequence[Finding], config: Config) -> int:
+    """1 when an unsuppressed finding at or above `fail-on` may fail the run (test and example code
+    may not: `test-code`), else 0."""
+    return int(any(f.suppressed is None and f.severity.meets(config.fail_on) and code_scope.counts(f, config) for f in findings))
 
 
 def _config_dir(config: Config) -> Path:
@@ -186,7 +189,7 @@ def _note_inputs(
     runrecord.note_inputs(roots, files, caches, [*outputs, *caches])
 
 
-def _context(results: Sequence[ScanResult], color: bool) -> ReportContext:
+def _context(results: Sequence[ScanResult], color: bool, show_notes: bool = False) -> ReportContext:
     per_root = [r.counts() for r in results]  # one pass over each root's files, not one per status
     counts = {s: sum(c[s.value] for c in per_root) for s in FileStatus}
     return ReportContext(
@@ -196,6 +199,7 @@ def _context(results: Sequence[ScanResult], color: bool) -> ReportContext:
         skipped=counts[FileStatus.SKIPPED],
         failed=counts[FileStatus.FAILED],
         color=color,
+        show_notes=show_notes,
     )
 
 
@@ -212,6 +216,8 @@ def _context(results: Sequence[ScanResult], color: bool) -> ReportContext:
 @click.option("--policies", "extra_policies", multiple=True, type=click.Path(), metavar="DIR", help="Extra policy directory (repeatable).")
 @click.option("--baseline", "baseline_file", type=click.Path(dir_okay=False), help="Suppress findings recorded in this baseline.")
 @click.option("--write-baseline", type=click.Path(dir_okay=False), help="Record the current findings as the baseline.")
+@click.option("--show-notes", is_flag=True, default=None,
+              help="Text and GitHub output: list every note (else one line counts them) [config show-notes].")
 @click.option("--stats", is_flag=True, help="Print files parsed/skipped/failed and why (to stderr).")
 @click.option("--no-simulate", is_flag=True, help="Do not attach a simulated impact to group findings.")
 @click.option("--no-cache", is_flag=True, help="Do not read or write the content cache (config `cache-dir`, default <root>/.subguard_cache).")
@@ -220,7 +226,7 @@ def _context(results: Sequence[ScanResult], color: bool) -> ReportContext:
 def check(
     paths: tuple[str, ...], fmt: str, output: str | None, also: tuple[str, ...], fail_on: str | None, select: tuple[str, ...],
     ignore: tuple[str, ...], config_file: str | None, extra_policies: tuple[str, ...], baseline_file: str | None,
-    write_baseline: str | None, stats: bool, no_simulate: bool, no_cache: bool, show_config: bool,
+    write_baseline: str | None, show_notes: bool | None, stats: bool, no_simulate: bool, no_cache: bool, show_config: bool,
 ) -> int:
     """Lint the consumer subscriptions under PATHS (default: the current directory).
 
@@ -236,6 +242,8 @@ def check(
         overrides["ignore"] = split_ids(ignore)
     if no_simulate:
         overrides["simulate"] = False
+    if show_notes:
+        overrides["show_notes"] = True
     if fail_on:
         overrides["fail_on"] = fail_on
     file_config = config
@@ -268,7 +276,7 @@ def check(
         memo.save()
     findings = judged.findings
     note = "\n".join(notes)
-    ctx = _context(results, color=output is None and use_color(sys.stdout.isatty()))
+    ctx = _context(results, color=output is None and use_color(sys.stdout.isatty()), show_notes=config.show_notes)
     report = render(fmt, findings, docs, ctx)
     plain = dataclasses.replace(ctx, color=False)
     for extra_fmt, target in extra_reports:
@@ -284,4 +292,4 @@ def check(
         click.echo(note, err=True)
     if stats:
         click.echo(stats_text(results), err=True)
-    return exit_code(findings, threshold)
+    return exit_code(findings, config)

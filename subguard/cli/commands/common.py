@@ -9,7 +9,7 @@ from typing import IO, Any
 import click
 
 from subguard.core.config import Config, ConfigError, load_config
-from subguard.scan.extraction import ScanResult, scan_repo
+from subguard.scan.extraction import ScanResult, scan_repo, unusual_skip
 
 
 class InputError(click.ClickException):
@@ -68,4 +68,7 @@ def stats_text(results: Sequence[ScanResult]) -> str:
     failed = [(r.path, r.reason) for res in results for r in res.files if r.status.value == "failed"]
     for path, reason in failed[:50]:
         lines.append(f"  failed: {path}: {reason}")
+    # a file skipped for a reason a user would not guess (size, link, device, unreadable, ...) is named
+    unusual = [(r.path, r.reason) for res in results for r in res.files if unusual_skip(r)]
+    lines += [f"  skipped: {path}: {reason}" for path, reason in sorted(unusual)]
     return "\n".join(lines)

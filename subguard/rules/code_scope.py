@@ -1,0 +1,93 @@
+"""Test and example code, and the placeholder group names samples use on purpose.
+
+A finding whose every location (the finding's own and each related one) lies in test or example
+code is marked so in every format (`[test code]`, `[example code]` after the message, and
+`code` in JSON and SARIF), and the `test-code` setting decides what it does to the run:
+
+- `report` (default): shown, marked, never fails the run;
+- `fail`: counts like any other finding;
+- `ignore`: dropped.
+
+A group finding about a placeholder group name (`please_rename_unique_group_name`,
+`yourConsumerGroup`, `CID_XXX`, ...) is marked `[placeholder group name]` and treated the same way:
+it is what a sample asks its reader to rename, not a production conflict. Diagnostic notes (SG902,
+...) in test code are dropped unless `test-notes` is on. Paths are matched with the globs of
+`test-paths` and `example-paths` (`**` spans folders, `*` one name).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Sequence
+
+from subguard.core.config import Config
+from subguard.core.model import CODE_SCOPE, Finding, Severity
+
+TAGS = {"test": "test code", "example": "example code", "placeholder": "placeholder group name"}
+PLACEHOLDER_GROUPS = re.compile(
+    r"please[_-]?rename[_-]?unique[_-]?group[_-]?name.*|your[_-]?(?:consumer[_-]?)?group(?:[_-]?name)?|"
+    r"(?:CID|GID|GROUP)[_-]?X{2,}.*|group[_-]?name[_-]?here|<[^>]*group[^>]*>",
+    re.IGNORECASE,
+)
+
+
+@functools.lru_cache(maxsize=64)
+def _pattern(globs: tuple[str, ...]) -> re.Pattern[str]:
+    """One regex for a tuple of path globs (`**/` any folders, `**` anything, `*` within one name)."""
+    parts = []
+    for glob in globs:
+        out, i = "", 0
+        while i < len(glob):
+            if glob.startswith("**/", i):
+                out, i = out + "(?:.*/)?", i + 3
+            elif glob.startswith("**", i):
+                out, i = out + ".*", i + 2
+            elif glob[i] == "*":
+                out, i = out + "[^/]*", i + 1
+            elif glob[i] == "?":
+                out, i = out + "[^/]", i + 1
+            else:
+                out, i = out + re.escape(glob[i]), i + 1
+        parts.append(out)
+    return re.compile("|".join(f"(?:{p})" for p in parts) or "(?!)")
+
+
+def code_kind(path: str, config: Config) -> str:
+    """"test", "example" or "" for a repository-relative POSIX path."""
+    if _pattern(config.test_paths).fullmatch(path):
+        return "test"
+    if _pattern(config.example_paths).fullmatch(path):
+        return "example"
+    return ""
+
+
+def _kind(f: Finding, config: Config) -> str:
+    kinds = {code_kind(loc.path, config) for loc in (f.location, *(r.location for r in f.related))}
+    if kinds <= {"test", "example"} and "" not in kinds:
+        return "test" if "test" in kinds else "example"
+    if f.group and f.related and PLACEHOLDER_GROUPS.fullmatch(f.group.rpartition("%")[2]):
+        return "placeholder"
+    return ""
+
+
+def mark(findings: Sequence[Finding], config: Config, diagnostic: frozenset[str]) -> list[Finding]:
+    """Mark findings in test or example code and about placeholder groups; drop what the settings
+    drop (`test-code: ignore`; diagnostic notes in test code unless `test-notes`)."""
+    out: list[Finding] = []
+    for f in findings:
+        kind = _kind(f, config)
+        if not kind:
+            out.append(f)
+        elif f.rule in diagnostic and f.severity is Severity.NOTE and kind != "placeholder" and not config.test_notes:
+            continue
+        elif config.test_code != "ignore":
+            out.append(f.model_copy(update={
+                "message": f"{f.message} [{TAGS[kind]}]", "properties": (*f.properties, (CODE_SCOPE, kind)),
+            }))
+    return out
+
+
+def counts(f: Finding, config: Config) -> bool:
+    """Whether a finding may fail the run: not when it is marked and `test-code` is `report`."""
+    return config.test_code == "fail" or CODE_SCOPE not in dict(f.properties)

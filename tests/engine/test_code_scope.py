@@ -1,0 +1,88 @@
+"""Findings in test or example code, and about placeholder group names, are marked in every format and
+do not fail the run by default; notes in test code are off unless asked (issue 18 item 5, issue 28 item 4)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from subguard.cli.main import main
+from subguard.core.config import Config
+from subguard.core.model import CODE_SCOPE, Consumer
+from subguard.rules import judge as pipeline
+from subguard.rules.code_scope import code_kind
+from subguard.rules.policy import load_policies
+from tests.engine.records import consumer, result, sub
+
+RULES = pipeline.RuleSet.of(load_policies())
+
+
+def _found(*consumers: Consumer, config: Config | None = None) -> list[tuple[str, str, str | None]]:
+    judged = pipeline.judge([result(*consumers)], RULES, config or Config())
+    return [(f.rule, f.message, dict(f.properties).get(CODE_SCOPE)) for f in judged.findings]
+
+
+@pytest.mark.parametrize(("path", "kind"), [
+    ("src/test/java/org/acme/OrderConsumerTest.java", "test"),
+    ("orders/src/test/java/Foo.java", "test"),
+    ("tests/test_consumer.py", "test"),
+    ("app/conftest.py", "test"),
+    ("pkg/consumer_test.py", "test"),
+    ("service/src/main/java/org/acme/OrderIT.java", "test"),
+    ("example/src/main/java/org/apache/rocketmq/example/simple/PushConsumer.java", "example"),
+    ("rocketmq-spring-boot-samples/rocketmq-consume-demo/src/main/java/Consumer.java", "example"),
+    ("samples/python/consumer.py", "example"),
+    ("orders/src/main/java/org/acme/OrderConsumer.java", ""),
+    ("app/consumer.py", ""),
+    ("contest/consumer.py", ""),
+    ("latest/consumer.py", ""),
+])
+def test_code_kind_defaults(path: str, kind: str) -> None:
+    assert code_kind(path, Config()) == kind
+
+
+def test_a_conflict_only_in_test_code_is_marked_and_does_not_fail_the_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    a = consumer("GID_T", sub("TopicA", "tag1", "src/test/a_test.py", 5), path="src/test/a_test.py", line=4)
+    b = consumer("GID_T", sub("TopicA", "tag2", "src/test/b_test.py", 5), path="src/test/b_test.py", line=4)
+    [(rule, message, kind)] = [f for f in _found(a, b) if f[0] == "SG102"]
+    assert kind == "test" and message.endswith("[test code]")
+    assert [f for f in _found(a, b, config=Config(test_code="ignore")) if f[0] == "SG102"] == []
+    [(_, plain, none)] = [f for f in _found(a, b, config=Config(test_code="fail")) if f[0] == "SG102"]
+    assert none == "test" and plain.endswith("[test code]")
+
+
+def test_one_production_member_makes_it_a_production_finding() -> None:
+    a = consumer("GID_P", sub("TopicA", "tag1", "src/test/a_test.py", 5), path="src/test/a_test.py", line=4)
+    b = consumer("GID_P", sub("TopicA", "tag2", "app/b.py", 5), path="app/b.py", line=4)
+    [(_, message, kind)] = [f for f in _found(a, b) if f[0] == "SG102"]
+    assert kind is None and not message.endswith("]")
+
+
+def test_placeholder_group_names_are_reported_as_such() -> None:
+    a = consumer("please_rename_unique_group_name_4", sub("TopicA", "tag1", "app/a.py", 5), path="app/a.py", line=4)
+    b = consumer("please_rename_unique_group_name_4", sub("TopicA", "tag2", "app/b.py", 5), path="app/b.py", line=4)
+    [(_, message, kind)] = [f for f in _found(a, b) if f[0] == "SG102"]
+    assert kind == "placeholder" and message.endswith("[placeholder group name]")
+
+
+def test_notes_in_test_code_are_off_unless_asked() -> None:
+    unknown = consumer(None, sub("TopicA", "*", "src/test/x_test.py", 5), path="src/test/x_test.py", line=4)
+    other = consumer("G", sub("TopicA", "*", "src/test/y_test.py", 5), path="src/test/y_test.py", line=4)
+    assert [f for f in _found(unknown, other) if f[0] == "SG902"] == []
+    assert [f for f in _found(unknown, other, config=Config(test_notes=True)) if f[0] == "SG902"]
+
+
+def test_check_exit_code_and_json_carry_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    body = 'from rocketmq.client import PushConsumer\n\nc = PushConsumer("GID_T")\nc.subscribe("TopicA", None, expression="{}")\n'
+    for name, tag in (("a_test.py", "tag1"), ("b_test.py", "tag2")):
+        path = tmp_path / "tests" / name
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(body.format(tag))
+    assert main(["check", str(tmp_path), "--no-cache", "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    [f] = [f for f in data if f["rule"] == "SG102"]
+    assert f["code"] == "test"
+    (tmp_path / ".subguard.yaml").write_text("test-code: fail\n")
+    assert main(["check", str(tmp_path), "--no-cache"]) == 1
