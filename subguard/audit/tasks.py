@@ -322,6 +322,7 @@ def consumer_from_rows(rows: Sequence[Mapping[str, Any]], repo_hint: str) -> Con
         namespace=_value(head["namespace"], None, None) if head.get("namespace") else None,
         instance_name=_value(head["instance_name"], None, None) if head.get("instance_name") else None,
         registers=head.get("registers") is not False,
+        template=tuple(head.get("template") or ()),
         location=loc(head),
     )
 

@@ -13,7 +13,7 @@ from subguard.core.model import Consumer, Subscription
 ROW_KEYS = (
     "group", "topic", "expression", "expression_type", "tags", "message_model", "consume_mode",
     "client", "service", "environment", "path", "line", "column", "consumer_id", "resolution",
-    "repo", "name_server", "namespace", "instance_name", "unresolved", "registers",
+    "repo", "name_server", "namespace", "instance_name", "unresolved", "registers", "template",
 )
 
 
@@ -44,6 +44,7 @@ def subscription_rows(consumers: Iterable[Consumer]) -> list[dict[str, Any]]:
             "namespace": c.namespace.value if c.namespace else None,
             "instance_name": c.instance_name.value if c.instance_name else None,
             "registers": c.registers,
+            "template": list(c.template),
         }
         if not subs:
             rows.append({**dict.fromkeys(ROW_KEYS), **common, "tags": [], "path": c.location.path,
@@ -122,7 +123,7 @@ class Group:
 @dataclass(frozen=True)
 class GroupMap:
     """Groups by name, plus consumers whose group is unknown (never grouped; SG902 names them) and
-    consumers that register no subscription with the broker (listed, never a member)."""
+    consumers that register no subscription with the broker or are templates (listed, never a member)."""
 
     groups: dict[str, Group]
     ungrouped: tuple[Consumer, ...]
@@ -145,7 +146,7 @@ def group_map(consumers: Iterable[Consumer]) -> GroupMap:
     passive: list[Consumer] = []
     for consumer in sort_consumers(list(consumers)):
         name = group_name(consumer)
-        if not consumer.registers:
+        if not consumer.registers or consumer.template:
             passive.append(consumer)
         elif name is None:
             ungrouped.append(consumer)

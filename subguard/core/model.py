@@ -165,6 +165,10 @@ class Consumer(Record):
     # False when the consumer registers no subscription with the broker (a pull consumer without
     # registered topics, a consumer in assign mode): it is listed, but no group rule counts it
     registers: bool = True
+    # the parameters of the enclosing function or class that its unknown values come from: a template
+    # (a factory, a wrapper, a framework container), not a declaration. Its instances are the call
+    # sites, annotations or config that feed it; the template itself is listed, never judged or noted
+    template: tuple[str, ...] = ()
 
     @property
     def model(self) -> str | None:

@@ -96,7 +96,7 @@ class Universe:
 
     @classmethod
     def of(cls, consumers: Sequence[Consumer], deployments: Sequence[Deployment], config: Config) -> Universe:
-        placed = [with_repo(c) for c in consumers]
+        placed = [with_repo(c) for c in consumers if not c.template]  # a template is no declaration: never judged
         return cls(tuple(placed), tuple(deployments), group_map(placed), config)
 
 

@@ -48,3 +48,16 @@ def test_known_members_still_disagree_beside_an_unknown_one() -> None:
     unseen = consumer("G", path="factory.py", line=9)
     [finding] = _group_findings(a, b, unseen)
     assert finding.startswith("SG101") and "{}" not in finding
+
+
+def test_a_template_is_listed_never_judged_and_never_noted() -> None:
+    """A construction whose group and topic are parameters of its enclosing function (a factory, a
+    wrapper, rocketmq-spring's listener container) is a template: its instances are its callers."""
+    template = consumer(None, sub(None, None, "factory.py", 12), path="factory.py", line=10).model_copy(
+        update={"template": ("consumerGroup", "topic")})
+    member = consumer("G", sub("TopicA", "*", "a.py", 5), path="a.py", line=4)
+    found = pipeline.judge([result(template, member)], RULES, Config()).findings
+    assert found == []
+    assert group_map([template, member]).passive == (template,)
+    [row] = subscription_rows([template])
+    assert row["template"] == ["consumerGroup", "topic"]
