@@ -105,7 +105,7 @@ def _group_cluster(g: Group, cluster: Cluster, members: Sequence[Consumer], conf
     }
     unknowns = tuple(
         Unknown("message model of the consumer", c.message_model.detail, c.message_model.location or c.location,
-                (c.repo, c.location.path, "message model"))
+                (c.repo, c.location.path, "message model"), owner=c.consumer_id)
         for c in undecided
     ) + tuple(
         Unknown(f"whether environment '{e.name}' is production",
@@ -188,7 +188,8 @@ def _build_topic_envs(u: Universe) -> Iterable[Subject]:
                 mismatch = not same_environment(info, classify(marked, u.config)) and not same_environment(
                     info, EnvInfo(marked, canonical(marked), None, "pattern"))
             unknowns = () if topic is not None else (
-                Unknown("topic of the subscription", s.topic.detail, s.topic.location or s.location, (c.repo, s.location.path, "topic")),)
+                Unknown("topic of the subscription", s.topic.detail, s.topic.location or s.location, (c.repo, s.location.path, "topic"),
+                        owner=c.consumer_id),)
             yield Subject(
                 "subscription/environment",
                 {"group": c.group.value or "", "topic": topic if topic is not None else UNKNOWN, "environment": info.name,
@@ -249,9 +250,11 @@ def _pair_fields(c: Consumer, d: Deployment) -> tuple[dict[str, Any], list[Unkno
     if cid is not None:
         stable = cid.stable if cid.stable is not None else UNKNOWN
         if cid.stable is None:
-            unknowns.append(Unknown("stability of the client id", f"IP: {cid.ip}; {cid.instance}", c.location, (*key, "client_id")))
+            unknowns.append(Unknown("stability of the client id", f"IP: {cid.ip}; {cid.instance}", c.location, (*key, "client_id"),
+                                    owner=c.consumer_id))
     if c.message_model.value is None:
-        unknowns.append(Unknown("message model of the consumer", c.message_model.detail, c.message_model.location or c.location, (*key, "model")))
+        unknowns.append(Unknown("message model of the consumer", c.message_model.detail, c.message_model.location or c.location,
+                                (*key, "model"), owner=c.consumer_id))
     fields = {
         "group": c.group.value if c.group.known else UNKNOWN,
         "message_model": c.message_model.value if c.message_model.known else UNKNOWN,

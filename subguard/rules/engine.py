@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from subguard.core.config import Config
+from subguard.core.inventory import group_name
 from subguard.core.model import FileStatus, Finding, Location, Related, Severity, fingerprint
 from subguard.rules.conditions import UNKNOWN
 from subguard.rules.conditions import evaluate as judge
@@ -157,6 +158,73 @@ def unparseable(results: Sequence[ScanResult], policies: Mapping[str, Policy]) -
     return out
 
 
+_GROUP_SCOPES = frozenset({"group"})
+_DEPLOYMENT_SCOPES = frozenset({"deployment", "consumer+deployment"})
+_NOT_KNOWN = Unknown.__dataclass_fields__["state"].default
+
+
+def _could_share_a_group(owner: str, universe: Universe) -> bool:
+    """Whether a construction can meet another member of its group: its group has another member,
+    or its group is unknown and any other consumer exists (it could be any group)."""
+    consumer = universe.by_id.get(owner)
+    if consumer is None:
+        return True
+    name = group_name(consumer)
+    if name is None:
+        return len(universe.consumers) > 1
+    group = universe.groups.groups.get(name)
+    return group is not None and len(group.members) > 1
+
+
+def _hides_a_finding(unknown: Unknown, rule: str, universe: Universe, by_id: Mapping[str, Policy]) -> bool:
+    """Whether not knowing `unknown` can hide a finding of `rule`: a group rule only when the
+    construction could share its group with another member; a deployment rule always (it was linked
+    to a deployment a rule judges); other rules only for a value subguard has but cannot judge
+    (e.g. a SQL92 expression too deep to check)."""
+    policy = by_id.get(rule)
+    scope = policy.scope if policy is not None else ""
+    if scope in _DEPLOYMENT_SCOPES or not unknown.owner:
+        return True
+    if scope in _GROUP_SCOPES:
+        return _could_share_a_group(unknown.owner, universe)
+    return unknown.state != _NOT_KNOWN
+
+
+def blind_spots(needs: Iterable[_Needs], universe: Universe, by_id: Mapping[str, Policy]) -> list[_Needs]:
+    """One need per blind spot: the unknown values of one consumer construction merge into one, naming
+    every rule they blind, and a need that can hide no finding is dropped."""
+    merged: dict[str, list[_Needs]] = {}
+    out: list[_Needs] = []
+    for need in needs:
+        rules = {r for r in need.rules if _hides_a_finding(need.unknown, r, universe, by_id)}
+        if not rules:
+            continue
+        kept = _Needs(need.unknown, rules)
+        if need.unknown.owner:
+            merged.setdefault(need.unknown.owner, []).append(kept)
+        else:
+            out.append(kept)
+    for owner, parts in merged.items():
+        out.append(parts[0] if len(parts) == 1 else _merge(owner, parts, universe))
+    return out
+
+
+def _merge(owner: str, parts: Sequence[_Needs], universe: Universe) -> _Needs:
+    """The needs of one construction as one: at the construction, every unknown part and reason."""
+    parts = sorted(parts, key=lambda n: (*_loc_key(n.unknown.location), n.unknown.what))
+    consumer = universe.by_id.get(owner)
+    whats = list(dict.fromkeys(n.unknown.what for n in parts))
+    reasons = list(dict.fromkeys(n.unknown.reason or "dynamic value" for n in parts))
+    states = {n.unknown.state for n in parts}
+    state = states.pop() if len(states) == 1 else "cannot be judged"
+    unknown = Unknown(
+        " and ".join(whats), "; ".join(reasons), consumer.location if consumer else parts[0].unknown.location,
+        tuple(k for n in parts for k in n.unknown.key), state=state.replace("is ", "are ", 1) if len(whats) > 1 else state,
+        owner=owner,
+    )
+    return _Needs(unknown, set().union(*(n.rules for n in parts)))
+
+
 def unresolved(needs: Iterable[_Needs], policies: Mapping[str, Policy]) -> list[Finding]:
     """SG902: one note per unknown value, naming every rule that needed it."""
     severity, template = _tool(policies, UNRESOLVED)
@@ -208,7 +276,7 @@ def evaluate(results: Sequence[ScanResult], policies: Sequence[Policy], config: 
     if selected(UNPARSEABLE, config):
         findings += unparseable(results, by_id)
     if selected(UNRESOLVED, config):
-        findings += unresolved(needs.values(), by_id)
+        findings += unresolved(blind_spots(needs.values(), universe, by_id), by_id)
     findings += [f for r in results for f in r.findings if selected(f.rule, config)]
     unique = {(_order(f)): f for f in findings}
     return [unique[k] for k in sorted(unique)]

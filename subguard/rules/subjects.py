@@ -24,6 +24,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from subguard.core.config import Config
@@ -54,6 +55,7 @@ class Unknown:
     location: Location
     key: tuple[str, ...]
     state: str = "is not statically known"  # what keeps the rule from judging it (SG902's `{state}`)
+    owner: str = ""  # the consumer construction it belongs to (consumer_id): one note per construction
 
 
 @dataclass(frozen=True)
@@ -98,6 +100,10 @@ class Universe:
     def of(cls, consumers: Sequence[Consumer], deployments: Sequence[Deployment], config: Config) -> Universe:
         placed = [with_repo(c) for c in consumers if not c.template]  # a template is no declaration: never judged
         return cls(tuple(placed), tuple(deployments), group_map(placed), config)
+
+    @cached_property
+    def by_id(self) -> dict[str, Consumer]:
+        return {c.consumer_id: c for c in self.consumers}
 
 
 def _place_value(value: Value | None, repo: str) -> Value | None:
@@ -296,7 +302,7 @@ def _sub_unknowns(c: Consumer, s: Subscription) -> list[Unknown]:
     for what, value in (("topic", s.topic), ("expression", s.expression)):
         if not value.known:
             key = (*_ident(c), what, c.group.value or "?", s.topic.value or "?")
-            out.append(Unknown(f"{what} of the subscription", value.detail, _loc_of(value, s.location), key))
+            out.append(Unknown(f"{what} of the subscription", value.detail, _loc_of(value, s.location), key, owner=c.consumer_id))
     return out
 
 
@@ -309,7 +315,8 @@ def _sql_unknowns(c: Consumer, s: Subscription) -> list[Unknown]:
         return []
     key = (*_ident(c), "sql92-depth", c.group.value or "?", s.topic.value or "?")
     return [Unknown(f"SQL92 expression for topic '{s.topic.value or '?'}'", f"nesting beyond {SQL_MAX_DEPTH} levels, the documented "
-                    "limit of subguard's SQL92 check", _loc_of(s.expression, s.location), key, state="is too deep to check")]
+                    "limit of subguard's SQL92 check", _loc_of(s.expression, s.location), key, state="is too deep to check",
+                    owner=c.consumer_id)]
 
 
 def _sub_fields(c: Consumer, s: Subscription) -> dict[str, Any]:
@@ -426,7 +433,8 @@ def _consumer_unknowns(c: Consumer) -> list[Unknown]:
     out = []
     for what, value in (("group", c.group), ("message model", c.message_model)):
         if not value.known:
-            out.append(Unknown(f"{what} of the consumer", value.detail, _loc_of(value, c.location), (*_ident(c), what)))
+            out.append(Unknown(f"{what} of the consumer", value.detail, _loc_of(value, c.location), (*_ident(c), what),
+                               owner=c.consumer_id))
     return out
 
 
@@ -602,7 +610,7 @@ def _group_subject(u: Universe, g: Group) -> Subject:
         unknowns += [u_ for u_ in _consumer_unknowns(c) if u_.what != "group of the consumer"]
         if not c.subscriptions:
             unknowns.append(Unknown("topics of the consumer", "no subscribe call was found for it", c.location,
-                                    (*_ident(c), c.consumer_id, "topics")))
+                                    (*_ident(c), c.consumer_id, "topics"), owner=c.consumer_id))
         for s in c.subscriptions:
             if not s.topic.known:
                 unknowns += [u_ for u_ in _sub_unknowns(c, s) if u_.what.startswith("topic")]
@@ -632,7 +640,7 @@ def _group_subject(u: Universe, g: Group) -> Subject:
 
 def _ungrouped(u: Universe) -> Iterable[Unknown]:
     for c in u.groups.ungrouped:
-        yield Unknown("group of the consumer", c.group.detail, _loc_of(c.group, c.location), (*_ident(c), "group"))
+        yield Unknown("group of the consumer", c.group.detail, _loc_of(c.group, c.location), (*_ident(c), "group"), owner=c.consumer_id)
 
 
 def _build_groups(u: Universe) -> Iterable[Subject]:

@@ -137,21 +137,38 @@ def test_unknown_expression_gives_sg902_not_silence() -> None:
     found = run(result(a, b))
     assert rules(found) == [("SG902", "b.py", 5)]
     assert found[0].severity is Severity.NOTE
-    assert "SG102" in found[0].message and "SG401" in found[0].message
+    # one note for the blind spot, naming the group rules it can hide; an unknown expression cannot hide
+    # a finding of a rule that judges the subscription alone (SG401), so that rule is not named
+    assert "SG102" in found[0].message and "SG401" not in found[0].message
 
 
 def test_known_disagreement_wins_over_unknown_member() -> None:
     found = run(result(
         consumer("g", sub("T", "tag1", "a.py", 1)), consumer("g", sub("T", "tag2", "b.py", 1)), consumer("g", sub("T", None, "c.py", 1)),
     ))
-    assert [f.rule for f in found] == ["SG102", "SG902"]
-    assert "SG102" not in found[1].message  # SG102 decided without it
+    # SG102 is decided without the unknown member, and no other group rule is blinded by it: no note
+    assert [f.rule for f in found] == ["SG102"]
 
 
 def test_unknown_group_is_not_grouped_and_noted() -> None:
     found = run(result(consumer(None, sub("T", "tag1", "a.py", 1)), consumer("g", sub("T", "tag2", "b.py", 1))))
     assert rules(found) == [("SG902", "a.py", 1)]
     assert "SG101" in found[0].message and "SG102" in found[0].message and "group" in found[0].message
+
+
+def test_a_construction_with_several_unknown_parts_gets_one_note() -> None:
+    """One note per blind spot: the unknown topic and expression of one construction are one note, at
+    the construction, naming every rule they blind and each reason."""
+    blind = consumer("g", sub(None, "tag1", "a.py", 3), sub("T", None, "a.py", 4), path="a.py", line=2)
+    found = run(result(blind, consumer("g", sub("T", "tag2", "b.py", 1))))
+    [note] = [f for f in found if f.rule == "SG902"]
+    assert (note.location.path, note.location.line) == ("a.py", 2)
+    assert note.message.startswith("topic of the subscription and expression of the subscription are not statically known")
+    assert "SG101" in note.message and "SG102" in note.message
+
+
+def test_a_lone_construction_can_hide_no_group_finding() -> None:
+    assert [f.rule for f in run(result(consumer(None, sub("T", "tag1", "a.py", 1))))] == []
 
 
 def test_failed_files_are_sg901_with_line() -> None:
