@@ -7,6 +7,7 @@ the profile condition the document declares (`spring.config.activate.on-profile`
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,6 +34,29 @@ class YamlError(ValueError):
 
 
 _PROFILE_KEYS = ("spring.config.activate.on-profile", "spring.profiles")
+# A plain scalar that starts with a Maven resource-filtering token (`key: @project.version@`,
+# `- @profile@`): `@` is a reserved indicator, so the file is YAML only after Maven filtered it.
+_TOKEN_SCALAR = re.compile(
+    r"^(?P<head>[ \t]*(?:-[ \t]+)*(?:[^\s#'\"\-@][^#]*?:[ \t]+(?:-[ \t]+)*)?)"
+    r"(?P<value>@[A-Za-z_][A-Za-z0-9_.\-]*@(?:[^#\n]*?))(?P<tail>[ \t]*(?:[ \t]#.*)?)$",
+    re.MULTILINE,
+)
+
+
+def quote_maven_tokens(text: str) -> str:
+    """The text with every plain scalar that starts with an `@token@` single-quoted, so that it
+    parses to the token text as written (same lines; the rest of such a line shifts by two columns)."""
+    if "@" not in text:
+        return text
+
+    def sub(m: re.Match[str]) -> str:
+        head = m.group("head")
+        if not head.strip():  # a bare line (a continuation): not a value start
+            return m.group(0)
+        value = m.group("value").rstrip()
+        return head + "'" + value.replace("'", "''") + "'" + m.group("value")[len(value):] + m.group("tail")
+
+    return _TOKEN_SCALAR.sub(sub, text)
 
 
 def _scalar(value: Any) -> str:
@@ -91,7 +115,20 @@ def _profile_of(entries: list[Entry]) -> str:
 
 
 def read_yaml(text: str) -> list[Document]:
-    """Every document of a Spring YAML file, flattened; raises YamlError on broken input."""
+    """Every document of a Spring YAML file, flattened; raises YamlError on broken input.
+
+    A file that is YAML only after Maven resource filtering (`@token@` values) is read with the
+    tokens as written (quoted first); the config layer treats values holding them as unknown."""
+    try:
+        return _read_yaml(text)
+    except YamlError:
+        quoted = quote_maven_tokens(text)
+        if quoted == text:
+            raise
+    return _read_yaml(quoted)
+
+
+def _read_yaml(text: str) -> list[Document]:
     loader = safe_yaml("rt")  # depth and alias-expansion limits (billion laughs)
     loader.allow_duplicate_keys = False
     try:
