@@ -600,3 +600,115 @@ class BuildExtractor:
 
 
 EXTRACTOR = BuildExtractor()
+
+
+# ---- the repo's build graph, read on demand by the Spring extractor ----------------------------------
+
+_BINDER = re.compile(r"^(?:org\.springframework\.cloud|com\.alibaba\.cloud|org\.apache\.rocketmq):spring-cloud-(?:starter-stream|stream-binder)-(rocketmq|rabbit|kafka(?:-streams)?)$")
+_GRADLE_BINDER = re.compile(r"""['"][\w.\-]+:spring-cloud-(?:starter-stream|stream-binder)-(rocketmq|rabbit|kafka(?:-streams)?)(?::[^'"]*)?['"]""")
+_GRADLE_PROJECT = re.compile(r"""\bproject\s*\(\s*(?:path\s*[:=]\s*)?['"](:[^'"]*)['"]""")
+_SETTINGS = ("settings.gradle", "settings.gradle.kts")
+
+
+def binder_type(coords: str) -> str | None:
+    """`rocketmq` / `rabbit` / `kafka` for a Spring Cloud Stream binder artifact, else None."""
+    m = _BINDER.match(coords)
+    return m.group(1).split("-")[0] if m else None
+
+
+class RepoBuilds:
+    """The repo's build files as a graph, loaded lazily through `repo.read` (pom facts memoised
+    under the build extractor's name): which Spring Cloud Stream binders a module has on its
+    class path, and which modules of the repo depend on which."""
+
+    def __init__(self, repo: RepoContext) -> None:
+        self._repo = repo
+        self._poms: dict[str, PomFacts | None] = {}
+        self._texts: dict[str, str | None] = {}
+        pom_paths = sorted(p for p in repo.paths if posixpath.basename(p) == POM)
+        self._model = MavenModel(self._pom, pom_paths)
+        self._build_files = {posixpath.dirname(p): p for p in sorted(repo.paths) if posixpath.basename(p) in (POM, *GRADLE)}
+        self._deps: dict[str, tuple[str, ...]] | None = None
+
+    def _pom(self, path: str) -> PomFacts | None:
+        if path not in self._poms:
+            data = self._repo.read(path) if path in self._repo.paths else None
+            parsed = self._repo.memo("build", path, data, lambda: pom_facts(data)) if data is not None else None
+            self._poms[path] = parsed if isinstance(parsed, PomFacts) else None
+        return self._poms[path]
+
+    def _text(self, path: str) -> str | None:
+        if path not in self._texts:
+            data = self._repo.read(path) if path in self._repo.paths else None
+            self._texts[path] = _blank_comments(data.decode("utf-8", "replace")) if data is not None else None
+        return self._texts[path]
+
+    def build_file(self, module: str) -> str | None:
+        """The build file of `module` or of its nearest ancestor that has one."""
+        folder = module
+        while True:
+            if folder in self._build_files:
+                return self._build_files[folder]
+            if not folder:
+                return None
+            folder = folder.rpartition("/")[0]
+
+    def binders(self, module: str) -> frozenset[str] | None:
+        """Binder types the module depends on (inherited Maven dependencies included); None when no
+        build file of the module or an ancestor is in the repo."""
+        path = self.build_file(module)
+        if path is None:
+            return None
+        if posixpath.basename(path) == POM:
+            chain = self._model.chain(path)
+            if not chain:
+                return None
+            props = self._model.properties(chain)
+            found = set()
+            for _, facts in chain:
+                for dep in facts.dependencies:
+                    coords, _ = interpolate(dep.coords, props)
+                    kind = binder_type(coords or "")
+                    if kind is not None and dep.scope != "test":
+                        found.add(kind)
+            return frozenset(found)
+        text = self._text(path)
+        return frozenset(m.group(1).split("-")[0] for m in _GRADLE_BINDER.finditer(text)) if text is not None else None
+
+    def dependencies(self) -> dict[str, tuple[str, ...]]:
+        """module dir -> module dirs of the repo it depends on directly (Maven coordinates found in
+        the repo, Gradle `project(':a:b')`), test scope left out."""
+        if self._deps is not None:
+            return self._deps
+        out: dict[str, tuple[str, ...]] = {}
+        for module, path in self._build_files.items():
+            found: list[str] = []
+            if posixpath.basename(path) == POM:
+                chain = self._model.chain(path)
+                props = self._model.properties(chain) if chain else {}
+                for dep in chain[0][1].dependencies if chain else ():
+                    coords, _ = interpolate(dep.coords, props)
+                    target = self._model.find(coords) if coords and dep.scope != "test" else None
+                    if target is not None and posixpath.dirname(target) != module:
+                        found.append(posixpath.dirname(target))
+            else:
+                text = self._text(path) or ""
+                root = self._settings_root(module)
+                for m in _GRADLE_PROJECT.finditer(text):
+                    target = posixpath.join(root, *[s for s in m.group(1).split(":") if s]) if m.group(1) != ":" else root
+                    target = posixpath.normpath(target) if target else ""
+                    if target != module and (target in self._build_files or not target):
+                        found.append("" if target == "." else target)
+            if found:
+                out[module] = tuple(dict.fromkeys(found))
+        self._deps = out
+        return out
+
+    def _settings_root(self, module: str) -> str:
+        folder = module
+        while True:
+            if any(posixpath.join(folder, s) in self._repo.paths for s in _SETTINGS):
+                return folder
+            if not folder:
+                return ""
+            folder = folder.rpartition("/")[0]

@@ -28,7 +28,7 @@ from subguard.core.model import (
     Subscription,
     Value,
 )
-from subguard.extract.spring.env import ConfigValue, canonical, resolve
+from subguard.extract.spring.env import ConfigValue, canonical, config_text_value
 from subguard.rocketmq.expression import parse
 
 View = Mapping[str, ConfigValue]
@@ -56,12 +56,11 @@ def config_value(view: View, key: str) -> Value | None:
 
 
 def value_of(cv: ConfigValue, view: View) -> Value:
-    if "${" not in cv.value:
+    """A config entry's value as Spring binds it (`env.config_text_value`), located at the entry."""
+    if "${" not in cv.value and "@" not in cv.value:
         return Value(value=cv.value, resolution=Resolution.LITERAL, detail=cv.key, location=location(cv))
-    res = resolve(cv.value, view)
-    if res.value is None:
-        return Value.unknown(f"{cv.key}: placeholder ${{{res.missing[0]}}} is not set in the Spring config", location(cv))
-    return Value(value=res.value, resolution=Resolution.PLACEHOLDER, detail=",".join(res.keys), location=location(cv))
+    v = config_text_value(cv.value, view, location(cv), cv.key)
+    return v.model_copy(update={"location": location(cv)}) if v.location != location(cv) else v
 
 
 def _text(v: Value | None) -> str:
@@ -201,6 +200,7 @@ class Binder:
     version: str | None = None
     new_keys: bool | None = None
     anonymous: bool | None = None
+    classpath: frozenset[str] | None = None  # binder types the build files bring (rocketmq, rabbit, kafka)
 
 
 UNKNOWN_BINDER = Binder()
@@ -218,6 +218,9 @@ def stream_bindings(view: View, binder: Binder = UNKNOWN_BINDER) -> list[tuple[s
         dest = config_value(view, f"{SCS}bindings.{binding}.destination")
         if dest is None or not _is_consumer(view, binding, name):
             continue
+        kind, binder_note = binder_of(view, binding, binder.classpath)
+        if kind != "rocketmq":
+            continue
         new, key_notes, presumed = _key_set(view, binding, name, binder)
         per_binding = new or binder.new_keys is None  # <= 2.2.6 / 2021.1: no per-binding nameServer/namespace/consumeFromWhere
         dest_loc = dest.location or Location(path="")
@@ -229,6 +232,8 @@ def stream_bindings(view: View, binder: Binder = UNKNOWN_BINDER) -> list[tuple[s
             etype, expr = _selector(view, binding, new)
             model, mode = _model(view, binding, new, notes)
             loc = group.location or dest_loc
+            if binder_note:
+                notes.append(binder_note)
             consumer = Consumer(
                 consumer_id=f"{dest_loc.path}:{dest_loc.line}:binding:{name}:{topic_text or ''}",
                 group=group,
@@ -243,6 +248,39 @@ def stream_bindings(view: View, binder: Binder = UNKNOWN_BINDER) -> list[tuple[s
             )
             out.append((f"binding:{binding}:{topic_text or ''}", consumer))
     return out
+
+
+def _type_of(view: View, name: str) -> str:
+    """The binder type a binder name stands for: `binders.<name>.type`, else the name itself (the
+    binder of a type is registered under the type's name: rocketmq, rabbit, kafka)."""
+    declared = _text(config_value(view, f"{SCS}binders.{name}.type")).strip().lower()
+    return (declared or name.strip().lower()).split("-")[0]
+
+
+def binder_of(view: View, binding: str, classpath: frozenset[str] | None) -> tuple[str, str]:
+    """(binder type, note) of an input binding, as Spring Cloud Stream's BinderFactory picks it:
+    the binding's `binder`, else `default-binder`, else the only binder configured
+    (`binders.*`) or on the class path. "rocketmq" unless the config or the build files say
+    otherwise; several binders and no choice fail the application at startup (a note, the
+    binding kept: the linter does not drop a consumer on a guess)."""
+    chosen = _text(config_value(view, f"{SCS}bindings.{binding}.binder")) or _text(config_value(view, SCS + "default-binder"))
+    if chosen:
+        return _type_of(view, chosen), ""
+    prefix = canonical(SCS + "binders") + "."
+    configured = {_type_of(view, k[len(prefix):].split(".")[0]) for k in view if k.startswith(prefix)}
+    kinds = configured or set(classpath or ())
+    if len(kinds) == 1:
+        return next(iter(kinds)), ""
+    if len(kinds) > 1:
+        if "rocketmq" not in kinds:
+            return sorted(kinds)[0], ""
+        return "rocketmq", (f"binding {binding}: several binders ({', '.join(sorted(kinds))}) and neither a binder for the binding "
+                            "nor spring.cloud.stream.default-binder: Spring Cloud Stream fails at startup (a default binder is requested)")
+    # no binder in the config, and none in the build files (or none known): the binder's own keys decide
+    others = {t for t in ("rabbit", "kafka") if any(k.startswith(canonical(f"{SCS}{t}.")) for k in view)}
+    if others and not any(k.startswith(canonical(SCS + "rocketmq.")) for k in view):
+        return sorted(others)[0], ""
+    return "rocketmq", ""
 
 
 def _written(view: View, binding: str, keys: tuple[str, ...]) -> list[str]:

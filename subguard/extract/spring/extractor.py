@@ -1,26 +1,36 @@
 """Spring config extractor: `application*` / `bootstrap*` `.yml|.yaml|.properties` in any directory.
 
 Per module (nearest pom.xml/build.gradle/... directory) the files become layers; every profile
-(from `application-{p}.*` names and document conditions) gets a merged view. Consumers declared
-in config are built per view: identical across profiles -> one consumer with environment "",
-otherwise one per profile with environment = profile. The views are exposed to later extractors
-as `facts["modules"]`: module dir -> `ModuleConfig` (Java resolves `${...}` with them).
+(from `application-{p}.*` names and document conditions) gets a merged view; `application-default.*`
+is the implicit default profile (in the base view only). Files a layer names with
+`spring.config.import` (`classpath:`, `file:`, relative, `optional:`; `nacos:<data-id>` and
+`apollo://<namespace>` matched to a file of that name in the repo), `spring.config.location` /
+`additional-location` and Nacos `shared-configs` / `extension-configs` data-ids are loaded as layers
+just above the layer that names them (`imports.py`). Consumers declared in config are built per
+view: identical across profiles -> one consumer with environment "", otherwise one per profile with
+environment = profile. The views are exposed to later extractors as `facts["modules"]`: module dir
+-> `ModuleConfig` (Java resolves `${...}` with them); a module without config of its own that
+application modules of the repo depend on (a shared starter) gets theirs (`shared.py`).
 Files under `src/test/` are parsed and validated but neither feed views nor declare consumers.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 
 from subguard.core.model import Consumer, FileRecord, FileStatus
 from subguard.deploy.service import module_dir
 from subguard.extract.base import ExtractResult, RepoContext, SourceFile
+from subguard.extract.build import RepoBuilds
 from subguard.extract.spring.consumers import BUILDERS, Builder
-from subguard.extract.spring.env import BASE, ConfigValue, Layer, config_file, layer_rank, profiles, view
+from subguard.extract.spring.env import BASE, ConfigValue, Layer, canonical, config_file, layer_rank, profiles, view
+from subguard.extract.spring.imports import Importer
 from subguard.extract.spring.props import PropertiesError, read_properties
 from subguard.extract.spring.versions import adjust_config_consumers, build_versions, module_builders
 from subguard.extract.spring.yaml_files import YamlError, read_yaml
+
+_SCS_BINDINGS = canonical("spring.cloud.stream.bindings") + "."
 
 
 @dataclass(frozen=True)
@@ -31,6 +41,7 @@ class ModuleConfig:
     profiles: tuple[str, ...]
     views: dict[str, dict[str, ConfigValue]]
     failed: tuple[str, ...] = ()  # config files of the module that could not be parsed (SG901)
+    via: tuple[str, ...] = ()  # a shared module's config: the application modules it was taken from
 
     def view_for(self, profile: str) -> dict[str, ConfigValue]:
         return self.views.get(profile, self.views[BASE])
@@ -63,10 +74,12 @@ def _is_test(path: str) -> bool:
 
 
 def build_modules(
-    layers_by_path: dict[str, tuple[Layer, ...]], paths: frozenset[str], failed: Sequence[str] = ()
+    layers_by_path: dict[str, tuple[Layer, ...]], paths: frozenset[str], failed: Sequence[str] = (),
+    expand: Callable[[str, list[Layer]], list[Layer]] | None = None,
 ) -> dict[str, ModuleConfig]:
     """Each module's config; a module whose config files all failed to parse is kept (with no
-    values) so that placeholders it leaves unresolved can say why."""
+    values) so that placeholders it leaves unresolved can say why. `expand(module, layers)` adds
+    the layers of the files they import."""
     grouped: dict[str, list[Layer]] = {}
     broken: dict[str, list[str]] = {}
     for path, layers in sorted(layers_by_path.items()):
@@ -79,7 +92,7 @@ def build_modules(
             grouped.setdefault(module, [])
     out: dict[str, ModuleConfig] = {}
     for module, found in grouped.items():
-        all_layers = tuple(found)
+        all_layers = tuple(expand(module, found) if expand is not None else found)
         names = profiles(all_layers)
         out[module] = ModuleConfig(module, names, {p: view(all_layers, p) for p in (BASE, *names)}, tuple(broken.get(module, ())))
     return out
@@ -111,6 +124,56 @@ def module_consumers(mod: ModuleConfig, builders: Mapping[str, Builder] = BUILDE
     return out
 
 
+def _agreed(configs: Sequence[ModuleConfig], profile: str) -> dict[str, ConfigValue]:
+    """One view for a shared module run by several applications: a key they all set to the same
+    text keeps it; a key they set differently (or only some set) is marked `differs`, so that a
+    placeholder of it stays unresolved instead of taking a default none of them runs with."""
+    views = [(c.module or ".", c.view_for(profile)) for c in configs]
+    out: dict[str, ConfigValue] = {}
+    for key in sorted({k for _, v in views for k in v}):
+        found = [(m, v.get(key)) for m, v in views]
+        first = next(cv for _, cv in found if cv is not None)
+        if all(cv is not None and cv.value == first.value for _, cv in found):
+            out[key] = first
+        else:
+            differs = tuple(f"{m}: {cv.value!r}" if cv is not None else f"{m}: (not set)" for m, cv in found)
+            out[key] = replace(first, differs=differs)
+    return out
+
+
+def shared_modules(modules: Mapping[str, ModuleConfig], builds: RepoBuilds, paths: frozenset[str]) -> dict[str, ModuleConfig]:
+    """Config for modules without their own that application modules of the repo depend on
+    (directly or through other modules): a shared starter's `${...}` placeholders are resolved by
+    the application that runs it. One such application: its config as is; several: the keys they
+    all agree on (a placeholder set differently per application stays unresolved, with the reason)."""
+    deps = builds.dependencies()
+    if not deps:
+        return {}
+    users: dict[str, list[str]] = {}
+    for app in sorted(m for m in modules if modules[m].views[BASE] and not _is_test(m + "/")):
+        stack, seen = list(deps.get(app, ())), set()
+        while stack:
+            lib = stack.pop()
+            if lib in seen or lib == app:
+                continue
+            seen.add(lib)
+            users.setdefault(lib, []).append(app)
+            stack.extend(deps.get(lib, ()))
+    out: dict[str, ModuleConfig] = {}
+    for lib, apps in sorted(users.items()):
+        if lib in modules:
+            continue
+        configs = [modules[a] for a in apps]
+        if len(configs) == 1:
+            out[lib] = ModuleConfig(lib, configs[0].profiles, configs[0].views, configs[0].failed, (configs[0].module,))
+            continue
+        names = tuple(dict.fromkeys(p for c in configs for p in c.profiles))
+        views = {p: _agreed(configs, p) for p in (BASE, *names)}
+        failed = tuple(f for c in configs for f in c.failed)
+        out[lib] = ModuleConfig(lib, names, views, failed, tuple(c.module for c in configs))
+    return out
+
+
 class SpringExtractor:
     name = "spring"
     needles: tuple[bytes, ...] = ()
@@ -129,12 +192,18 @@ class SpringExtractor:
             layers_by_path[f.path] = parsed
             records.append(FileRecord(path=f.path, status=FileStatus.PARSED, extractor=self.name))
         failed = [r.path for r in records if r.status is FileStatus.FAILED]
-        modules = build_modules(layers_by_path, repo.paths, failed)
+        importer = Importer(repo, self.name, lambda path, data: parse_config_file(path, data))
+        modules = build_modules(layers_by_path, repo.paths, failed, importer.expand)
+        records.extend(importer.records(given={f.path for f in files}))
         versions = build_versions(repo)
+        builds = RepoBuilds(repo) if len(modules) else None
         consumers: list[Consumer] = []
         for mod in modules.values():
-            builders = module_builders(mod.module, versions)
+            streams = any(k.startswith(_SCS_BINDINGS) for v in mod.views.values() for k in v)
+            builders = module_builders(mod.module, versions, builds if streams else None)
             consumers.extend(adjust_config_consumers(module_consumers(mod, builders), mod.module, versions))
+        if builds is not None:
+            modules.update(shared_modules(modules, builds, repo.paths))
         return ExtractResult(consumers=tuple(consumers), files=tuple(records), facts={"modules": modules})
 
 

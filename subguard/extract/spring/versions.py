@@ -15,10 +15,12 @@ Reads the build extractor's `facts["modules"]` (versions per module dir) and:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from functools import partial
 
 from subguard.core.model import ClientFamily, Consumer, Value
 from subguard.extract.base import RepoContext
+from subguard.extract.build import RepoBuilds
 from subguard.extract.spring.consumers import (
     BUILDERS,
     UNKNOWN_BINDER,
@@ -86,11 +88,15 @@ def sca_binder(version: Value | None) -> Binder:
     return Binder(version=version.value, new_keys=rules[0], anonymous=rules[1])
 
 
-def module_builders(module: str, versions: Versions) -> dict[str, Builder]:
+def module_builders(module: str, versions: Versions, builds: RepoBuilds | None = None) -> dict[str, Builder]:
     """The Spring config builders for a module's versions: the lite-pull trigger keys of its
-    rocketmq-spring (2.2.0-2.2.2: `rocketmq.consumer.*`) and its SCA binder's rules."""
+    rocketmq-spring (2.2.0-2.2.2: `rocketmq.consumer.*`), its SCA binder's rules and the Spring
+    Cloud Stream binders its build files put on the class path (None: no build file)."""
     mine = versions_for(module, versions)
-    stream: Builder = partial(stream_bindings, binder=sca_binder(mine.get(SCA_STREAM)))
+    binder = sca_binder(mine.get(SCA_STREAM))
+    if builds is not None:
+        binder = replace(binder, classpath=builds.binders(module))
+    stream: Builder = partial(stream_bindings, binder=binder)
     builders = {**BUILDERS, "stream": stream}
     if wants_legacy_pull(module, versions):
         del builders["pull-consumer"]
