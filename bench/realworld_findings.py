@@ -62,7 +62,12 @@ def main(argv: list[str] | None = None) -> int:
             tree = Path(tmp) / "tree"
             tree.mkdir()
             export_commit(git_dir, spec["commit"], tree)
-            rows = check(tree)
+            try:
+                rows = check(tree)
+            except RuntimeError as exc:
+                print(f"{spec['repo']:38} failed: {exc}")
+                totals.update(failed=1)
+                continue
         shown = [r for r in rows if r["severity"] in SHOWN]
         notes = [r for r in rows if r["severity"] not in SHOWN]
         diag = [r for r in notes if str(r["rule"]).startswith("SG9")]
@@ -73,7 +78,8 @@ def main(argv: list[str] | None = None) -> int:
     if not present:
         print("no mirror present", file=sys.stderr)
         return 2
-    print(f"{'TOTAL':38} {totals['shown']:6} {totals['notes']:6} {totals['diag']:6}  over {totals['repos']} repos")
+    failed = f", {totals['failed']} failed" if totals["failed"] else ""
+    print(f"{'TOTAL':38} {totals['shown']:6} {totals['notes']:6} {totals['diag']:6}  over {totals['repos']} repos{failed}")
     if args.list:
         print("\n".join(listed))
     return 0
