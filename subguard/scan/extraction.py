@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from subguard.core import tools
 from subguard.core.cache import ContentCache, code_stamp, namespace
 from subguard.core.config import Config
 from subguard.core.limits import FileFailure, describe, guard_memo, scrub
@@ -275,7 +276,8 @@ def open_cache(root: Path, config: Config, key: str = "") -> ContentCache:
     # the extractors' code too: a development build at the same version must not reuse stale parses
     pkg = Path(__file__).resolve().parent.parent
     code = code_stamp(*(pkg / name for name in ("core", "rocketmq", "deploy", "scan", "extract")))
-    ns = namespace(__version__, scan_config, key, code, str(root))
+    # a chart is rendered when helm is there: a result read without it (or with another) is stale
+    ns = namespace(__version__, scan_config, key, code, str(root), tools.helm_stamp())
     return ContentCache(directory, ns, lambda msg: print(msg, file=sys.stderr))
 
 

@@ -6,7 +6,7 @@ wrote and its exit code, replayed without loading the extractors, the engine or 
 
 The memo is keyed by the invocation: the arguments, the working directory, today's date (waivers
 expire), whether stdout and stderr are terminals (colour), the environment variables that change
-output or configuration, the interpreter, and the installed subguard (version and the size and mtime of every
+output or configuration, the interpreter, the helm binary that renders charts (`core.tools`), and the installed subguard (version and the size and mtime of every
 module and built-in policy). It is valid only while every input the run read is as it was:
 
 - each scan root's listing, taken *before* the run read a file: every entry git lists (or the walk
@@ -35,7 +35,7 @@ import sys
 import time
 
 from subguard import __version__
-from subguard.core import signing
+from subguard.core import signing, tools
 from subguard.scan import treestamp
 from subguard.scan.listing import excluded_dir, git_files
 
@@ -145,6 +145,7 @@ def invocation_key(argv: Sequence[str]) -> str:
         ("date", time.strftime("%Y-%m-%d")),  # waivers expire by the local date
         ("tty", [is_tty(sys.stdout), is_tty(sys.stderr)]), ("install", _install_stamp()),
         ("python", [sys.executable, sys.version]),  # another interpreter or venv: other library versions
+        ("helm", tools.helm_stamp()),  # charts are rendered when helm is there
     )
     return blake2b(repr(parts).encode("utf-8", "surrogateescape"), digest_size=32).hexdigest()
 

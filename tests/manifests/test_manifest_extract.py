@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from subguard.core.config import Config
-from subguard.core.model import Deployment, FileStatus
+from subguard.core.model import ClientFamily, Consumer, Deployment, FileStatus, Location, Value
 from subguard.extract.base import ExtractResult, RepoContext, SourceFile
 from subguard.extract.manifests.extractor import EXTRACTOR, NOT_A_MANIFEST, TEMPLATE_REASON
 
@@ -120,8 +120,20 @@ def test_bad_input_is_recorded_never_raised(result: ExtractResult) -> None:
     # YAML without `kind`/`services` (a CI file, a bare python object tag) is not loaded at all
     assert {by_path[p].reason for p in ("ci.yml", "tagged.yaml")} == {NOT_A_MANIFEST}
     assert not [d for d in result.deployments if d.location.path in ("ci.yml", "tagged.yaml")]
-    notes = [f for f in result.findings if f.location.path == "charts/consumer/templates/deployment.yaml"]
-    assert [(f.rule, f.severity.value) for f in notes] == [("SG901", "note")]
+    # no consumer in this scan could run in the chart: its templates hide no finding, so no note
+    assert [f for f in result.findings if f.rule == "SG901"] == []
+
+
+def test_one_note_per_unrendered_chart_when_a_broadcasting_consumer_exists(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SUBGUARD_HELM", "off")
+    files = [SourceFile(p.relative_to(ROOT).as_posix(), p.read_bytes()) for p in sorted((ROOT / "charts").rglob("*")) if p.is_file()]
+    c = Consumer(consumer_id="c", group=Value.literal("g"), message_model=Value.literal("BROADCASTING"),
+                 client=ClientFamily.JAVA_PUSH_4X, location=Location(path="App.java", line=1))
+    ctx = RepoContext(root=str(ROOT), repo="fx", config=Config(), paths=frozenset(f.path for f in files), read=lambda p: None,
+                      prior={"java": ExtractResult(consumers=(c,))})
+    notes = EXTRACTOR.extract(files, ctx).findings
+    assert [(f.rule, f.severity.value, f.location.path, f.location.line) for f in notes] == [("SG901", "note", "charts/consumer/Chart.yaml", 1)]
+    assert "Helm chart charts/consumer is not rendered (no helm binary on PATH" in notes[0].message
 
 
 def test_python_tag_in_a_manifest_is_loaded_inert(tmp_path: Path) -> None:
