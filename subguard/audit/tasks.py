@@ -30,12 +30,14 @@ from subguard.core.model import (
     Finding,
     Location,
     Resolution,
+    StartupFailure,
     Subscription,
     Value,
 )
 from subguard.rules import suppress, waiver_sources
 from subguard.rules.judge import GROUP_SCOPE, RuleSet, Waivers, judge
 from subguard.rules.waiver_sources import Reader
+from subguard.scan import globs
 from subguard.scan.discover import Candidate, read_limited
 from subguard.scan.extraction import ScanResult, scan_files
 from subguard.simulate.impact import DEFAULT_RUNS
@@ -240,7 +242,7 @@ def unit_task(unit: local.Unit, options: AuditOptions) -> list[dict[str, Any]]:
 
     config, problems = task_config(unit.repo, reader(options.config.max_file_size), options)
     read = reader(config.max_file_size)  # the repo's own config may set another size limit
-    candidates, skipped = local.list_repo(unit, config.max_file_size)
+    candidates, skipped = local.list_repo(unit, config.max_file_size, globs.matcher(config.exclude))
     return problems + scan_candidates(unit.repo, f"file:{unit.path}", candidates, skipped, read, config, options)
 
 
@@ -323,6 +325,7 @@ def consumer_from_rows(rows: Sequence[Mapping[str, Any]], repo_hint: str) -> Con
         instance_name=_value(head["instance_name"], None, None) if head.get("instance_name") else None,
         registers=head.get("registers") is not False,
         template=tuple(head.get("template") or ()),
+        startup_failure=StartupFailure(reason=str(head["startup_failure"])) if head.get("startup_failure") else None,
         location=loc(head),
     )
 

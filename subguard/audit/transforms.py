@@ -48,7 +48,8 @@ SUBSCRIPTIONS = (
     "group string, topic string, expression string, expression_type string, tags array<string>, message_model string, "
     "consume_mode string, client string, service string, environment string, path string, line int, column int, "
     "consumer_id string, resolution map<string,string>, repo string, name_server string, namespace string, "
-    "instance_name string, unresolved map<string,string>, registers boolean, template array<string>"
+    "instance_name string, unresolved map<string,string>, registers boolean, template array<string>, "
+    "startup_failure string"
 )
 UNREAD_HIDDEN = (
     "not read: Spark's readers skip names starting with . or _, and the task could not open it itself "

@@ -14,6 +14,7 @@ ROW_KEYS = (
     "group", "topic", "expression", "expression_type", "tags", "message_model", "consume_mode",
     "client", "service", "environment", "path", "line", "column", "consumer_id", "resolution",
     "repo", "name_server", "namespace", "instance_name", "unresolved", "registers", "template",
+    "startup_failure",
 )
 
 
@@ -45,6 +46,7 @@ def subscription_rows(consumers: Iterable[Consumer]) -> list[dict[str, Any]]:
             "instance_name": c.instance_name.value if c.instance_name else None,
             "registers": c.registers,
             "template": list(c.template),
+            "startup_failure": c.startup_failure.reason if c.startup_failure else None,
         }
         if not subs:
             rows.append({**dict.fromkeys(ROW_KEYS), **common, "tags": [], "path": c.location.path,
@@ -123,7 +125,8 @@ class Group:
 @dataclass(frozen=True)
 class GroupMap:
     """Groups by name, plus consumers whose group is unknown (never grouped; SG902 names them) and
-    consumers that register no subscription with the broker or are templates (listed, never a member)."""
+    consumers that register no subscription with the broker, are templates or fail at startup (listed,
+    never a member)."""
 
     groups: dict[str, Group]
     ungrouped: tuple[Consumer, ...]
@@ -146,7 +149,7 @@ def group_map(consumers: Iterable[Consumer]) -> GroupMap:
     passive: list[Consumer] = []
     for consumer in sort_consumers(list(consumers)):
         name = group_name(consumer)
-        if not consumer.registers or consumer.template:
+        if not consumer.registers or consumer.template or consumer.startup_failure:
             passive.append(consumer)
         elif name is None:
             ungrouped.append(consumer)

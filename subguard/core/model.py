@@ -46,6 +46,7 @@ class Resolution(str, Enum):
     IMPORTED_CONSTANT = "imported_constant"  # constant from another file of the same repo
     PLACEHOLDER = "placeholder"  # Spring ${key} / ${key:default} resolved against config
     ENV_DEFAULT = "env_default"  # os.getenv("X", "default"): the default, env var name in `detail`
+    OPTION_DEFAULT = "option_default"  # a command-line option's default (argparse default=): the option in `detail`
     DEFAULT = "default"  # not written anywhere: the client library's default applies
     DYNAMIC = "dynamic"  # unknown; `detail` says why
 
@@ -141,6 +142,13 @@ class Subscription(Record):
     location: Location
 
 
+class StartupFailure(Record):
+    """Why a declaration is refused when the application starts, and the value that causes it."""
+
+    reason: str
+    location: Location | None = None
+
+
 class Consumer(Record):
     """One consumer instance as declared in code or config."""
 
@@ -169,6 +177,10 @@ class Consumer(Record):
     # (a factory, a wrapper, a framework container), not a declaration. Its instances are the call
     # sites, annotations or config that feed it; the template itself is listed, never judged or noted
     template: tuple[str, ...] = ()
+    # why the client or its framework refuses this declaration at startup (an enum value rocketmq-spring
+    # reads case-sensitively, a listener class that implements no listener interface, ...): it never
+    # runs, so it is no group member; SG906 reports it
+    startup_failure: StartupFailure | None = None
 
     @property
     def model(self) -> str | None:

@@ -24,14 +24,14 @@ from typing import Any
 
 from subguard.core.config import Config
 from subguard.core.inventory import group_name
-from subguard.core.model import FileStatus, Finding, Location, Related, Severity, fingerprint
+from subguard.core.model import Consumer, FileStatus, Finding, Location, Related, Severity, fingerprint
 from subguard.rules.conditions import UNKNOWN
 from subguard.rules.conditions import evaluate as judge
 from subguard.rules.policy import Policy, builtin
 from subguard.rules.subjects import KINDS, Subject, Universe, Unknown, Variant, kind_spec
 from subguard.scan.extraction import ScanResult
 
-UNPARSEABLE, UNRESOLVED = "SG901", "SG902"
+UNPARSEABLE, UNRESOLVED, STARTUP_FAILURE = "SG901", "SG902", "SG906"
 _LINE = re.compile(r"(?:\bline\s+|:)(\d+)(?::\d+)?\b", re.IGNORECASE)
 _MAX_WHERE = 4
 
@@ -225,6 +225,23 @@ def _merge(owner: str, parts: Sequence[_Needs], universe: Universe) -> _Needs:
     return _Needs(unknown, set().union(*(n.rules for n in parts)))
 
 
+def startup_failures(consumers: Iterable[Consumer], policies: Mapping[str, Policy]) -> list[Finding]:
+    """SG906: one finding per declaration the client or its framework refuses at startup."""
+    severity, template = _tool(policies, STARTUP_FAILURE)
+    out = []
+    for c in consumers:
+        if c.startup_failure is None:
+            continue
+        what = f"consumer of group '{c.group.value}'" if c.group.value else "consumer"
+        out.append(Finding(
+            rule=STARTUP_FAILURE, severity=severity,
+            message=_format(template, {"what": what, "reason": c.startup_failure.reason}, STARTUP_FAILURE),
+            location=c.startup_failure.location or c.location, group=c.group.value or "",
+            fingerprint=fingerprint(STARTUP_FAILURE, c.repo or c.location.repo, c.location.path, c.group.value or "?"),
+        ))
+    return out
+
+
 def unresolved(needs: Iterable[_Needs], policies: Mapping[str, Policy]) -> list[Finding]:
     """SG902: one note per unknown value, naming every rule that needed it."""
     severity, template = _tool(policies, UNRESOLVED)
@@ -275,6 +292,8 @@ def evaluate(results: Sequence[ScanResult], policies: Sequence[Policy], config: 
                     need(unknown, policy.id)
     if selected(UNPARSEABLE, config):
         findings += unparseable(results, by_id)
+    if selected(STARTUP_FAILURE, config):
+        findings += startup_failures(universe.consumers, by_id)
     if selected(UNRESOLVED, config):
         findings += unresolved(blind_spots(needs.values(), universe, by_id), by_id)
     findings += [f for r in results for f in r.findings if selected(f.rule, config)]

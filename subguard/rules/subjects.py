@@ -167,6 +167,7 @@ TOOL_FIELDS: dict[str, set[str]] = {
     "SG902": {"what", "state", "reason", "rules"},
     "SG903": {"message"},
     "SG905": {"message"},
+    "SG906": {"what", "reason"},
 }
 
 

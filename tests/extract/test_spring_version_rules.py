@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from subguard.core.config import Config
+from subguard.core.inventory import group_map
 from subguard.core.model import Consumer, Resolution, Value
 from subguard.extract.spring.consumers import UNKNOWN_BINDER
 from subguard.extract.spring.versions import sca_binder
@@ -170,7 +171,12 @@ def test_legacy_lite_pull_bean_reads_rocketmq_consumer_model_the_same_way(tmp_pa
     assert len(c.notes) == 2 and "#450" in c.notes[1]  # the startup failure and the hidden-member note
 
 
-def test_startup_failure_reaches_the_user_as_an_unresolved_value_note(tmp_path: Path) -> None:
+def test_startup_failure_reaches_the_user_as_sg906_at_the_value(tmp_path: Path) -> None:
+    """A value rocketmq-spring refuses at startup is an error at that value (SG906), not a note; the
+    consumer never runs, so it is no member of its group."""
     result = _scan(tmp_path, None, PULL + "rocketmq.pull-consumer.message-model=clustering\n")
-    notes = [f for f in run([result], Config()) if f.rule == "SG902" and "case-sensitive" in f.message]
-    assert len(notes) == 1 and notes[0].location.path == RES and notes[0].location.line == 4
+    [failure] = [f for f in run([result], Config()) if f.rule == "SG906"]
+    assert (failure.location.path, failure.location.line) == (RES, 4)
+    assert failure.severity.value == "error" and "case-sensitive" in failure.message and "group 'g'" in failure.message
+    [consumer] = result.consumers
+    assert consumer.startup_failure is not None and group_map([consumer]).passive == (consumer,)

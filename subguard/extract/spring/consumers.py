@@ -25,6 +25,7 @@ from subguard.core.model import (
     Location,
     MessageModel,
     Resolution,
+    StartupFailure,
     Subscription,
     Value,
 )
@@ -120,7 +121,16 @@ def lite_pull_consumer(view: View, prefix: str, kind: str, default_detail: str) 
         namespace=config_value(view, prefix + "namespace"),
         instance_name=config_value(view, prefix + "instance-name") or Value.default("DEFAULT"),
         location=loc, notes=tuple(f for f in (stype_failure, model_failure) if f is not None),
+        startup_failure=_failure((stype_failure, stype), (model_failure, model)),
     )
+
+
+def _failure(*causes: tuple[str | None, Value | None]) -> StartupFailure | None:
+    """The startup failure of the first cause that has one, at the value that causes it."""
+    for reason, value in causes:
+        if reason is not None:
+            return StartupFailure(reason=reason, location=value.location if value is not None else None)
+    return None
 
 
 def pull_consumer(view: View) -> list[tuple[str, Consumer]]:
