@@ -137,6 +137,8 @@ def render(chart: Chart, paths: Iterable[str], read: Callable[[str], bytes | Non
             with open(target, "wb") as fh:
                 fh.write(data)
         os.makedirs(home)
+        with open(os.path.join(home, "kubeconfig"), "wb"):  # empty: no cluster, and no "Config not found" warning (helm 3)
+            pass
         env = {
             "HOME": home, "HELM_CACHE_HOME": os.path.join(home, "cache"), "HELM_CONFIG_HOME": os.path.join(home, "config"),
             "HELM_DATA_HOME": os.path.join(home, "data"), "HELM_PLUGINS": os.path.join(home, "plugins"),
@@ -163,6 +165,7 @@ def _first_error(stderr: bytes, code: int, out_path: str) -> str:
     if code < 0 and os.path.getsize(out_path) >= MAX_OUTPUT:
         return f"helm template printed more than {MAX_OUTPUT // (1024 * 1024)} MiB"
     lines = [ln.strip() for ln in stderr.decode("utf-8", "replace").splitlines() if ln.strip() and not ln.startswith("WARNING")]
+    lines = lines[next((i for i, ln in enumerate(lines) if ln.startswith("Error:")), 0):]  # after any log lines (klog)
     lines = [ln for ln in lines[:4] if not ln.startswith("Use --debug")]  # helm 4 splits one error over lines
     first = " ".join(lines).removeprefix("Error: ") if lines else f"exit status {code}"
     return "helm template failed: " + (first if len(first) <= 300 else first[:297] + "...")
