@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Literal
 
 from subguard.core.model import FileRecord, FileStatus
-from subguard.scan.discover import Candidate, classify, excluded_dir, git_files, walk_tree
+from subguard.scan.discover import Candidate, classify, excluded_dir, excluded_record, git_files, walk_tree
 
 UnitKind = Literal["repo", "hidden", "loose"]
 OUTSIDE = "not inside a repository (top-level file of an organisation folder)"
@@ -71,9 +71,13 @@ def walk(root: str, nested: frozenset[str] = frozenset()) -> Iterator[tuple[str,
     return walk_tree(root, enter)
 
 
-def list_repo(unit: Unit, max_size: int) -> tuple[list[Candidate], list[FileRecord]]:
+def list_repo(
+    unit: Unit, max_size: int, exclude: Callable[[str], str | None] | None = None,
+) -> tuple[list[Candidate], list[FileRecord]]:
     """A repository's files, classified as `subguard check` classifies them (same reasons), plus the
-    files `check` never lists (excluded folders, git-ignored files) as skipped records."""
+    files `check` never lists (excluded folders, git-ignored files) as skipped records. Files the
+    config's `exclude` names (`exclude`: `globs.matcher` over repo-relative paths) are skipped
+    unread and never stat-ed, as `check` skips them."""
     tracked = git_files(unit.path)  # None outside a work tree (or without git): every file counts
     keep = set(tracked) if tracked is not None else None
     candidates: list[Candidate] = []
@@ -84,6 +88,8 @@ def list_repo(unit: Unit, max_size: int) -> tuple[list[Candidate], list[FileReco
             skipped.append(_skipped(root, rel, EXCLUDED))
         elif keep is not None and rel not in keep:
             skipped.append(_skipped(root, rel, GIT_IGNORED))
+        elif exclude is not None and (pattern := exclude(rel)) is not None:
+            skipped.append(excluded_record(rel, pattern))
         else:
             cand, rec = classify(root, rel, max_size)
             if cand is not None:

@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from subguard.core.model import FileRecord, FileStatus
+from subguard.scan import globs
 from subguard.scan.listing import DEFAULT_EXCLUDE_DIRS, excluded_dir, git_files, root_names, walk_tree
 
-__all__ = ["DEFAULT_EXCLUDE_DIRS", "LINK", "SPECIAL", "Candidate", "classify", "discover", "excluded_dir", "git_files", "read_limited", "walk_tree"]
+__all__ = ["DEFAULT_EXCLUDE_DIRS", "LINK", "SPECIAL", "Candidate", "classify", "discover", "excluded_record", "excluded_dir", "git_files", "read_limited", "walk_tree"]
 
 DEFAULT_MAX_FILE_SIZE = 2 * 1024 * 1024
 LINK = "symbolic link (not followed)"
@@ -58,16 +60,33 @@ def classify(root: Path | str, rel: str, max_size: int) -> tuple[Candidate | Non
     return Candidate(rel, full, st.st_size, mtime_ns=st.st_mtime_ns), None
 
 
-def discover(root: Path, exclude_dirs: frozenset[str] = DEFAULT_EXCLUDE_DIRS, max_size: int = DEFAULT_MAX_FILE_SIZE) -> Discovery:
-    """List every file of a scan root (a directory or a single file)."""
+def excluded_record(rel: str, pattern: str) -> FileRecord:
+    """A file the config's `exclude` leaves out (`subguard.scan.globs`): counted, never stat-ed or read."""
+    return FileRecord(path=rel, status=FileStatus.SKIPPED, reason=globs.reason(pattern))
+
+
+def discover(
+    root: Path, exclude_dirs: frozenset[str] = DEFAULT_EXCLUDE_DIRS, max_size: int = DEFAULT_MAX_FILE_SIZE,
+    exclude: Callable[[Path], Callable[[str], str | None] | None] | None = None,
+) -> Discovery:
+    """List every file of a scan root (a directory or a single file). `exclude(folder)`: the
+    matcher of the config's `exclude` for paths relative to the scan folder (`globs.matcher`)."""
     root = root.resolve() if not root.is_symlink() else root.absolute()
     if root.is_file():
+        match = exclude(root.parent) if exclude is not None else None
+        pattern = match(root.name) if match is not None else None
+        if pattern is not None:
+            return Discovery(str(root.parent), (), (excluded_record(root.name, pattern),))
         cand, rec = classify(root.parent, root.name, max_size)
         return Discovery(str(root.parent), tuple([cand] if cand else []), tuple([rec] if rec else []))
     names = root_names(root, exclude_dirs)
+    match = exclude(root) if exclude is not None else None
     candidates: list[Candidate] = []
     skipped: list[FileRecord] = []
     for rel in names:
+        if match is not None and (pattern := match(rel)) is not None:
+            skipped.append(excluded_record(rel, pattern))
+            continue
         cand, rec = classify(root, rel, max_size)
         if cand is not None:
             candidates.append(cand)

@@ -22,7 +22,8 @@ from subguard.core.model import Consumer, Deployment, FileRecord, FileStatus, Fi
 from subguard.deploy.service import attribute
 from subguard.extract import load_extractors
 from subguard.extract.base import Extractor, ExtractResult, RepoContext, SourceFile, no_memo
-from subguard.scan.discover import Candidate, discover, read_limited
+from subguard.scan import globs
+from subguard.scan.discover import Candidate, discover, excluded_record, read_limited
 from subguard.scan.parallel import Prefetcher, worker_count
 
 
@@ -47,12 +48,40 @@ NO_EXTRACTOR = "not a file type subguard reads"
 KEEP_BYTES = 64 * 1024 * 1024  # contents kept in memory after the prefilter read, for extractors' lazy reads
 NO_REFERENCE = "no RocketMQ reference (prefilter)"
 UNREADABLE = "cannot read"
+EXCLUDED_BY_CONFIG = "excluded by config"  # globs.REASON: counted in --stats, never named file by file
+
+
+def config_dir(config: Config) -> str | None:
+    """The folder `exclude` patterns are relative to: the config file's (None without one)."""
+    return os.path.dirname(os.path.abspath(config.source)) if config.source else None
+
+
+def exclude_files(
+    candidates: Sequence[Candidate], skipped: Sequence[FileRecord], patterns: Sequence[str], prefix: str = "",
+) -> tuple[Sequence[Candidate], Sequence[FileRecord]]:
+    """The config's `exclude` applied (`subguard.scan.globs`): a matching file becomes a skipped
+    record "excluded by config (exclude: PATTERN)", whatever it was before (never read)."""
+    match = globs.matcher(patterns, prefix)
+    if match is None:
+        return candidates, skipped
+    kept: list[Candidate] = []
+    out: list[FileRecord] = []
+    for rec in skipped:
+        pattern = match(rec.path)
+        out.append(rec if pattern is None else excluded_record(rec.path, pattern).model_copy(update={"repo": rec.repo}))
+    for cand in candidates:
+        pattern = match(cand.path)
+        if pattern is None:
+            kept.append(cand)
+        else:
+            out.append(excluded_record(cand.path, pattern))
+    return kept, out
 
 
 def unusual_skip(rec: FileRecord) -> bool:
     """A file skipped for a reason a user would not guess: before any extractor looked at it (size
     limit, link, device or FIFO, cannot stat) or because it could not be read. `--stats` names each."""
-    if rec.status is not FileStatus.SKIPPED or not rec.reason:
+    if rec.status is not FileStatus.SKIPPED or not rec.reason or rec.reason.startswith(EXCLUDED_BY_CONFIG):
         return False
     return (not rec.extractor and rec.reason != NO_EXTRACTOR) or rec.reason.startswith(UNREADABLE)
 
@@ -80,8 +109,11 @@ def scan_files(
     config: Config,
     extractors: Sequence[Extractor] | None = None,
     cache: ContentCache | None = None,
+    prefix: str = "",
 ) -> ScanResult:
-    """Run the extractors over already-discovered files of one repo (reusing `cache` when given)."""
+    """Run the extractors over already-discovered files of one repo (reusing `cache` when given).
+    Files the config's `exclude` names (matched as `prefix` + path) are skipped, unread."""
+    candidates, skipped = exclude_files(candidates, skipped, config.exclude, prefix)
     manifest = _manifest(repo, candidates, skipped) if cache is not None else ""
     if cache is not None and manifest:
         cached = cache.result(manifest)
@@ -302,7 +334,12 @@ def scan_repo(
     With `cache_key` (anything that must invalidate the cache besides version and config, such as a
     hash of the policy set), a directory root uses the content cache.
     """
-    found = discover(path, max_size=config.max_file_size)
+    base = config_dir(config)
+
+    def exclude(folder: Path) -> Callable[[str], str | None] | None:
+        return globs.matcher(config.exclude, globs.root_prefix(str(folder), base))
+
+    found = discover(path, max_size=config.max_file_size, exclude=exclude)
     name = repo if repo is not None else Path(found.root).name
     cache = open_cache(Path(found.root), config, cache_key) if cache_key is not None and path.is_dir() else None
     candidates, skipped = found.candidates, found.skipped
@@ -311,7 +348,8 @@ def scan_repo(
         if inside:
             candidates = tuple(c for c in candidates if not c.path.startswith(inside))
             skipped = tuple(r for r in skipped if not r.path.startswith(inside))
-    result = scan_files(found.root, name, candidates, skipped, config, extractors, cache)
+    prefix = globs.root_prefix(found.root, base)
+    result = scan_files(found.root, name, candidates, skipped, config, extractors, cache, prefix)
     if cache is not None:
         cache.save()
     return result

@@ -14,6 +14,7 @@ module and built-in policy). It is valid only while every input the run read is 
   outputs when they lie inside the root (a run whose newest entry changed less than `RACY_NS` before
   the listing is not memoised: a second change within the same timestamp tick would be invisible;
   file systems with timestamps coarser than that, such as FAT, can still hide such an edit);
+  (files the config's `exclude` leaves out count by name only: their edits do not matter);
 - each other file the run depended on (config files, including the absent ones it looked for,
   policy files, the baseline), by the same stat fields;
 - the caches the run used, as the run left them (a cache corrupted since is a changed input).
@@ -46,10 +47,10 @@ except ImportError:  # pragma: no cover - an interpreter built without it
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
     from typing import Any, TextIO
 
-FORMAT = 2
+FORMAT = 3
 KEEP = 64
 # an entry changed this close to the listing could change again within the same timestamp tick
 # (Linux keeps coarse file times, a few ms) and look unchanged: such a run is not memoised
@@ -73,41 +74,68 @@ def file_stat(path: str) -> list[int] | None:
     return [stat.S_IFMT(st.st_mode), st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
 
 
-def root_listing(root: str, exclude: Sequence[str] = ()) -> tuple[str, int]:
+def root_listing(root: str, exclude: Sequence[str] = (), globs: Sequence[Any] = ()) -> tuple[str, int]:
     """A digest of every entry of a scan root as `discover` would list it (names and stat fields:
-    git's listing inside a work tree, else the same filtered walk), and its newest ctime (ns)."""
+    git's listing inside a work tree, else the same filtered walk), and its newest ctime (ns).
+
+    `globs` is `[patterns, config folder]` of the config's `exclude` (`subguard.scan.globs`): an
+    entry it excludes counts by its name alone, so editing it changes nothing, adding or removing
+    it does (the run counts it)."""
     top = os.path.abspath(root) if os.path.islink(root) else os.path.realpath(root)
+    match = _exclude_matcher(top if os.path.isdir(top) else os.path.dirname(top), globs)
     if not os.path.isdir(top):
-        return treestamp.names_stamp(os.path.dirname(top), [os.path.basename(top)], top)
+        base, name = os.path.dirname(top), os.path.basename(top)
+        if match is not None and match(name) is not None:
+            return treestamp.names_stamp(base, [], "excluded\0" + name)
+        return treestamp.names_stamp(base, [name], top)
     skip = tuple(e.rstrip("/") + "/" for e in exclude)
     listed = git_files(top)
     if listed is None:
-        return treestamp.walk_stamp(top, skip, excluded_dir, top)
+        return treestamp.walk_stamp(top, skip, excluded_dir, top, match)
     kept = [name for name in listed if not (skip and (name + "/").startswith(skip))]
-    return treestamp.names_stamp(top, kept, "git\0" + top)
+    if match is None:
+        return treestamp.names_stamp(top, kept, "git\0" + top)
+    left_out = [name for name in kept if match(name) is not None]
+    if left_out:
+        gone = set(left_out)
+        kept = [name for name in kept if name not in gone]
+    return treestamp.names_stamp(top, kept, "git\0" + top + "\0excluded\0" + "\0".join(left_out))
+
+
+def _exclude_matcher(folder: str, globs: Sequence[Any]) -> Callable[[str], str | None] | None:
+    if not globs or not globs[0]:
+        return None
+    from subguard.scan import globs as globs_mod  # only when the config excludes something
+
+    patterns, config_dir = globs
+    return globs_mod.matcher(patterns, globs_mod.root_prefix(folder, config_dir or None))
 
 
 # listings the replay took, for the recorder of the same process (taken before the run read anything)
-_TAKEN: dict[tuple[str, tuple[str, ...]], tuple[int, str, int]] = {}
+_TAKEN: dict[tuple[str, tuple[str, ...], str], tuple[int, str, int]] = {}
 
 
-def root_signature(root: str, exclude: Sequence[str] = ()) -> str:
+def _key(globs: Sequence[Any]) -> str:
+    return repr([list(globs[0]), globs[1]]) if globs and globs[0] else ""
+
+
+def root_signature(root: str, exclude: Sequence[str] = (), globs: Sequence[Any] = ()) -> str:
     listed_at = time.time_ns()
-    digest, newest = root_listing(root, exclude)
-    _TAKEN[(root, tuple(exclude))] = (listed_at, digest, newest)
+    digest, newest = root_listing(root, exclude, globs)
+    _TAKEN[(root, tuple(exclude), _key(globs))] = (listed_at, digest, newest)
     return digest
 
 
-def listing_for_record(root: str, exclude: Sequence[str]) -> tuple[int, str, int]:
+def listing_for_record(root: str, exclude: Sequence[str], globs: Sequence[Any] = ()) -> tuple[int, str, int]:
     """(when it was taken, digest, newest ctime) of a root's listing: the one this process's replay
     took when it was of the same root (a large tree is not walked twice per run), else a new one. An
     earlier listing is safe: a file changed since makes the stored digest stale, a miss next time.
     One too close to a change (`RACY_NS`) is taken again: by now that change may be far enough back."""
-    taken = _TAKEN.pop((root, tuple(exclude)), None)
+    taken = _TAKEN.pop((root, tuple(exclude), _key(globs)), None)
     if taken is not None and taken[0] - taken[2] >= RACY_NS:
         return taken
     listed_at = time.time_ns()
-    digest, newest = root_listing(root, exclude)
+    digest, newest = root_listing(root, exclude, globs)
     return listed_at, digest, newest
 
 
@@ -192,7 +220,7 @@ def _valid(entry: dict[str, Any]) -> bool:
         return False
     if not all(tree_signature(folder) == sig for folder, sig in inputs["after"].items()):
         return False
-    return all(root_signature(root["path"], root["exclude"]) == root["sig"] for root in inputs["roots"])
+    return all(root_signature(root["path"], root["exclude"], root["globs"]) == root["sig"] for root in inputs["roots"])
 
 
 def replay(argv: Sequence[str]) -> int | None:

@@ -62,9 +62,14 @@ class Recorder:
         self.out = _Tee(sys.stdout)
         self.err = _Tee(sys.stderr)
 
-    def note_inputs(self, roots: Sequence[str], files: Sequence[str], caches: Sequence[str], exclude: Sequence[str]) -> None:
+    def note_inputs(
+        self, roots: Sequence[str], files: Sequence[str], caches: Sequence[str], exclude: Sequence[str],
+        patterns: Sequence[str] = (), config_dir: str | None = None,
+    ) -> None:
         """Before the scan reads anything: the roots (listed now), files it depends on, the caches
-        it will use (signed when it is done), and paths inside roots the run writes itself."""
+        it will use (signed when it is done), and paths inside roots the run writes itself.
+        `patterns` are the config's `exclude` globs, relative to `config_dir` (`subguard.scan.globs`)."""
+        globs = [list(patterns), config_dir or ""] if patterns else []
         for root in roots:
             top = Path(root).resolve()
             inside = []
@@ -73,10 +78,10 @@ class Recorder:
                     inside.append(Path(path).resolve().relative_to(top).as_posix())
                 except ValueError:
                     continue
-            listed_at, digest, newest = runmemo.listing_for_record(root, inside)
+            listed_at, digest, newest = runmemo.listing_for_record(root, inside, globs)
             if listed_at - newest < runmemo.RACY_NS:
                 self.spoil("a file changed within the timestamp granularity of the listing")
-            self.roots.append({"path": root, "exclude": inside, "sig": digest})
+            self.roots.append({"path": root, "exclude": inside, "globs": globs, "sig": digest})
         self.files.update({str(Path(f).absolute()): runmemo.file_stat(f) for f in files})
         self.after += [str(Path(c).absolute()) for c in caches]
 
@@ -131,9 +136,12 @@ def recording(argv: Sequence[str]) -> Iterator[Recorder | None]:
         ACTIVE = None
 
 
-def note_inputs(roots: Sequence[str], files: Sequence[str], caches: Sequence[str], exclude: Sequence[str]) -> None:
+def note_inputs(
+    roots: Sequence[str], files: Sequence[str], caches: Sequence[str], exclude: Sequence[str],
+    patterns: Sequence[str] = (), config_dir: str | None = None,
+) -> None:
     if ACTIVE is not None:
-        ACTIVE.note_inputs(roots, files, caches, exclude)
+        ACTIVE.note_inputs(roots, files, caches, exclude, patterns, config_dir)
 
 
 def note_output(path: str, text: str) -> None:

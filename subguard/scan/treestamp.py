@@ -45,10 +45,13 @@ def _name(text: str) -> bytes:
 class _Walk:
     """One walk of a tree: folder digests by relative path, and the newest ctime met."""
 
-    def __init__(self, base: str, skip: tuple[str, ...], excluded: Callable[[str], bool]) -> None:
+    def __init__(
+        self, base: str, skip: tuple[str, ...], excluded: Callable[[str], bool], unread: Callable[[str], str | None] | None = None,
+    ) -> None:
         self.base = base
         self.skip = skip
         self.excluded = excluded
+        self.unread = unread  # entries (relative path) counted by name alone: the config's `exclude`
         self.known: dict[str, bytes] = {}
         self.newest = 0
 
@@ -110,6 +113,9 @@ class _Walk:
                     rows.append((entry.name, self.digest(prefix + entry.name, fd, entry.name)))
                 continue
             name = entry.name
+            if self.unread is not None and self.unread(prefix + name) is not None:
+                rows.append((name, "excluded"))
+                continue
             try:
                 st = entry.stat(follow_symlinks=False)
             except OSError:
@@ -139,11 +145,14 @@ class _Walk:
         return level if len(level) >= SPLIT_FRONTIER else []
 
 
-def walk_stamp(base: str, skip: Sequence[str], excluded: Callable[[str], bool], seed: str) -> tuple[str, int]:
+def walk_stamp(
+    base: str, skip: Sequence[str], excluded: Callable[[str], bool], seed: str, unread: Callable[[str], str | None] | None = None,
+) -> tuple[str, int]:
     """Digest and newest ctime of every entry below the folder `base`, as `listing.walk_tree` meets
     them: real folders entered unless `excluded(name)` or under a `skip` prefix (relative, ending in
-    "/"), links and other entries stamped by `lstat`."""
-    walk = _Walk(base, tuple(skip), excluded)
+    "/"), links and other entries stamped by `lstat`, except those `unread(relative path)` names
+    (by name alone)."""
+    walk = _Walk(base, tuple(skip), excluded, unread)
     shares = walk.frontier()
     if shares:
         mine, theirs = shares[0::2], shares[1::2]

@@ -38,7 +38,7 @@ from subguard.rules.judge import BaselineStep, RuleSet, judge
 from subguard.rules.policy import BUILTIN_DIR, Policy, PolicyError, load_policy_set, policy_dirs, rule_docs
 from subguard.rules.waiver_sources import on_disk as waivers_on_disk
 from subguard.scan import runrecord
-from subguard.scan.extraction import ScanResult, cache_directory
+from subguard.scan.extraction import ScanResult, cache_directory, config_dir
 
 FAIL_ON = ("error", "warning", "note", "none")
 F = TypeVar("F", bound=Callable[..., Any])
@@ -186,7 +186,7 @@ def _note_inputs(
     files += [baseline_file] if baseline_file else []
     caches = [str(cache_directory(Path(r).resolve(), config)) for r in roots if Path(r).is_dir()]
     caches += [str(user_cache_dir())]
-    runrecord.note_inputs(roots, files, caches, [*outputs, *caches])
+    runrecord.note_inputs(roots, files, caches, [*outputs, *caches], config.exclude, config_dir(config))
 
 
 def _context(results: Sequence[ScanResult], color: bool, show_notes: bool = False) -> ReportContext:
