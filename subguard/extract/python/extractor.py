@@ -23,6 +23,7 @@ from subguard.extract.python.resolve import ModuleSource
 
 LOADED_FOR_CONSTANTS = "loaded to resolve imported constants"
 LOADED_FOR_CALLS = "loaded to find factory call sites"
+LOADED_FOR_VALUES = "loaded to resolve values (base classes, command-line options)"
 NO_CONSUMER_CLASS = "names no consumer class (constants only)"
 # A full parse (names, positions; ~3x a plain libcst parse) only for files that name a consumer class.
 CONSUMER_NEEDLES = (b"PushConsumer", b"PullConsumer", b"SimpleConsumer")
@@ -59,50 +60,8 @@ class PythonExtractor:
             else:
                 pre_light[f.path] = outcome
                 records[f.path] = FileRecord(path=f.path, status=FileStatus.PARSED, reason=NO_CONSUMER_CLASS, extractor=self.name)
-        loaded: dict[str, str] = {}
-
-        def light(path: str) -> ModuleFacts | None:
-            if path in pre_light:
-                return pre_light[path]
-            data = repo.read(path)
-            if data is None:
-                return None
-            outcome = _memo(repo, "python-constants", path, data, full=False)
-            if path not in records:
-                records[path] = (
-                    _failure_record(path, outcome) if isinstance(outcome, Failure)
-                    else FileRecord(path=path, status=FileStatus.PARSED, reason=LOADED_FOR_CONSTANTS, extractor=self.name)
-                )
-            return None if isinstance(outcome, Failure) else outcome
-
-        def load_calls(names: frozenset[tuple[str, str]]) -> list[ModuleFacts]:
-            """Full facts of other Python files that mention a factory's module and name."""
-            out: list[ModuleFacts] = []
-            needles = [(m.encode(), n.encode()) for m, n in names]
-            # one C-level scan for any of the names first: most files mention none (speed only)
-            any_name = re.compile(b"|".join(re.escape(n) for _, n in needles))
-            for path in sorted(repo.paths):
-                if not self.claims(path) or path in full:
-                    continue
-                if path in loaded:
-                    facts = modules.full.get(path)
-                    if facts is not None:
-                        out.append(facts)
-                    continue
-                data = repo.read(path)
-                if data is None or not any_name.search(data) or not any(n in data and m in data for m, n in needles):
-                    continue
-                loaded[path] = LOADED_FOR_CALLS
-                outcome = _memo(repo, "python", path, data, full=True)
-                if isinstance(outcome, Failure):
-                    records.setdefault(path, _failure_record(path, outcome))
-                    continue
-                records[path] = FileRecord(path=path, status=FileStatus.PARSED, reason=LOADED_FOR_CALLS, extractor=self.name)
-                modules.full[path] = outcome
-                out.append(outcome)
-            return out
-
-        modules = ModuleSource(repo.paths, full, light)
+        loader = _Loader(self, repo, records, full, pre_light)
+        modules = loader.modules
         hint_cache: list[ClientFamily | None] = []
 
         def dependency_hint() -> ClientFamily | None:
@@ -110,8 +69,82 @@ class PythonExtractor:
                 hint_cache.append(_dependency_family(repo))
             return hint_cache[0]
 
-        consumers = Linker(modules, load_calls, dependency_hint).consumers() if full else []
+        consumers = Linker(modules, loader.load_calls, dependency_hint).consumers() if full else []
         return ExtractResult(consumers=tuple(consumers), files=tuple(records.values()))
+
+
+class _Loader:
+    """Modules loaded beyond the claimed files, each recorded with why it was read."""
+
+    def __init__(
+        self, extractor: PythonExtractor, repo: RepoContext, records: dict[str, FileRecord],
+        full: dict[str, ModuleFacts], pre_light: dict[str, ModuleFacts],
+    ) -> None:
+        self.extractor = extractor
+        self.repo = repo
+        self.records = records
+        self.full = full
+        self.pre_light = pre_light
+        self.loaded: dict[str, str] = {}
+        self.modules = ModuleSource(repo.paths, full, self.light, self.load_full)
+
+    def _record(self, path: str, reason: str) -> None:
+        self.records[path] = FileRecord(path=path, status=FileStatus.PARSED, reason=reason, extractor=self.extractor.name)
+
+    def light(self, path: str) -> ModuleFacts | None:
+        if path in self.pre_light:
+            return self.pre_light[path]
+        data = self.repo.read(path)
+        if data is None:
+            return None
+        outcome = _memo(self.repo, "python-constants", path, data, full=False)
+        if path not in self.records:
+            if isinstance(outcome, Failure):
+                self.records[path] = _failure_record(path, outcome)
+            else:
+                self._record(path, LOADED_FOR_CONSTANTS)
+        return None if isinstance(outcome, Failure) else outcome
+
+    def load_calls(self, names: frozenset[tuple[str, str]]) -> list[ModuleFacts]:
+        """Full facts of other Python files that mention a factory's module and name (a fixture's
+        name: module "")."""
+        out: list[ModuleFacts] = []
+        needles = [(m.encode(), n.encode()) for m, n in names]
+        # one C-level scan for any of the names first: most files mention none (speed only)
+        any_name = re.compile(b"|".join(re.escape(n) for _, n in needles))
+        for path in sorted(self.repo.paths):
+            if not self.extractor.claims(path) or path in self.full:
+                continue
+            if path in self.loaded:
+                facts = self.modules.full.get(path)
+                if facts is not None:
+                    out.append(facts)
+                continue
+            data = self.repo.read(path)
+            if data is None or not any_name.search(data) or not any(n in data and m in data for m, n in needles):
+                continue
+            self.loaded[path] = LOADED_FOR_CALLS
+            outcome = _memo(self.repo, "python", path, data, full=True)
+            if isinstance(outcome, Failure):
+                self.records.setdefault(path, _failure_record(path, outcome))
+                continue
+            self._record(path, LOADED_FOR_CALLS)
+            self.modules.full[path] = outcome
+            out.append(outcome)
+        return out
+
+    def load_full(self, path: str) -> ModuleFacts | None:
+        """Full facts of a module a value leads to (a base class's methods, a parser's options)."""
+        data = self.repo.read(path) if self.extractor.claims(path) else None
+        if data is None:
+            return None
+        outcome = _memo(self.repo, "python", path, data, full=True)
+        if isinstance(outcome, Failure):
+            self.records.setdefault(path, _failure_record(path, outcome))
+            return None
+        if path not in self.records:
+            self._record(path, LOADED_FOR_VALUES)
+        return outcome
 
 
 def parse_full(path: str, data: bytes) -> ParseOutcome:

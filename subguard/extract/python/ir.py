@@ -184,6 +184,8 @@ class FuncCall:
     key: str
     scope: str
     order: tuple[int, int]
+    arg_keys: tuple[str, ...] = ()  # the binding each positional argument names ("" when none)
+    kw_keys: tuple[tuple[str, str], ...] = ()  # keyword -> the binding its argument names
 
 
 @dataclass(frozen=True)
@@ -193,8 +195,21 @@ class Function:
     qualname: str
     params: tuple[str, ...]
     defaults: tuple[tuple[str, IR], ...] = ()
-    returns: tuple[str, ...] = ()  # binding keys / `#<construct index>` it returns
+    returns: tuple[str, ...] = ()  # binding keys / `#<construct index>` it returns (or yields)
     is_method: bool = False
+    fixture: str = ""  # the pytest fixture name when decorated with @pytest.fixture
+
+
+@dataclass(frozen=True)
+class Option:
+    """`parser.add_argument(...)` of argparse: the parser's binding key, the attribute (`dest`) it
+    sets on the parsed namespace, its default (None when it has none) and the option as written."""
+
+    parser: str
+    dest: str
+    default: IR | None
+    flag: str
+    loc: Loc = NOWHERE
 
 
 @dataclass(frozen=True)
@@ -206,6 +221,7 @@ class ModuleFacts:
     star_imports: tuple[str, ...] = ()
     globals: tuple[tuple[str, IR], ...] = ()  # module-level single-assignment names
     classes: tuple[tuple[str, tuple[tuple[str, IR], ...]], ...] = ()  # class -> class attributes
+    bases: tuple[tuple[str, tuple[IR, ...]], ...] = ()  # class -> its base classes as written
     instance_attrs: tuple[tuple[str, tuple[IR, ...]], ...] = ()  # "Cls.attr" -> assigned values
     locals: tuple[tuple[str, tuple[tuple[tuple[int, int], IR], ...]], ...] = ()  # "scope:name" -> (pos, value)
     functions: tuple[Function, ...] = ()
@@ -213,6 +229,7 @@ class ModuleFacts:
     constructs: tuple[Construct, ...] = ()
     methods: tuple[MethodCall, ...] = ()
     calls: tuple[FuncCall, ...] = ()
+    options: tuple[Option, ...] = ()  # argparse options added in this module
     evidence: frozenset[str] = field(default_factory=frozenset)  # names hinting at the client package
     full: bool = True  # False for the light (constants-only) parse
 

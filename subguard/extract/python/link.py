@@ -7,6 +7,7 @@ parameters (or that the function returns) is a factory: it yields one consumer p
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -28,13 +29,16 @@ from subguard.extract.python.ir import (
     AttrOf,
     CallIR,
     Construct,
+    DictIR,
     FuncCall,
     Glob,
     Imp,
     Loc,
+    Local,
     MethodCall,
     ModuleFacts,
     Param,
+    SelfAttr,
     consumer_kind,
 )
 from subguard.extract.python.resolve import (
@@ -65,10 +69,12 @@ UNDECIDED_NOTE = (
 
 @dataclass(frozen=True)
 class Event:
-    """A method call on a consumer, with the module it is written in."""
+    """A method call on a consumer, with the module it is written in; `frame` binds the parameters
+    of the function the consumer was passed to (None: the instance's own frame)."""
 
     call: MethodCall
     module: ModuleFacts
+    frame: Frame | None = None
 
 
 @dataclass(frozen=True)
@@ -125,33 +131,36 @@ class Linker:
 
     # ---- instances ---------------------------------------------------------------------------
     def consumers(self) -> list[Consumer]:
-        """All consumers: constructions first, factories resolved with one search for their callers."""
-        planned: list[tuple[Construct, ModuleFacts, tuple[Event, ...], tuple[FunctionLike, str] | None]] = []
+        """All consumers: constructions first, factories and fixtures resolved with one search for
+        the modules that call or use them."""
+        planned: list[_Plan] = []
         for path in sorted(self.modules.full):
             module = self.modules.full[path]
             events = _events_by_construct(module)
             for c in module.constructs:
-                evs = tuple(events[c.index])
-                planned.append((c, module, evs, self._factory(c, module, evs)))
+                evs = tuple(events[c.index]) + self._passed(c.key, module, Frame(module), c.order, 0)
+                fixture = self._fixture(c, module)
+                planned.append(_Plan(c, module, evs, None if fixture else self._factory(c, module, evs), fixture))
         names = frozenset(
-            (_stem(module.path), f[1].split(".")[-1]) for _c, module, _e, f in planned if f is not None
+            [(_stem(p.module.path), p.factory[1].split(".")[-1]) for p in planned if p.factory is not None]
+            + [("", p.fixture) for p in planned if p.fixture]
         )
         callers = list(self.modules.full.values()) + (self.load_calls(names) if names else [])
         out: list[Consumer] = []
-        for c, module, evs, factory in planned:
-            for inst in self._instances(c, module, evs, factory, callers):
+        for plan in planned:
+            for inst in self._instances(plan, callers):
                 out.append(self._consumer(inst))
         return out
 
-    def _instances(
-        self, c: Construct, module: ModuleFacts, events: tuple[Event, ...],
-        factory: tuple[FunctionLike, str] | None, callers: list[ModuleFacts],
-    ) -> list[Instance]:
+    def _instances(self, plan: _Plan, callers: list[ModuleFacts]) -> list[Instance]:
+        c, module, events = plan.construct, plan.module, plan.events
         base_id = _id_part(c, module)
         plain = Instance(c, module, events, Frame(module), base_id, location(module.path, c.call.loc))
-        if factory is None:
+        if plan.fixture:
+            return self._fixture_instances(plan, plain, callers) or [plain]
+        if plan.factory is None:
             return [plain]
-        func, callee = factory
+        func, callee = plan.factory
         sites = self._call_sites(module, callee, callers)
         if not sites:
             return [plain]
@@ -161,9 +170,65 @@ class Linker:
             n = counts[(caller.path, site.scope)] = counts.get((caller.path, site.scope), 0) + 1
             frame = Frame(module, self._bind(func, site, caller, module))
             extra = tuple(Event(m, caller) for m in caller.methods if site.key and m.key == site.key and m.order > site.order)
+            extra += self._passed(site.key, caller, Frame(caller), site.order, 0) if site.key else ()
             cid = f"{base_id}@{caller.path}::{site.scope or '<module>'}#{n}"
             note = f"built by factory {func.qualname}() of {module.path}"
             out.append(Instance(c, module, events + extra, frame, cid, location(caller.path, site.call.loc), (note,)))
+        return out
+
+    def _passed(self, key: str, module: ModuleFacts, frame: Frame, after: tuple[int, int], depth: int) -> tuple[Event, ...]:
+        """Method calls on a consumer made by the repo functions it is passed to as an argument
+        (`register(consumer, TOPIC)` whose body calls `consumer.subscribe(topic, ...)`)."""
+        if not key or depth > 3:
+            return ()
+        out: list[Event] = []
+        for call in module.calls:
+            if call.order <= after or key not in call.arg_keys and key not in (k for _n, k in call.kw_keys):
+                continue
+            ref = self.resolver.resolve(call.target, frame).obj
+            if not isinstance(ref, FuncRef):
+                continue
+            callee = self.modules.get_full(ref.path)
+            fn = function_of(callee, ref.qual) if callee is not None else None
+            if callee is None or fn is None or fn.is_method:
+                continue
+            positions = [i for i, k in enumerate(call.arg_keys) if k == key]
+            params = [fn.params[i] for i in positions if i < len(fn.params)]
+            params += [n for n, k in call.kw_keys if k == key and n in fn.params]
+            bound = Frame(callee, self._bind(FunctionLike(fn.qualname, fn.params, fn.defaults), call, module, callee, frame))
+            for param in params:
+                inner = f"{fn.qualname}:{param}"
+                out.extend(Event(m, callee, bound) for m in callee.methods if m.key == inner)
+                out.extend(self._passed(inner, callee, bound, (0, 0), depth + 1))
+        return tuple(out)
+
+    def _fixture(self, c: Construct, module: ModuleFacts) -> str:
+        """The pytest fixture name when `c` is built and returned/yielded by a fixture function."""
+        fn = function_of(module, c.scope) if c.scope else None
+        if fn is None or not fn.fixture:
+            return ""
+        return fn.fixture if f"#{c.index}" in fn.returns or (c.key and c.key in fn.returns) else ""
+
+    def _fixture_instances(self, plan: _Plan, plain: Instance, callers: list[ModuleFacts]) -> list[Instance]:
+        """One consumer per test function that takes the fixture by name: in the fixture's module, or
+        under the folder of the conftest.py that defines it."""
+        module = plan.module
+        folder = posixpath.dirname(module.path)
+        conftest = posixpath.basename(module.path) == "conftest.py"
+        out: list[Instance] = []
+        for user in sorted({m.path: m for m in callers}.values(), key=lambda m: m.path):
+            visible = user.path == module.path or conftest and (not folder or user.path.startswith(folder + "/"))
+            if not visible:
+                continue
+            for fn in user.functions:
+                if plan.fixture not in fn.params or fn.fixture:
+                    continue
+                key = f"{fn.qualname}:{plan.fixture}"
+                evs = tuple(Event(m, user) for m in user.methods if m.key == key)
+                evs += self._passed(key, user, Frame(user), (0, 0), 0)
+                cid = f"{plain.consumer_id}@{user.path}::{fn.qualname}"
+                note = f"pytest fixture {plan.fixture} of {module.path}, used by {fn.qualname}"
+                out.append(Instance(plan.construct, module, plan.events + evs, plain.frame, cid, plain.location, (note,)))
         return out
 
     def _factory(self, c: Construct, module: ModuleFacts, events: tuple[Event, ...]) -> tuple[FunctionLike, str] | None:
@@ -201,7 +266,7 @@ class Linker:
             self.resolver.resolve(ir, frame)
         for ev in events:
             for ir in (*ev.call.call.args, *(v for _k, v in ev.call.call.kwargs)):
-                self.resolver.resolve(ir, Frame(ev.module))
+                self.resolver.resolve(ir, ev.frame or Frame(ev.module))
 
     def _call_sites(self, module: ModuleFacts, callee: str, candidates: list[ModuleFacts]) -> list[tuple[FuncCall, ModuleFacts]]:
         target_qual = callee
@@ -220,11 +285,13 @@ class Linker:
                     sites.append((call, caller))
         return sites
 
-    def _bind(self, func: FunctionLike, site: FuncCall, caller: ModuleFacts, module: ModuleFacts) -> dict[tuple[str, str], Binding]:
+    def _bind(
+        self, func: FunctionLike, site: FuncCall, caller: ModuleFacts, module: ModuleFacts, caller_frame: Frame | None = None,
+    ) -> dict[tuple[str, str], Binding]:
         """Parameters of `func` bound to the call site's arguments, else to their defaults."""
         bindings: dict[tuple[str, str], Binding] = {}
         defaults = dict(func.defaults)
-        caller_frame = Frame(caller)
+        caller_frame = caller_frame or Frame(caller)
         kw = dict(site.call.kwargs)
         for i, pname in enumerate(func.params):
             if i < len(site.call.args):
@@ -243,6 +310,7 @@ class Linker:
 
     def _consumer(self, inst: Instance) -> Consumer:
         kind = _kind(inst.construct.qualname)
+        self.resolver.unbound = []  # parameters met while reading group, subscriptions and model
         draft = _Draft(self._group(kind, inst), list(inst.notes))
         if kind == "grpc5":
             self._grpc_ctor(inst.construct.call, inst.frame, inst, draft.add, draft.notes)
@@ -256,6 +324,10 @@ class Linker:
             draft.model = Value.default(MessageModel.CLUSTERING.value, "gRPC consumers are always clustering")
         if not draft.subs:
             draft.notes.append("no subscription found for this consumer")
+        template = tuple(dict.fromkeys(name for _path, _func, name in self.resolver.unbound))
+        if template:
+            funcs = sorted({func for _path, func, _name in self.resolver.unbound})
+            draft.notes.append(f"template: its values are parameters of {', '.join(funcs)}; its instances are the call sites that feed them")
         return Consumer(
             consumer_id=inst.consumer_id,
             group=draft.group,
@@ -269,6 +341,8 @@ class Linker:
             instance_name=draft.instance_name,
             location=inst.location,
             notes=tuple(dict.fromkeys(draft.notes)),
+            registers=kind != "pull04",  # PullConsumer pulls queues with its own expression: no subscription
+            template=template,
         )
 
     def _group(self, kind: str, inst: Instance) -> Value:
@@ -280,7 +354,7 @@ class Linker:
     def _grpc_config(self, inst: Instance, draft: _Draft) -> None:
         """Endpoints and namespace of a 5.x constructor's `ClientConfiguration(...)`."""
         config_ir = _arg(inst.construct.call, 0, "client_configuration", "client_config")
-        cfg = self._rv(config_ir, inst.frame) if config_ir is not None else None
+        cfg = self._aside(config_ir, inst.frame) if config_ir is not None else None
         if cfg is not None and isinstance(cfg.obj, CallVal) and cfg.obj.dotted.endswith("ClientConfiguration"):
             ep = cfg.obj.arg(0, "endpoints")
             draft.name_server = _str_value(ep) if ep is not None else None
@@ -299,17 +373,24 @@ class Linker:
         if model_ir is not None:
             draft.model = _model(self._rv(model_ir, frame))
 
+    def _aside(self, ir: IR | None, frame: Frame) -> RV:
+        """A value that does not make a template (name server, credentials): its parameters are not noted."""
+        kept = list(self.resolver.unbound)
+        rv = self._rv(ir, frame)
+        self.resolver.unbound = kept
+        return rv
+
     def _event(self, kind: str, ev: Event, inst: Instance, draft: _Draft) -> None:
         """One method call on the consumer: a setter (`_SETTERS`), a subscription or an unsubscribe."""
         call = ev.call.call
-        frame = inst.frame if ev.module.path == inst.module.path else Frame(ev.module)
+        frame = ev.frame or (inst.frame if ev.module.path == inst.module.path else Frame(ev.module))
         method = ev.call.method
         setter = _SETTERS.get(method)
         if setter is not None:
             names, read = setter
             ir = _arg(call, 0, *names)
             if ir is not None:
-                read(draft, self._rv(ir, frame))
+                read(draft, self._rv(ir, frame) if method in _JUDGED_SETTERS else self._aside(ir, frame))
         elif method == "subscribe":
             sub = self._subscribe(kind, call, ev, frame, inst, draft.notes)
             if sub is not None:
@@ -326,6 +407,9 @@ class Linker:
                     del draft.subs[key]
 
     def _grpc_ctor(self, ctor: CallIR, frame: Frame, inst: Instance, add: Callable[[Subscription, bool], None], notes: list[str]) -> None:
+        if inst.construct.qualname.endswith("LitePushConsumer"):
+            self._lite_push(ctor, frame, inst, add, notes)
+            return
         simple = ctor_is_simple(inst.construct.qualname)
         sub_ir = _arg(ctor, 2 if simple else 3, "subscription", "subscription_expressions")
         if simple and sub_ir is not None and "subscription" not in dict(ctor.kwargs):
@@ -335,8 +419,11 @@ class Linker:
         if sub_ir is None:
             return
         mapping = self._rv(sub_ir, frame)
-        arg_loc = _arg_loc(ctor, 2 if simple else 3)
-        fallback = location(inst.module.path, arg_loc or ctor.loc)
+        index = 2 if simple else 3
+        fallback = self._arg_location(ctor, index, sub_ir, inst.module.path, frame, ("subscription", "subscription_expressions"))
+        # a map written here (or passed at a call site) gives each entry's own line; a map constant
+        # defined elsewhere gives the constructor argument's line, never the constant's
+        entry_lines = isinstance(sub_ir, (DictIR, Local, Param))
         if isinstance(mapping.obj, DictVal):
             for k, v, loc in mapping.obj.items:
                 expr, etype, note = _filter(v)
@@ -344,9 +431,22 @@ class Linker:
                     notes.append(note)
                 topic = _str_value(k)
                 parsed_tags = _tags(expr, etype)
-                add(Subscription(topic=topic, expression=expr, expression_type=etype, tags=parsed_tags, location=loc or fallback), True)
+                at = loc if loc is not None and entry_lines else fallback
+                add(Subscription(topic=topic, expression=expr, expression_type=etype, tags=parsed_tags, location=at), True)
         elif mapping.obj is not None:
             notes.append(f"subscription mapping is not a dict literal the scanner can read ({mapping.to_value().detail or 'unknown'})")
+
+    def _lite_push(self, ctor: CallIR, frame: Frame, inst: Instance, add: Callable[[Subscription, bool], None], notes: list[str]) -> None:
+        """`LitePushConsumer(config, group, bind_topic, ...)`: the SDK subscribes the bind topic with
+        `FilterExpression()` (`*`, TAG); lite topics (`subscribe_lite`) are not group subscriptions."""
+        topic_ir = _arg(ctor, 2, "bind_topic")
+        if topic_ir is None:
+            notes.append("LitePushConsumer without a bind topic")
+            return
+        topic = self._rv(topic_ir, frame).to_value("topic")
+        expr = Value.default("*", "LitePushConsumer subscribes its bind topic with FilterExpression()")
+        loc = self._arg_location(ctor, 2, topic_ir, inst.module.path, frame, ("bind_topic",))
+        add(Subscription(topic=topic, expression=expr, expression_type=ExpressionType.TAG, location=loc), True)
 
     def _subscribe(self, kind: str, call: CallIR, ev: Event, frame: Frame, inst: Instance, notes: list[str]) -> Subscription | None:
         if kind == "grpc5":
@@ -358,7 +458,7 @@ class Linker:
             expr, etype, note = _filter(fe)
             if note:
                 notes.append(note)
-            loc = _in_call(self._arg_location(call, 0, topic_ir, ev, frame), call, ev)
+            loc = _in_call(self._arg_location(call, 0, topic_ir, ev.module.path, frame), call, ev)
             topic = self._rv(topic_ir, frame).to_value("topic")
             return Subscription(topic=topic, expression=expr, expression_type=etype, tags=_tags(expr, etype), location=loc)
         return self._subscription(call, 0, ("topic",), _arg(call, 2, "expression"), ExpressionType.TAG, ev, frame, inst)
@@ -373,20 +473,22 @@ class Linker:
         else:
             rv = self._rv(expr_ir, frame)
             expr = Value.default("*", "None means all") if rv.known and rv.obj is None else rv.to_value("expression")
-        loc = _in_call(self._arg_location(call, index, topic_ir, ev, frame, names), call, ev)
+        loc = _in_call(self._arg_location(call, index, topic_ir, ev.module.path, frame, names), call, ev)
         return Subscription(topic=topic, expression=expr, expression_type=etype, tags=_tags(expr, etype), location=loc)
 
-    def _arg_location(self, call: CallIR, index: int, ir: IR, ev: Event, frame: Frame, names: tuple[str, ...] = ("topic",)) -> Location:
-        """Where argument `index` (or keyword `names`) is written; a bound parameter points at its call site."""
-        if isinstance(ir, Param):
-            bound = frame.bindings.get((ir.func, ir.name))
+    def _arg_location(self, call: CallIR, index: int, ir: IR, path: str, frame: Frame, names: tuple[str, ...] = ("topic",)) -> Location:
+        """Where argument `index` (or keyword `names`) is written; a parameter bound at a call site (also
+        through `self.attr = param` of a wrapper class) points at the call site's argument."""
+        param = _param_behind(ir, frame.module)
+        if param is not None:
+            bound = frame.bindings.get((param.func, param.name))
             if bound is not None and bound.location is not None:
                 return bound.location
         loc = _arg_loc(call, index) if index < len(call.args) else None
         if loc is None:
             kw_locs = dict(call.kw_locs)
             loc = next((kw_locs[n] for n in names if n in kw_locs), None)
-        return location(ev.module.path, loc or call.loc)
+        return location(path, loc or call.loc)
 
     def _family(self, kind: str, inst: Instance, notes: list[str]) -> ClientFamily:
         if kind == "grpc5":
@@ -409,6 +511,17 @@ class Linker:
             return hint
         notes.append(UNDECIDED_NOTE)
         return ClientFamily.PYTHON_NATIVE_4X
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """A construction with its events, and the factory or fixture whose callers instantiate it."""
+
+    construct: Construct
+    module: ModuleFacts
+    events: tuple[Event, ...]
+    factory: tuple[FunctionLike, str] | None
+    fixture: str
 
 
 @dataclass(frozen=True)
@@ -454,6 +567,18 @@ class _Draft:
         self.instance_name = rv.to_value("instance name")
 
 
+def _param_behind(ir: IR, module: ModuleFacts) -> Param | None:
+    """The parameter `ir` is: itself, or the one `self.attr` is assigned from in its class."""
+    if isinstance(ir, Param):
+        return ir
+    if isinstance(ir, SelfAttr):
+        assigned = list(dict.fromkeys(dict(module.instance_attrs).get(f"{ir.cls}.{ir.attr}", ())))
+        if len(assigned) == 1 and isinstance(assigned[0], Param):
+            return assigned[0]
+    return None
+
+
+_JUDGED_SETTERS = frozenset({"set_group", "set_message_model"})
 # setter method -> (its argument's keyword names, how the draft reads the resolved argument)
 _SETTERS: dict[str, tuple[tuple[str, ...], Callable[[_Draft, RV], None]]] = {
     "set_group": (("group_id", "group"), _Draft.read_group),

@@ -55,6 +55,7 @@ from subguard.extract.python.ir import (
     Local,
     MethodCall,
     ModuleFacts,
+    Option,
     Param,
     ParseOutcome,
     SelfAttr,
@@ -250,6 +251,10 @@ class Converter:
     def self_attr(self, node: cst.Attribute) -> IR | None:
         return None
 
+    def binding(self, node: cst.BaseExpression) -> str:
+        """The binding key a receiver denotes ("" when not trackable)."""
+        return ""
+
     # conversion -------------------------------------------------------------------------------
     def conv(self, node: cst.BaseExpression) -> IR:
         if isinstance(node, cst.SimpleString):
@@ -290,6 +295,9 @@ class Converter:
             return self._subscript(node)
         if isinstance(node, cst.IfExp):
             return Dyn(f"conditional expression at line {self.loc(node).line}")
+        if isinstance(node, cst.BooleanOperation) and isinstance(node.operator, cst.Or):
+            # `os.getenv("G") or "default"`, `GROUP or "fallback"`: the first truthy operand
+            return CallIR(Lit("<or>"), (self.conv(node.left), self.conv(node.right)), loc=self.loc(node))
         return Dyn(f"{type(node).__name__} expression at line {self.loc(node).line}")
 
     def _fstring(self, node: cst.FormattedString) -> IR:
@@ -333,6 +341,10 @@ class Converter:
         index = self.conv(node.slice[0].slice.value)
         if base_qn == "os.environ":
             return Env(index, None)
+        if base_qn == "sys.argv":
+            at = node.slice[0].slice.value
+            which = f"sys.argv[{at.value}]" if isinstance(at, cst.Integer) else "sys.argv"
+            return Dyn(f"command-line argument {which}, set at run time")
         return Subscript(self.conv(node.value), index)
 
     def args(self, call: cst.Call) -> tuple[tuple[IR, ...], tuple[tuple[str, IR], ...], tuple[Loc, ...], tuple[tuple[str, Loc], ...]]:
@@ -364,6 +376,10 @@ class Converter:
             return Env(pos[0], default)
         if qn in ("str", "builtins.str") and len(pos) == 1:
             return pos[0]
+        if isinstance(node.func, cst.Attribute) and qn is None and node.func.attr.value == "parse_args":
+            parser = self.binding(node.func.value)
+            if parser:  # argparse: `args = parser.parse_args()`, options looked up at link time
+                return CallIR(Lit("<parse_args>"), (Lit(parser),), loc=self.loc(node))
         func: IR
         if isinstance(node.func, cst.Attribute) and qn is None and node.func.attr.value in _DOTTED_CALLS:
             # a string method: "{}_{}".format(a, b), "_".join(...), X.upper()
@@ -507,6 +523,7 @@ def _light_facts(path: str, module: cst.Module) -> ModuleFacts:
     conv = _LightConverter(imports)
     globs = _Table()
     classes: list[tuple[str, tuple[tuple[str, IR], ...]]] = []
+    bases: list[tuple[str, tuple[IR, ...]]] = []
     defs: list[str] = []
     for stmt in stmts:
         if isinstance(stmt, cst.SimpleStatementLine):
@@ -516,6 +533,9 @@ def _light_facts(path: str, module: cst.Module) -> ModuleFacts:
                         globs.add(target.value, conv.conv(value))
         elif isinstance(stmt, cst.ClassDef):
             defs.append(stmt.name.value)
+            based = tuple(conv.conv(a.value) for a in stmt.bases if a.keyword is None and not a.star)
+            if based:
+                bases.append((stmt.name.value, based))
             attrs = _Table()
             for inner in stmt.body.body if isinstance(stmt.body, cst.IndentedBlock) else ():
                 if isinstance(inner, cst.SimpleStatementLine):
@@ -528,7 +548,7 @@ def _light_facts(path: str, module: cst.Module) -> ModuleFacts:
             defs.append(stmt.name.value)
     return ModuleFacts(
         path=path, imports=tuple(imports.items()), star_imports=tuple(stars), globals=globs.frozen("module constant"),
-        classes=tuple(classes), defs=tuple(defs), full=False,
+        classes=tuple(classes), bases=tuple(bases), defs=tuple(defs), full=False,
     )
 
 
@@ -582,6 +602,9 @@ class _FullConverter(Converter):
         if kind == "comprehension":
             return Dyn(f"comprehension variable '{node.value}'")
         return Dyn(f"name '{node.value}'")
+
+    def binding(self, node: cst.BaseExpression) -> str:
+        return self.v.key_of(node)
 
     def self_attr(self, node: cst.Attribute) -> IR | None:
         if isinstance(node.value, cst.Name) and self.v.method_self:
@@ -673,6 +696,9 @@ class _Collector:
         self.constructs: list[Construct] = []
         self.methods: list[MethodCall] = []
         self.calls: list[FuncCall] = []
+        self.options: list[Option] = []
+        self.parser_alias: dict[str, str] = {}  # argument group binding -> its parser's binding
+        self.bases: dict[str, tuple[IR, ...]] = {}
         self.evidence: set[str] = set()
         self.func_names: dict[int, str] = {}
         self.class_names: dict[int, str] = {}
@@ -745,6 +771,9 @@ class _Collector:
             self.defs.append(node.name.value)
         self.stack.append(qual)
         table = self.classes.setdefault(qual, _Table())
+        bases = tuple(self.conv.conv(a.value) for a in node.bases if a.keyword is None and not a.star)
+        if bases:
+            self.bases[qual] = bases
         if isinstance(node.body, cst.IndentedBlock):
             for stmt in node.body.body:
                 if isinstance(stmt, cst.SimpleStatementLine):
@@ -776,9 +805,24 @@ class _Collector:
             "defaults": tuple((p.name.value, self.conv.conv(p.default)) for p in params if p.default is not None),
             "returns": [],
             "is_method": is_method,
+            "fixture": self._fixture_name(node),
         }
         self.stack.append(qual)
         self.func_stack.append(qual)
+
+    def _fixture_name(self, node: cst.FunctionDef) -> str:
+        """The name a pytest fixture is injected by: `@pytest.fixture` / `@pytest.fixture(name=...)`."""
+        for d in node.decorators:
+            dec = d.decorator
+            call = dec if isinstance(dec, cst.Call) else None
+            if self.conv.qualname(call.func if call is not None else dec) not in ("pytest.fixture", "pytest.yield_fixture"):
+                continue
+            for arg in call.args if call is not None else ():
+                if arg.keyword is not None and arg.keyword.value == "name" and isinstance(arg.value, cst.SimpleString):
+                    name = _string_value(arg.value)
+                    return name if isinstance(name, str) else node.name.value
+            return node.name.value
+        return ""
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         self.stack.pop()
@@ -792,6 +836,11 @@ class _Collector:
             key = self.key_of(target)
             if key:
                 self.pending_key[id(value)] = key
+                func = value.func
+                if isinstance(func, cst.Attribute) and func.attr.value in ("add_argument_group", "add_mutually_exclusive_group"):
+                    parser = self.key_of(func.value)
+                    if parser:
+                        self.parser_alias[key] = self.parser_alias.get(parser, parser)
         ir: IR = self.conv.conv(value) if value is not None else Dyn(how)
         if isinstance(target, cst.Name):
             if not self.func_stack:
@@ -833,15 +882,24 @@ class _Collector:
             else:
                 self._bind(node.asname.name, None, "with-statement target")
 
+    def visit_Yield(self, node: cst.Yield) -> None:
+        if isinstance(node.value, cst.BaseExpression):
+            self._returns(node.value)
+
     def visit_Return(self, node: cst.Return) -> None:
-        if not self.func_stack or node.value is None:
+        if node.value is not None:
+            self._returns(node.value)
+
+    def _returns(self, value: cst.BaseExpression) -> None:
+        """`return x` / `yield x`: the function hands out what x is bound to (a fixture, a factory)."""
+        if not self.func_stack:
             return
         returns = self.functions[self.scope]["returns"]
         assert isinstance(returns, list)
-        if isinstance(node.value, cst.Call):
-            self.pending_return[id(node.value)] = self.scope
+        if isinstance(value, cst.Call):
+            self.pending_return[id(value)] = self.scope
         else:
-            key = self.key_of(node.value)
+            key = self.key_of(value)
             if key:
                 returns.append(key)
 
@@ -871,6 +929,9 @@ class _Collector:
             if key:
                 self.methods.append(MethodCall(key, func.attr.value, self.conv.call_ir(Lit(func.attr.value), node), self.pos(node)))
             return
+        if isinstance(func, cst.Attribute) and func.attr.value == "add_argument":
+            self._option(func.value, node)
+            return
         target = self._repo_callee(func)
         if target is None:
             return
@@ -882,7 +943,28 @@ class _Collector:
             returns = self.functions[ret_func]["returns"]
             assert isinstance(returns, list)
             returns.append(key)
-        self.calls.append(FuncCall(target, call, key, self.scope, self.pos(node)))
+        arg_keys = tuple(self.key_of(a.value) if a.keyword is None and not a.star else "" for a in node.args if a.keyword is None)
+        kw_keys = tuple((a.keyword.value, k) for a in node.args if a.keyword is not None for k in [self.key_of(a.value)] if k)
+        self.calls.append(FuncCall(target, call, key, self.scope, self.pos(node), arg_keys if any(arg_keys) else (), kw_keys))
+
+    def _option(self, receiver: cst.BaseExpression, node: cst.Call) -> None:
+        """`parser.add_argument("--topic", default=...)`: the attribute it sets and its default."""
+        parser = self.key_of(receiver)
+        if not parser:
+            return
+        flags = [a.value for a in node.args if a.keyword is None and isinstance(a.value, cst.SimpleString)]
+        names = [n for n in (_string_value(f) for f in flags) if isinstance(n, str)]
+        if not names:
+            return
+        kw = {a.keyword.value: a.value for a in node.args if a.keyword is not None}
+        longest = next((n for n in names if n.startswith("--")), names[0])
+        dest_node = kw.get("dest")
+        dest = _string_value(dest_node) if isinstance(dest_node, cst.SimpleString) else longest.lstrip("-").replace("-", "_")
+        if not isinstance(dest, str):
+            return
+        default = kw.get("default")
+        ir = self.conv.conv(default) if default is not None else None
+        self.options.append(Option(self.parser_alias.get(parser, parser), dest, ir, longest, self.loc(node)))
 
     def _repo_callee(self, func: cst.BaseExpression) -> IR | None:
         """Callees that may be repo functions or classes: module-level names and imported names."""
@@ -911,7 +993,7 @@ class _Collector:
             locals=tuple((k, tuple(v)) for k, v in self.locals.items()),
             functions=tuple(
                 Function(
-                    q, f["params"], f["defaults"], tuple(f["returns"]), bool(f["is_method"])  # type: ignore[arg-type]
+                    q, f["params"], f["defaults"], tuple(f["returns"]), bool(f["is_method"]), str(f["fixture"])  # type: ignore[arg-type]
                 )
                 for q, f in self.functions.items()
             ),
@@ -919,6 +1001,8 @@ class _Collector:
             constructs=tuple(self.constructs),
             methods=tuple(self.methods),
             calls=tuple(self.calls),
+            options=tuple(self.options),
+            bases=tuple(self.bases.items()),
             evidence=frozenset(self.evidence),
             full=True,
         )

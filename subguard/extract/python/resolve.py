@@ -38,7 +38,7 @@ MAX_DEPTH = 60
 
 # weakest first: a composite value is as weak as its weakest part
 _STRENGTH = {
-    Resolution.DYNAMIC: 0, Resolution.ENV_DEFAULT: 1, Resolution.PLACEHOLDER: 2, Resolution.IMPORTED_CONSTANT: 3,
+    Resolution.DYNAMIC: 0, Resolution.ENV_DEFAULT: 1, Resolution.OPTION_DEFAULT: 1, Resolution.PLACEHOLDER: 2, Resolution.IMPORTED_CONSTANT: 3,
     Resolution.CONSTANT: 4, Resolution.DEFAULT: 5, Resolution.LITERAL: 6,
 }
 
@@ -97,13 +97,29 @@ class CallVal:
         return self.args[index] if 0 <= index < len(self.args) else None
 
 
+@dataclass(frozen=True)
+class ArgsVal:
+    """The namespace `parser.parse_args()` returns: attributes are the parser's options."""
+
+    path: str
+    parser: str
+
+
+@dataclass(frozen=True)
+class MethodVal:
+    """A method of a resolved value, e.g. a dict's `.get`."""
+
+    base: RV
+    name: str
+
+
 class _Unknown:
     def __repr__(self) -> str:
         return "UNKNOWN"
 
 
 UNKNOWN = _Unknown()
-Obj = str | int | float | bool | None | ModRef | ClassRef | FuncRef | LibRef | DictVal | SeqVal | CallVal | _Unknown
+Obj = str | int | float | bool | None | ModRef | ClassRef | FuncRef | LibRef | DictVal | SeqVal | CallVal | ArgsVal | MethodVal | _Unknown
 
 
 @dataclass(frozen=True)
@@ -113,6 +129,9 @@ class RV:
     obj: Obj
     resolution: Resolution = Resolution.LITERAL
     detail: str = ""
+    # unknown because a run-time setting without a default is read: (its resolution, its name), so
+    # that `setting or "fallback"` resolves to the fallback as that setting's default
+    unset: tuple[Resolution, str] | None = None
 
     @property
     def known(self) -> bool:
@@ -181,12 +200,36 @@ def dotted_module(path: str) -> str:
 class ModuleSource:
     """Modules of the repo by path: full facts when parsed, light facts loaded on demand."""
 
-    def __init__(self, paths: frozenset[str], full: dict[str, ModuleFacts], light: Callable[[str], ModuleFacts | None]) -> None:
+    def __init__(
+        self, paths: frozenset[str], full: dict[str, ModuleFacts], light: Callable[[str], ModuleFacts | None],
+        load_full: Callable[[str], ModuleFacts | None] | None = None,
+    ) -> None:
         self.paths = paths
         self.full = full
         self._light = light
+        self._load_full = load_full
         self._cache: dict[str, ModuleFacts | None] = {}
+        self._full_cache: dict[str, ModuleFacts | None] = {}
         self._suffix: dict[str, list[str]] | None = None
+        self._settings: list[str] | None = None
+
+    def get_full(self, path: str) -> ModuleFacts | None:
+        """Full facts (methods, instance attributes, options) of a module, parsed on demand."""
+        if path in self.full:
+            return self.full[path]
+        if path not in self._full_cache:
+            loaded = self._load_full(path) if self._load_full is not None and path in self.paths else None
+            self._full_cache[path] = loaded if loaded is not None else self.get(path)
+        return self._full_cache[path]
+
+    def settings_modules(self) -> list[str]:
+        """Django-style settings modules of the repo: `settings.py` and the modules of a `settings/` package."""
+        if self._settings is None:
+            self._settings = sorted(
+                p for p in self.paths
+                if p.endswith(".py") and (posixpath.basename(p) == "settings.py" or "settings" in p.split("/")[:-1])
+            )
+        return self._settings
 
     def get(self, path: str) -> ModuleFacts | None:
         if path in self.full:
@@ -310,9 +353,9 @@ class Resolver:
         return unknown(f"name '{name}' is not defined in {module.path}")
 
     def _constant(self, rv: RV, name: str, module: ModuleFacts, origin: Frame) -> RV:
-        if not rv.known or not isinstance(rv.obj, (str, int, float)) or isinstance(rv.obj, bool):
+        if not rv.known or not isinstance(rv.obj, (str, int, float, DictVal)) or isinstance(rv.obj, bool):
             return rv
-        if rv.resolution in (Resolution.ENV_DEFAULT, Resolution.DYNAMIC, Resolution.PLACEHOLDER):
+        if rv.resolution in (Resolution.ENV_DEFAULT, Resolution.OPTION_DEFAULT, Resolution.DYNAMIC, Resolution.PLACEHOLDER):
             return rv
         if module.path != origin.module.path:
             if rv.resolution is Resolution.IMPORTED_CONSTANT:
@@ -340,6 +383,12 @@ class Resolver:
     def _import(self, dotted: str, module: ModuleFacts, depth: int) -> RV:
         found = self.modules.find(dotted, module.path)
         if found is None:
+            if dotted.startswith(_DJANGO_SETTINGS) and len(dotted) > len(_DJANGO_SETTINGS):
+                name, *more = dotted[len(_DJANGO_SETTINGS):].split(".")
+                rv = self._setting(name, depth, module)
+                for attr in more:
+                    rv = self._attr(rv, attr, depth, module)
+                return rv
             return RV(LibRef(dotted.lstrip(".")))
         path, rest = found
         target = self.modules.get(path)
@@ -352,6 +401,10 @@ class Resolver:
             rv = RV(ModRef(f"{posixpath.dirname(path)}/{rest[0]}.py".lstrip("/")))
         for attr in rest[1:]:
             rv = self._attr(rv, attr, depth, module)
+        name = dotted.lstrip(".")
+        if (name == "rocketmq" or name.startswith("rocketmq.")) and not isinstance(rv.obj, (str, int, float, DictVal, SeqVal, ModRef)):
+            # the SDK's own tree or a vendored copy: its classes and enums are the library's
+            return RV(LibRef(name))
         return rv
 
     def _star(self, ir: Star, module: ModuleFacts, depth: int) -> RV:
@@ -385,24 +438,94 @@ class Resolver:
                 return self._constant(rv, f"{obj.qual}.{attr}", target, Frame(origin))
             if target is not None and f"{obj.qual}.{attr}" in dict(target.classes):
                 return RV(ClassRef(obj.path, f"{obj.qual}.{attr}"))
+            for base_module, base_cls in self._bases(target, obj.qual, depth) if target is not None else ():
+                rv = self._attr(RV(ClassRef(base_module.path, base_cls)), attr, depth + 1, origin)
+                if rv.known:
+                    return rv
             return unknown(f"class {obj.qual} has no constant '{attr}'")
         if isinstance(obj, LibRef):
+            if obj.dotted == "django.conf.settings":
+                return self._setting(attr, depth, origin)
             return RV(LibRef(f"{obj.dotted}.{attr}"))
+        if isinstance(obj, DictVal) and attr == "get":
+            return RV(MethodVal(base, attr))
+        if isinstance(obj, ArgsVal):
+            return self._option(obj, attr, depth)
         if obj is UNKNOWN:
             return unknown(base.detail)
         return unknown(f"attribute '{attr}' of a {type(obj).__name__} value")
 
     def _self_attr(self, ir: SelfAttr, frame: Frame, depth: int) -> RV:
+        """`self.attr`: assigned in the class's methods (one distinct value), else its class attribute
+        (a literal initializer never reassigned), else the same lookup in its base classes."""
+        found = self._own_attr(ir, frame, depth)
+        if found is not None:
+            return found
+        for base_module, base in self._bases(frame.module, ir.cls, depth):
+            inherited = self._own_attr(SelfAttr(base, ir.attr), Frame(base_module, frame.bindings), depth + 1)
+            if inherited is not None:
+                return inherited
+        return unknown(f"self.{ir.attr} is never assigned in class {ir.cls} or its base classes")
+
+    def _own_attr(self, ir: SelfAttr, frame: Frame, depth: int) -> RV | None:
         assigned = dict(frame.module.instance_attrs).get(f"{ir.cls}.{ir.attr}", ())
         distinct = list(dict.fromkeys(assigned))
+        attrs = dict(dict(frame.module.classes).get(ir.cls, ()))
+        initial = attrs.get(ir.attr)
+        if initial is not None and distinct and initial != Lit(None) and initial not in distinct:
+            return unknown(f"self.{ir.attr} is initialised in class {ir.cls} and assigned other values in its methods")
         if len(distinct) == 1:
             return self.resolve(distinct[0], frame, depth)
         if len(distinct) > 1:
             return unknown(f"self.{ir.attr} is assigned {len(distinct)} different values in class {ir.cls}")
-        attrs = dict(dict(frame.module.classes).get(ir.cls, ()))
-        if ir.attr in attrs:
-            return self._constant(self.resolve(attrs[ir.attr], frame, depth), f"{ir.cls}.{ir.attr}", frame.module, frame)
-        return unknown(f"self.{ir.attr} is never assigned in class {ir.cls}")
+        if initial is not None:
+            return self._constant(self.resolve(initial, frame, depth), f"{ir.cls}.{ir.attr}", frame.module, frame)
+        return None
+
+    def _bases(self, module: ModuleFacts, cls: str, depth: int) -> list[tuple[ModuleFacts, str]]:
+        """The repo classes `cls` derives from, nearest first, with their modules' full facts."""
+        out: list[tuple[ModuleFacts, str]] = []
+        for base_ir in dict(module.bases).get(cls, ()):
+            ref = self.resolve(base_ir, Frame(module), depth + 1).obj
+            if isinstance(ref, ClassRef) and depth < MAX_DEPTH:
+                target = self.modules.get_full(ref.path)
+                if target is not None:
+                    out.append((target, ref.qual))
+        return out
+
+    def _setting(self, name: str, depth: int, origin: ModuleFacts) -> RV:
+        """`django.conf.settings.NAME`: the module-level NAME of the repo's settings modules."""
+        found: list[tuple[str, RV]] = []
+        for path in self.modules.settings_modules():
+            target = self.modules.get(path)
+            if target is not None and name in dict(target.globals):
+                rv = self.resolve(dict(target.globals)[name], Frame(target), depth)
+                found.append((path, self._constant(rv, name, target, Frame(origin))))
+        distinct = list(dict.fromkeys(rv.obj for _p, rv in found if rv.known))
+        if not found:
+            return unknown(f"settings.{name} is not defined in a settings module of the repo")
+        if len(found) == 1 or (len(distinct) == 1 and all(rv.known for _p, rv in found)):
+            return found[0][1]
+        return unknown(f"settings.{name} differs between settings modules ({', '.join(p for p, _rv in found)})")
+
+    def _option(self, ns: ArgsVal, attr: str, depth: int) -> RV:
+        """`args.attr` of `args = parser.parse_args()`: the option's default, else set at run time."""
+        module = self.modules.get_full(ns.path)
+        options = [o for o in (module.options if module is not None else ()) if o.parser == ns.parser and o.dest == attr]
+        if not options or module is None:
+            return unknown(f"'{attr}' is not an option of the command-line parser")
+        opt = options[-1]
+        runtime = f"command-line option {opt.flag}, set at run time"
+        if opt.default is None:
+            return RV(UNKNOWN, Resolution.DYNAMIC, f"{runtime} (no default)", (Resolution.OPTION_DEFAULT, opt.flag))
+        rv = self.resolve(opt.default, Frame(module), depth)
+        if not rv.known:
+            return unknown(f"{runtime} (default: {rv.detail})")
+        if rv.obj is None:
+            return RV(UNKNOWN, Resolution.DYNAMIC, f"{runtime} (default None)", (Resolution.OPTION_DEFAULT, opt.flag))
+        if isinstance(rv.obj, (str, int, float)) and not isinstance(rv.obj, bool):
+            return RV(rv.obj, Resolution.OPTION_DEFAULT, opt.flag)
+        return rv
 
     # composite values -------------------------------------------------------------------------
     def _concat(self, parts: list[RV]) -> RV:
@@ -422,12 +545,12 @@ class Resolver:
         name = var.obj if isinstance(var.obj, str) else None
         label = f"environment variable {name}" if name else "an environment variable"
         if ir.default is None:
-            return unknown(f"{label} without a default")
+            return RV(UNKNOWN, Resolution.DYNAMIC, f"{label} without a default", (Resolution.ENV_DEFAULT, name or "?"))
         default = self.resolve(ir.default, frame, depth)
         if not default.known:
             return unknown(f"{label} with an unknown default ({default.detail})")
         if default.obj is None:
-            return unknown(f"{label} with default None")
+            return RV(UNKNOWN, Resolution.DYNAMIC, f"{label} with default None", (Resolution.ENV_DEFAULT, name or "?"))
         if not isinstance(default.obj, (str, int, float)) or isinstance(default.obj, bool):
             return unknown(f"{label} with a non-string default")
         return RV(default.obj, Resolution.ENV_DEFAULT, name or "?")
@@ -440,6 +563,8 @@ class Resolver:
         if isinstance(base.obj, DictVal):
             for k, v, _loc in base.obj.items:
                 if k.known and k.obj == index.obj:
+                    if base.resolution in (Resolution.CONSTANT, Resolution.IMPORTED_CONSTANT) and v.resolution is Resolution.LITERAL:
+                        return RV(v.obj, base.resolution, f"{base.detail}[{index.obj!r}]")  # SETTINGS['key']
                     res, detail = weakest([base, v])
                     return RV(v.obj, res if _STRENGTH[res] < _STRENGTH[v.resolution] else v.resolution, detail or v.detail)
             return unknown(f"key {index.obj!r} is not in the dict")
@@ -450,14 +575,28 @@ class Resolver:
         return unknown(f"subscript of a {type(base.obj).__name__} value")
 
     def _call(self, ir: CallIR, frame: Frame, depth: int) -> RV:
+        op = ir.func.value if isinstance(ir.func, Lit) and isinstance(ir.func.value, str) and ir.func.value.startswith("<") else None
+        if op == "<or>":
+            return self._or(ir.args, frame, depth)
+        if op == "<parse_args>" and ir.args and isinstance(ir.args[0], Lit) and isinstance(ir.args[0].value, str):
+            return RV(ArgsVal(frame.module.path, ir.args[0].value))
         args = [self.resolve(a, frame, depth) for a in ir.args]
         kwargs = tuple((k, self.resolve(v, frame, depth)) for k, v in ir.kwargs)
-        if isinstance(ir.func, Lit) and isinstance(ir.func.value, str) and ir.func.value.startswith("<"):
-            return _string_op(ir.func.value, args, dict(kwargs))
+        if op is not None:
+            return _string_op(op, args, dict(kwargs))
         func = self.resolve(ir.func, frame, depth)
         if isinstance(func.obj, LibRef):
             loc = location(frame.module.path, ir.loc) if frame.module.full else None
             return RV(CallVal(func.obj.dotted, tuple(args), kwargs, loc))
+        if isinstance(func.obj, MethodVal) and isinstance(func.obj.base.obj, DictVal) and args:
+            found = self._subscript(func.obj.base, args[0])
+            if found.known or len(args) < 2 and "default" not in dict(kwargs):
+                return found
+            return args[1] if len(args) > 1 else dict(kwargs)["default"]
+        if isinstance(func.obj, ClassRef) and func.obj.qual.rsplit(".", 1)[-1] in SDK_VALUE_CLASSES and "rocketmq" in func.obj.path.split("/")[:-1]:
+            # FilterExpression() of the SDK's own tree (or a vendored copy): the library's value class
+            loc = location(frame.module.path, ir.loc) if frame.module.full else None
+            return RV(CallVal(f"rocketmq.{func.obj.qual}", tuple(args), kwargs, loc))
         if isinstance(func.obj, (FuncRef, ClassRef)):
             return unknown(f"return value of {func.obj.qual}()")
         if not func.known:
@@ -465,6 +604,20 @@ class Resolver:
         return unknown("result of a call")
 
 
+    def _or(self, operands: tuple[IR, ...], frame: Frame, depth: int) -> RV:
+        """`a or b`: a when it is truthy; a run-time setting without a default falls back to b."""
+        left = self.resolve(operands[0], frame, depth)
+        right = self.resolve(operands[1], frame, depth) if len(operands) > 1 else unknown("empty or")
+        if left.known:
+            return left if left.obj else right
+        if left.unset is not None and right.known and isinstance(right.obj, (str, int, float)) and not isinstance(right.obj, bool):
+            kind, name = left.unset
+            return RV(right.obj, kind, name)
+        return left
+
+
+_DJANGO_SETTINGS = "django.conf.settings."
+SDK_VALUE_CLASSES = frozenset({"FilterExpression", "ClientConfiguration", "Credentials"})
 _FIELD = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*|\d*)\}")
 
 
