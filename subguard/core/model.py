@@ -215,6 +215,10 @@ class Deployment(Record):
     instance_name: Value | None = None
     client_ip: Value | None = None
     replicas: int | None = None
+    # how the workload replaces its pods when its template changes: Deployment `spec.strategy.type`
+    # (RollingUpdate when not written), StatefulSet/DaemonSet `spec.updateStrategy.type` (RollingUpdate
+    # when not written) or OnDelete; "" when the manifest kind has none or it is not known
+    strategy: str = ""
     location: Location
     notes: tuple[str, ...] = ()
 
@@ -254,6 +258,10 @@ class Suppression(Record):
 # key in Finding.properties: "test", "example" or "placeholder" when only test or example code (or a
 # placeholder group name that samples use) is involved; set by rules.code_scope
 CODE_SCOPE = "code"
+# keys in Finding.properties of the change rules (SG6xx, `check --base`): the base revision as
+# (("ref", REF), ("commit", SHA)), and the before/after rows (member, topic, before, after)
+BASE_REVISION = "base"
+BEFORE_AFTER = "change"
 
 
 class Finding(Record):

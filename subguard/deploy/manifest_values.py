@@ -50,6 +50,7 @@ class Runtime:
     mounts: tuple[Mount, ...] = ()
     client_ip: Value | None = None
     replicas: int | None = None
+    strategy: str = ""  # the workload's update strategy (`Deployment.strategy`)
     container: bool = True
     environment: str = ""
     build_context: str | None = None  # compose `build:` directory, relative to the file
@@ -85,6 +86,7 @@ def to_deployment(rt: Runtime) -> Deployment:
         if instance else None,
         client_ip=rt.client_ip,
         replicas=rt.replicas,
+        strategy=rt.strategy,
         location=loc,
         notes=rt.notes,
     )

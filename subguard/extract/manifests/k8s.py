@@ -41,6 +41,31 @@ PERSISTENT_SOURCES = frozenset(
 # Volume sources that live and die with the pod, or are read-only projections.
 EPHEMERAL_SOURCES = frozenset({"emptyDir", "ephemeral", "configMap", "secret", "downwardAPI", "projected", "gitRepo"})
 VOLUME_CLAIM_TEMPLATE = "volumeClaimTemplate"
+# kind -> (key under spec, the strategy when none is written): how a changed template replaces pods
+STRATEGY_KEYS: dict[str, tuple[str, str]] = {
+    "Deployment": ("strategy", "RollingUpdate"),
+    "StatefulSet": ("updateStrategy", "RollingUpdate"),
+    "DaemonSet": ("updateStrategy", "RollingUpdate"),
+    "DeploymentConfig": ("strategy", "Rolling"),  # OpenShift: Rolling (default), Recreate, Custom
+    "Rollout": ("strategy", "Canary"),  # Argo Rollouts: canary or blueGreen; both run old and new pods together
+}
+
+
+def update_strategy(doc: Any) -> str:
+    """The workload's update strategy as written (`type:`; Argo's `canary`/`blueGreen` key), else its
+    kind's default; "" for kinds without one (Pod, Job, ReplicaSet, ...)."""
+    m = as_map(doc)
+    keys = STRATEGY_KEYS.get(as_str(m.get("kind")) or "")
+    if keys is None:
+        return ""
+    key, default = keys
+    node = as_map(as_map(m.get("spec")).get(key))
+    written = as_str(node.get("type"))
+    if written:
+        return written
+    if "blueGreen" in node:
+        return "BlueGreen"
+    return "Canary" if "canary" in node else default
 
 
 @dataclass(frozen=True)
@@ -179,6 +204,7 @@ def runtimes(doc: Any, path: str, default_line: int, cms: ConfigMaps) -> list[Ru
     )
     replicas_raw = as_map(m.get("spec")).get("replicas")
     replicas = replicas_raw if isinstance(replicas_raw, int) and not isinstance(replicas_raw, bool) else None
+    strategy = update_strategy(m)
     containers = as_list(pod.get("containers"))
     out: list[Runtime] = []
     for idx, item in enumerate(containers):
@@ -210,6 +236,7 @@ def runtimes(doc: Any, path: str, default_line: int, cms: ConfigMaps) -> list[Ru
                 mounts=tuple(mounts),
                 client_ip=ip,
                 replicas=replicas if kind not in ("Pod", "Job", "CronJob", "DaemonSet") else (1 if kind == "Pod" else None),
+                strategy=strategy,
                 notes=tuple(notes),
             )
         )
