@@ -84,6 +84,7 @@ class Config(_Strict):
     example_paths: tuple[str, ...] = Field(default=DEFAULT_EXAMPLE_PATHS, alias="example-paths")
     test_code: Literal["report", "fail", "ignore"] = Field(default="report", alias="test-code")
     test_notes: bool = Field(default=False, alias="test-notes")  # diagnostic notes in test code
+    base: str | None = None  # `check --base`: the git revision the change is judged against (SG6xx)
     # where this config was read from (not a user key)
     source: str | None = Field(default=None, exclude=True)
 

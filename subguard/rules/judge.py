@@ -1,6 +1,7 @@
 """The one judging pipeline: `check`, the audit's Spark tasks and the rule-fixture harness call `judge`.
 
-    evaluate -> fingerprint -> members -> waivers (+ SG903) -> keep -> baseline -> impact -> self-check
+    evaluate (+ the change since a base revision) -> fingerprint -> members -> waivers (+ SG903) -> keep
+    -> baseline -> impact -> self-check
 
 Every step is a pure function of its inputs. What needs I/O is passed in as a callable: where the
 inline waivers are read from (a disk, or the audit's in-memory files), how the baseline is read or
@@ -19,6 +20,7 @@ from subguard.core.members import attach_members
 from subguard.core.model import Consumer, Finding, Location, RuleDoc
 from subguard.rules import baseline as baseline_mod
 from subguard.rules import code_scope, selfcheck, suppress
+from subguard.rules.change import Change, change_findings
 from subguard.rules.engine import enabled_by, evaluate, selected
 from subguard.rules.policy import Policy, rule_docs
 from subguard.scan.extraction import ScanResult
@@ -85,13 +87,17 @@ def judge(
     keep: Callable[[Finding], bool] | None = None,
     baseline: BaselineStep | None = None,
     describe: Describe | None = None,
+    change: Change | None = None,
 ) -> Judged:
     """Judge scanned repositories with `rules` under `config` (selection, waivers, thresholds).
 
     `keep` narrows the findings after the waivers (the audit judges a repository's own rules per
     repository and group rules per group); `describe` turns on the simulated impact on group
-    findings and the simulator's self-check (SG905) on the groups the consistency rules pass."""
+    findings and the simulator's self-check (SG905) on the groups the consistency rules pass; `change`
+    (the base revision's results) turns on the change rules (SG6xx, `rules.change`)."""
     evaluated = evaluate(results, rules.policies, config)  # selection applied, extractor findings included
+    if change is not None:
+        evaluated += change_findings(results, change, rules.policies, config)
     consumers = [c for r in results for c in r.consumers]
     found = attach_members([baseline_mod.with_fingerprint(f) for f in evaluated], consumers)
     if waivers is not None:

@@ -30,7 +30,8 @@ from subguard.core.model import RuleDoc, Severity
 from subguard.rules.conditions import Condition, leaves
 
 BUILTIN_DIR = Path(__file__).resolve().parent / "policies"
-Scope = Literal["subscription", "consumer", "group", "deployment", "consumer+deployment", "evidence", "tool"]
+# change: judged between a base revision and the head (`check --base`, `subguard.rules.change`), in code
+Scope = Literal["subscription", "consumer", "group", "deployment", "consumer+deployment", "evidence", "change", "tool"]
 # consistency: a group rule the simulator's self-check (SG905) must agree with;
 # diagnostic: a finding about what subguard itself could not read or judge (a tool notification in SARIF,
 # summarised in one line by text and GitHub output)
@@ -149,6 +150,21 @@ def _placeholders(template: str) -> set[str]:
     return names
 
 
+# the fields a change rule's message may name (filled by `subguard.rules.change`)
+CHANGE_FIELDS = frozenset({"group", "change", "workloads", "base", "assumed", "old_group", "start"})
+
+
+def _check_change(policy: Policy, path: Path) -> None:
+    if policy.condition is not None or policy.for_each or policy.variants:
+        raise PolicyError(f"{path}: condition: change policies are judged in code (implemented_by) and take no condition/for_each/variants")
+    try:
+        unknown = _placeholders(policy.message) - CHANGE_FIELDS
+    except ValueError as exc:
+        raise PolicyError(f"{path}: message: {exc}") from None
+    if unknown:
+        raise PolicyError(f"{path}: message: unknown placeholder {{{min(unknown)}}} (known: {', '.join(sorted(CHANGE_FIELDS))})")
+
+
 def _check_fields(policy: Policy, path: Path) -> None:
     """Fields, variants and placeholders must exist for the policy's subject kind (when registered)."""
     from subguard.rules.subjects import KINDS, TOOL_FIELDS, kind_spec
@@ -164,6 +180,9 @@ def _check_fields(policy: Policy, path: Path) -> None:
                 raise PolicyError(f"{path}: message: {exc}") from None
             if unknown:
                 raise PolicyError(f"{path}: message: unknown placeholder {{{min(unknown)}}} (known: {', '.join(sorted(known))})")
+        return
+    if policy.scope == "change":
+        _check_change(policy, path)
         return
     if policy.kind not in KINDS:
         scopes = sorted(k for k in KINDS if k.split("/")[0] == policy.scope)

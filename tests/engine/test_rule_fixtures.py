@@ -7,12 +7,19 @@ directory's id plus every id annotated in it) the set of unsuppressed (rule, pat
 equal the `ruleid:` annotations, and no `ok:` line may be hit. A directory holding `repos/` is a
 multi-repo case: each `repos/<name>/` is scanned as its own repo and paths are written `<name>/<path>`.
 A directory named `...-clean` holds only `ok:` lines and must give no finding of any rule.
+A directory holding `base/` and `head/` is a change case (SG6xx, `check --base`): `base/` is committed
+to a fresh git repository, the work tree is then replaced by `head/`, and the head is judged with the
+base revision; annotations are read from `head/`.
 The rule-evidence rules (SG5xx) judge logs, not repos; they have their own harness in
 tests/evidence/test_rule_fixtures.py.
 """
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -21,9 +28,11 @@ import pytest
 from subguard.core.config import load_config
 from subguard.core.model import Finding
 from subguard.rules import judge as pipeline
+from subguard.rules.change import Change
 from subguard.rules.impact import describer
 from subguard.rules.policy import load_policies
 from subguard.rules.waiver_sources import on_disk
+from subguard.scan import gitrev
 from subguard.scan.extraction import ScanResult, scan_repo
 from tests.engine.annotations import Expectations, read
 from tests.fixture_cases import REPO_CASES, RULES, case_id, rule_of
@@ -40,9 +49,41 @@ def _scan(case: Path) -> list[ScanResult]:
     return [scan_repo(case, config)]
 
 
+def is_change_case(case: Path) -> bool:
+    return (case / "base").is_dir() and (case / "head").is_dir()
+
+
+def _git(root: Path, *args: str) -> None:
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@e", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@e"}
+    subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True, env=env)
+
+
+def _judge_change(case: Path, policy_dirs: Sequence[Path]) -> list[Finding]:
+    """A change case: `base/` committed, the work tree replaced by `head/`, judged as `check --base`."""
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "head"
+        shutil.copytree(case / "base", root)
+        _git(root, "init", "-q")
+        _git(root, "add", "-A")
+        _git(root, "commit", "-qm", "base")
+        for entry in root.iterdir():
+            if entry.name != ".git":
+                shutil.rmtree(entry) if entry.is_dir() else entry.unlink()
+        shutil.copytree(case / "head", root, dirs_exist_ok=True)
+        config = load_config(None, root)
+        results = [scan_repo(root, config)]
+        rev = gitrev.resolve(root, "HEAD")
+        change = Change(tuple(gitrev.scan_base([str(root)], [rev], results, config)), rev.ref, rev.commit, rev.label)
+        rules = pipeline.RuleSet.of(load_policies(policy_dirs))
+        return pipeline.judge(results, rules, config, waivers=on_disk(results, config), describe=describer(),
+                              change=change).findings
+
+
 def judge(case: Path, policy_dirs: Sequence[Path] = ()) -> list[Finding]:
     """What `subguard check` keeps for the case: every policy (plus `policy_dirs`), then waivers
     (SG903 included)."""
+    if is_change_case(case):
+        return _judge_change(case, policy_dirs)
     config = load_config(None, case)
     results = _scan(case)
     rules = pipeline.RuleSet.of(load_policies(policy_dirs))
@@ -51,6 +92,8 @@ def judge(case: Path, policy_dirs: Sequence[Path] = ()) -> list[Finding]:
 
 
 def expectations(case: Path) -> Expectations:
+    if is_change_case(case):
+        return read(case / "head")
     return read(case / "repos" if (case / "repos").is_dir() else case)
 
 
