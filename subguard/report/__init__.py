@@ -14,7 +14,7 @@ from pathlib import Path, PurePosixPath
 from typing import Protocol
 
 from subguard import __version__
-from subguard.core.model import Finding, Location, RuleDoc, Severity
+from subguard.core.model import BASE_REVISION, BEFORE_AFTER, Finding, Location, RuleDoc, Severity
 
 # format name -> "module:function" (explicit registry; a format's module loads only when used)
 FORMATS: dict[str, str] = {
@@ -52,6 +52,16 @@ class ReportContext:
     failed: int = 0
     color: bool = False
     show_notes: bool = False  # text and GitHub output: list notes too (else one line counts them)
+    base_ref: str = ""  # `check --base REF`: the revision the change was judged against, as given
+    base_commit: str = ""  # ... and the commit it named
+
+    @property
+    def base(self) -> str:
+        """`origin/main (1a2b3c4d5e6f)`; "" without a base revision."""
+        if not self.base_commit:
+            return ""
+        short = self.base_commit[:12]
+        return short if self.base_commit.startswith(self.base_ref.lower()) else f"{self.base_ref} ({short})"
 
     @property
     def files(self) -> int:
@@ -181,3 +191,15 @@ def sort_key(f: Finding) -> tuple[str, str, int, int, str]:
 def use_color(isatty: bool, environ: Mapping[str, str] = os.environ) -> bool:
     """Colour only on a terminal, and never when NO_COLOR is set (https://no-color.org)."""
     return isatty and not environ.get("NO_COLOR")
+
+
+def base_revision(f: Finding) -> dict[str, str] | None:
+    """{"ref", "commit"} of the base revision a change finding (SG6xx) was judged against; else None."""
+    value = dict(f.properties).get(BASE_REVISION)
+    return {str(k): str(v) for k, v in value} if value else None
+
+
+def before_after(f: Finding) -> list[dict[str, str]]:
+    """The before/after rows of a change finding: member, topic, before (base), after (head)."""
+    rows = dict(f.properties).get(BEFORE_AFTER) or ()
+    return [dict(zip(("member", "topic", "before", "after"), map(str, row))) for row in rows]

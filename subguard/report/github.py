@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from subguard.core.model import Finding, RuleDoc, Severity
-from subguard.report import ReportContext, display_path, for_display, hidden_line, sort_key
+from subguard.report import ReportContext, base_revision, before_after, display_path, for_display, hidden_line, sort_key
 
 COMMANDS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.NOTE: "notice"}
 
@@ -37,6 +37,10 @@ def annotation(f: Finding, docs: Mapping[str, RuleDoc], ctx: ReportContext) -> s
     lines += [f"also: {display_path(r.location, ctx)}:{r.location.line}: {r.message}".rstrip(": ") for r in f.related]
     if f.impact:
         lines.append(f"impact: {f.impact}")
+    lines += [f"{row['member']} {row['topic']}: {row['before']} -> {row['after']}" for row in before_after(f)]
+    base = base_revision(f)
+    if base:
+        lines.append(f"base: {base['ref']} ({base['commit'][:12]})")
     head = ",".join(f"{k}={escape_property(v)}" for k, v in props)
     return f"::{COMMANDS[f.severity]} {head}::{escape_data(chr(10).join(lines))}"
 
@@ -46,4 +50,5 @@ def render(findings: Sequence[Finding], docs: Mapping[str, RuleDoc], ctx: Report
     with `--show-notes`; every one stays in the SARIF and JSON reports)."""
     shown, hidden = for_display(findings, ctx)
     out = "".join(annotation(f, docs, ctx) + "\n" for f in sorted(shown, key=sort_key))
-    return out + (hidden_line(hidden, docs) + "\n" if hidden else "")
+    out += hidden_line(hidden, docs) + "\n" if hidden else ""
+    return out + (f"subguard: the change was judged against base {ctx.base}\n" if ctx.base else "")

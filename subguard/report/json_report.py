@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from subguard.core.model import CODE_SCOPE, Finding, RuleDoc
-from subguard.report import ReportContext, sort_key
+from subguard.report import ReportContext, base_revision, before_after, sort_key
 
 
 def finding_dict(f: Finding) -> dict[str, Any]:
@@ -31,6 +31,8 @@ def finding_dict(f: Finding) -> dict[str, Any]:
         "suppressed": None if f.suppressed is None else {"kind": f.suppressed.kind, "reason": f.suppressed.reason},
         "impact": f.impact or None,
         "code": dict(f.properties).get(CODE_SCOPE),  # "test", "example", "placeholder" or null
+        "base": base_revision(f),  # change findings (SG6xx): {"ref", "commit"} of `--base`; else null
+        "change": before_after(f),  # change findings: [{"member", "topic", "before", "after"}]
     }
 
 

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from subguard.core.limits import escape_controls
 from subguard.core.members import members_of
 from subguard.core.model import Finding, RuleDoc, Severity
-from subguard.report import ReportContext, active, display_path, severity_counts, sort_key, summary_line
+from subguard.report import ReportContext, active, before_after, display_path, severity_counts, sort_key, summary_line
 
 
 def cell(text: str) -> str:
@@ -35,6 +35,11 @@ def _group_section(group: str, findings: Sequence[Finding], docs: Mapping[str, R
     lines = [f"### Group {code(group)}", ""]
     for f in findings:
         lines += [f"**{_rule_title(f, docs)}** ({f.severity.value}): {cell(f.message)}", ""]
+        changes = before_after(f)
+        if changes:  # a change finding (SG6xx): what each member declares at base and at head
+            lines += _change_table(changes, ctx)
+            lines += [f"> **Impact:** {f.impact}", ""] if f.impact else []
+            continue
         rows = members_of(f)
         if any(m.topic is not None or m.expression is not None or m.model for m in rows):
             lines += ["| member | topic | expression | model |", "| --- | --- | --- | --- |"]
@@ -54,6 +59,14 @@ def _group_section(group: str, findings: Sequence[Finding], docs: Mapping[str, R
     return lines
 
 
+def _change_table(rows: Sequence[dict[str, str]], ctx: ReportContext) -> list[str]:
+    base = f"before ({cell(ctx.base)})" if ctx.base else "before (base)"
+    lines = [f"| member | topic | {base} | after (head) |", "| --- | --- | --- | --- |"]
+    for r in rows:
+        lines.append(f"| {cell(code(r['member']))} | {cell(code(r['topic']))} | {cell(r['before'])} | {cell(r['after'])} |")
+    return lines + [""]
+
+
 def _other_section(findings: Sequence[Finding], docs: Mapping[str, RuleDoc], ctx: ReportContext) -> list[str]:
     lines = ["### Other findings", "", "| location | rule | severity | message |", "| --- | --- | --- | --- |"]
     for f in findings:
@@ -67,12 +80,14 @@ def render(findings: Sequence[Finding], docs: Mapping[str, RuleDoc], ctx: Report
     shown = sorted(active(findings), key=sort_key)
     icon = ":x:" if severity_counts(findings)[Severity.ERROR] else (":warning:" if shown else ":white_check_mark:")
     lines = ["## subguard", "", f"{icon} {summary_line(findings, ctx)}", ""]
+    if ctx.base:
+        lines += [f"The change was judged against base {code(ctx.base)}.", ""]
     if not shown:
         lines += ["No findings." if ctx.files else "No files were scanned.", ""]
     groups: dict[str, list[Finding]] = {}
     rest: list[Finding] = []
     for f in shown:
-        (groups.setdefault(f.group, []) if f.group and f.related else rest).append(f)
+        (groups.setdefault(f.group, []) if f.group and (f.related or before_after(f)) else rest).append(f)
     for group in sorted(groups):
         lines += _group_section(group, groups[group], docs, ctx)
     if rest:

@@ -13,7 +13,16 @@ from typing import Any
 from urllib.parse import quote
 
 from subguard.core.model import CODE_SCOPE, Finding, Location, RuleDoc
-from subguard.report import ReportContext, Root, is_diagnostic, root_of, root_prefix, sort_key
+from subguard.report import (
+    ReportContext,
+    Root,
+    base_revision,
+    before_after,
+    is_diagnostic,
+    root_of,
+    root_prefix,
+    sort_key,
+)
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 SRCROOT = "%SRCROOT%"
@@ -147,7 +156,9 @@ def _result(f: Finding, index: int, ctx: ReportContext) -> dict[str, Any]:
 
 def _properties(f: Finding) -> dict[str, Any]:
     code = dict(f.properties).get(CODE_SCOPE)
-    return {k: v for k, v in (("group", f.group), ("topic", f.topic), ("impact", f.impact), ("code", code)) if v}
+    pairs = (("group", f.group), ("topic", f.topic), ("impact", f.impact), ("code", code), ("base", base_revision(f)),
+             ("change", before_after(f)))
+    return {k: v for k, v in pairs if v}
 
 
 def _notification(f: Finding, index: int, ctx: ReportContext) -> dict[str, Any]:
@@ -190,6 +201,8 @@ def sarif_log(findings: Sequence[Finding], docs: Mapping[str, RuleDoc], ctx: Rep
     base_ids = _base_ids(ctx)
     if base_ids:
         run["originalUriBaseIds"] = base_ids
+    if ctx.base_commit:  # `check --base`: the revision the change rules (SG6xx) compared with
+        run["properties"] = {"base": {"ref": ctx.base_ref, "commit": ctx.base_commit}}
     return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
 
 

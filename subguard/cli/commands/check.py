@@ -33,11 +33,12 @@ from subguard.core.model import FileStatus, Finding, RuleDoc
 from subguard.report import FORMATS, ReportContext, Root, render, summary_line, use_color
 from subguard.rules import baseline as baseline_mod
 from subguard.rules import code_scope
+from subguard.rules.change import Change
 from subguard.rules.impact import describer, impact_memo
 from subguard.rules.judge import BaselineStep, RuleSet, judge
 from subguard.rules.policy import BUILTIN_DIR, Policy, PolicyError, load_policy_set, policy_dirs, rule_docs
 from subguard.rules.waiver_sources import on_disk as waivers_on_disk
-from subguard.scan import runrecord
+from subguard.scan import gitrev, runrecord
 from subguard.scan.extraction import ScanResult, cache_directory, config_dir
 
 FAIL_ON = ("error", "warning", "note", "none")
@@ -203,6 +204,30 @@ def _context(results: Sequence[ScanResult], color: bool, show_notes: bool = Fals
     )
 
 
+def _base_revisions(roots: Sequence[str], ref: str | None) -> list[gitrev.Revision]:
+    """`--base REF` resolved in each root's repository before anything is scanned (exit 2 when not)."""
+    if not ref:
+        return []
+    runrecord.spoil("compares with a base revision")
+    try:
+        return gitrev.resolve_roots([r for r in roots if Path(r).exists()], ref)
+    except gitrev.RevisionError as exc:
+        raise InputError(str(exc)) from None
+
+
+def _base_change(
+    roots: Sequence[str], revisions: Sequence[gitrev.Revision], results: Sequence[ScanResult], config: Config, key: str | None,
+) -> Change | None:
+    """The base revision's scan of every root, for the change rules."""
+    if not revisions:
+        return None
+    try:
+        base = gitrev.scan_base(roots, revisions, results, config.model_copy(update={"base": None}), key)
+    except gitrev.RevisionError as exc:
+        raise InputError(str(exc)) from None
+    return Change(tuple(base), revisions[0].ref, revisions[0].commit, revisions[0].label)
+
+
 @click.command()
 @click.argument("paths", nargs=-1, type=click.Path())
 @click.option("--format", "fmt", type=click.Choice(sorted(FORMATS)), default="text", show_default=True)
@@ -222,11 +247,14 @@ def _context(results: Sequence[ScanResult], color: bool, show_notes: bool = Fals
 @click.option("--no-simulate", is_flag=True, help="Do not attach a simulated impact to group findings.")
 @click.option("--no-cache", is_flag=True, help="Do not read or write the content cache (config `cache-dir`, default <root>/.subguard_cache).")
 @click.option("--show-config", is_flag=True, help="Print the effective settings and where each came from, then exit.")
+@click.option("--base", "base_ref", metavar="REF",
+              help="Also judge the change since git revision REF against the rollout that ships it (SG6xx) [config base].")
 @guarded
 def check(
     paths: tuple[str, ...], fmt: str, output: str | None, also: tuple[str, ...], fail_on: str | None, select: tuple[str, ...],
     ignore: tuple[str, ...], config_file: str | None, extra_policies: tuple[str, ...], baseline_file: str | None,
     write_baseline: str | None, show_notes: bool | None, stats: bool, no_simulate: bool, no_cache: bool, show_config: bool,
+    base_ref: str | None = None,
 ) -> int:
     """Lint the consumer subscriptions under PATHS (default: the current directory).
 
@@ -246,6 +274,8 @@ def check(
         overrides["show_notes"] = True
     if fail_on:
         overrides["fail_on"] = fail_on
+    if base_ref:
+        overrides["base"] = base_ref
     file_config = config
     config = config.model_copy(update={"select": split_ids(config.select), "ignore": split_ids(config.ignore), **overrides})
     threshold = config.fail_on
@@ -263,7 +293,9 @@ def check(
         runrecord.spoil("writes a baseline")
     _note_inputs(roots, config, config_file, _policy_dirs(config, extra_policies), baseline_file,
                  [p for p in (output, *(t for _, t in extra_reports)) if p])
-    results = scan_paths(roots, config, cache_key=None if no_cache else digest)
+    revisions = _base_revisions(roots, config.base)
+    results = scan_paths(roots, config.model_copy(update={"base": None}), cache_key=None if no_cache else digest)
+    change = _base_change(roots, revisions, results, config, None if no_cache else digest)
     notes: list[str] = []
     memo = impact_memo() if config.simulate and not no_cache else None
     judged = judge(
@@ -278,6 +310,8 @@ def check(
     note = "\n".join(notes)
     ctx = _context(results, color=output is None and use_color(sys.stdout.isatty()), show_notes=config.show_notes)
     report = render(fmt, findings, docs, ctx)
+    if change is not None:
+        ctx = dataclasses.replace(ctx, base_ref=change.ref, base_commit=change.commit)
     plain = dataclasses.replace(ctx, color=False)
     for extra_fmt, target in extra_reports:
         _write(target, render(extra_fmt, findings, docs, plain))
