@@ -303,15 +303,16 @@ def check(
         waivers=waivers_on_disk(results, config),
         baseline=_baseline(config, baseline_file, write_baseline, notes),
         describe=describer(memo, config.jobs) if config.simulate else None,
+        change=change,
     )
     if memo is not None:
         memo.save()
     findings = judged.findings
     note = "\n".join(notes)
     ctx = _context(results, color=output is None and use_color(sys.stdout.isatty()), show_notes=config.show_notes)
-    report = render(fmt, findings, docs, ctx)
     if change is not None:
         ctx = dataclasses.replace(ctx, base_ref=change.ref, base_commit=change.commit)
+    report = render(fmt, findings, docs, ctx)
     plain = dataclasses.replace(ctx, color=False)
     for extra_fmt, target in extra_reports:
         _write(target, render(extra_fmt, findings, docs, plain))
