@@ -8,6 +8,7 @@ they were declared, and the simulator on the group. Both return flat rows (`RECO
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import functools
 import json
@@ -34,6 +35,7 @@ from subguard.core.model import (
     Subscription,
     Value,
 )
+from subguard.deploy.environment import with_environment
 from subguard.rules import suppress, waiver_sources
 from subguard.rules.judge import GROUP_SCOPE, RuleSet, Waivers, judge
 from subguard.rules.waiver_sources import Reader
@@ -264,6 +266,8 @@ def scan_candidates(
     `candidates` carry their content or are read by the scan itself.
     """
     result = scan_files(root, repo, candidates, skipped, in_task(config))
+    # the group tasks judge with the audit's config: each consumer carries its own repo's environments
+    result = dataclasses.replace(result, consumers=tuple(with_environment(c, config) for c in result.consumers))
     out = [_row(repo, "repo", repo, {"root": root, "config": config.source or ""})]
     out.append(files_row(repo, result.files))
     out += [consumer_row(c, "source") for c in result.consumers]

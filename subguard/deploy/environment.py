@@ -87,8 +87,19 @@ def classify(name: str, config: Config) -> EnvInfo:
     return EnvInfo(name, canon, canon == "prod", "convention")
 
 
+def with_environment(consumer: Consumer, config: Config) -> Consumer:
+    """The consumer with its environment as its repository's config classifies it, so that a group
+    judged with another config (the audit's, across repositories) classifies it the same way."""
+    info = environment_of(consumer, config)
+    if info.source != "config":
+        return consumer
+    return consumer.model_copy(update={"environment": info.name, "environment_production": info.production})
+
+
 def environment_of(consumer: Consumer, config: Config) -> EnvInfo:
     """The consumer's environment: its recorded one (profile or configured), else its path."""
+    if consumer.environment and consumer.environment_production is not None:  # classified by its own repo's config
+        return EnvInfo(consumer.environment, canonical(consumer.environment), consumer.environment_production, "config")
     if consumer.environment:
         return classify(consumer.environment, config)
     for name, spec in config.environments.items():
