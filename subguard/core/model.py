@@ -162,6 +162,9 @@ class Consumer(Record):
     client: ClientFamily
     service: str = ""
     environment: str = ""
+    # whether `environment` is production, as the consumer's own repository's config classifies it
+    # (set where a consumer leaves its repository's config behind, as in the audit); None: not classified
+    environment_production: bool | None = None
     repo: str = ""
     name_server: Value | None = None
     namespace: Value | None = None
