@@ -13,6 +13,27 @@ if [ -n "${SG_POLICIES:-}" ]; then
   read -r -d '' -a dirs <<< "$SG_POLICIES" || true
   for d in "${dirs[@]}"; do common+=(--policies "$d"); done
 fi
+# The change since the base revision (SG6xx): the input, else the pull request's base commit from the
+# event payload (read as JSON, never evaluated); "none" turns it off. The commit must be in the clone.
+base="${SG_BASE:-}"
+if [ -z "$base" ] && [ -n "${GITHUB_EVENT_PATH:-}" ] && [ -f "$GITHUB_EVENT_PATH" ]; then
+  base=$(python3 - "$GITHUB_EVENT_PATH" <<'PY'
+import json, re, sys
+try:
+    event = json.load(open(sys.argv[1], encoding="utf-8"))
+except (OSError, ValueError):
+    raise SystemExit
+def get(node, *keys):
+    for key in keys:
+        node = node.get(key) if isinstance(node, dict) else None
+    return node
+sha = get(event, "pull_request", "base", "sha") or get(event, "merge_group", "base_sha") or ""
+print(sha if isinstance(sha, str) and re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", sha) else "")
+PY
+  )
+fi
+[ "$base" = "none" ] && base=""
+[ -n "$base" ] && common+=(--base "$base")
 sarif="${SG_SARIF:-subguard.sarif}"
 summary_md=$(mktemp)
 counts_json=$(mktemp)

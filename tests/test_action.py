@@ -84,8 +84,10 @@ def inputs_with_defaults(overrides: dict[str, str]) -> dict[str, str]:
     return {name: str(overrides.get(name, spec.get("default", ""))) for name, spec in declared.items()}
 
 
-def run_action(workspace: Path, tmp: Path, skip: tuple[str, ...] = ("Install subguard",), **overrides: str) -> Run:
-    """Run every `run:` step in order (a `uses:` step only has its `if:` evaluated)."""
+def run_action(workspace: Path, tmp: Path, skip: tuple[str, ...] = ("Install subguard",), env: dict[str, str] | None = None,
+               **overrides: str) -> Run:
+    """Run every `run:` step in order (a `uses:` step only has its `if:` evaluated); `env`: more of
+    the runner's environment (GITHUB_EVENT_PATH, ...)."""
     run = Run(workspace, inputs_with_defaults({k.replace("_", "-"): v for k, v in overrides.items()}))
     summary, output = tmp / "step_summary.md", tmp / "github_output"
     summary.write_text("", encoding="utf-8")
@@ -97,6 +99,7 @@ def run_action(workspace: Path, tmp: Path, skip: tuple[str, ...] = ("Install sub
         "GITHUB_WORKSPACE": str(workspace),
         "GITHUB_STEP_SUMMARY": str(summary),
         "NO_COLOR": "1",
+        **(env or {}),
     }
     for i, step in enumerate(load_action()["runs"]["steps"]):
         name = step.get("name", f"step {i}")
@@ -267,3 +270,46 @@ def test_install_step_installs_subguard(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     version = subprocess.run([str(venv / "bin" / "subguard"), "--version"], capture_output=True, text=True, timeout=60, check=False)
     assert version.returncode == 0 and "subguard" in version.stdout
+
+
+def test_base_defaults_to_the_pull_requests_base_commit(tmp_path: Path) -> None:
+    """A fake pull_request event names the base commit; the action passes it as --base: a tag added
+    to a consumer run by a RollingUpdate Deployment is SG601, in the annotations, SARIF and summary."""
+    from tests.test_check_base import consumer, deployment, git, make_repo, write
+
+    ws = tmp_path / "ws"
+    base_sha = make_repo(ws, {"orders/pyproject.toml": "[project]\nname = 'orders'\n", "orders/consumer.py": consumer(),
+                              "orders/k8s/workload.yaml": deployment()})
+    write(ws, {"orders/consumer.py": consumer(tags="created||paid||refunded")})
+    git(ws, "commit", "-qam", "add refunded")
+    event = tmp_path / "event.json"
+    event.write_text(json.dumps({"pull_request": {"base": {"sha": base_sha}, "head": {"sha": "0" * 40}}}), encoding="utf-8")
+    run = run_action(ws, tmp_path, env={"GITHUB_EVENT_PATH": str(event)}, fail_on="warning")
+    code, out, err = result(run, "Check subscriptions")
+    assert code == 0, err
+    assert re.search(r"^::warning file=orders/consumer\.py,line=9,.*title=SG601 ", out, re.MULTILINE), out
+    assert f"base: {base_sha} ({base_sha[:12]})" not in out and f"base: {base_sha[:12]}" in out.replace("%3A", ":")
+    assert run.outputs["check"]["exit-code"] == "1" and run.outputs["check"]["warnings"] == "1"
+    sarif = json.loads((ws / "subguard.sarif").read_text(encoding="utf-8"))
+    assert sarif["runs"][0]["properties"]["base"]["commit"] == base_sha
+    summary = (tmp_path / "step_summary.md").read_text(encoding="utf-8")
+    assert "SG601" in summary and f"judged against base `{base_sha[:12]}`" in summary
+    off = run_action(ws, tmp_path, env={"GITHUB_EVENT_PATH": str(event)}, base="none")
+    assert "SG601" not in result(off, "Check subscriptions")[1]
+
+
+def test_base_missing_from_a_shallow_clone_says_fetch_depth_0(tmp_path: Path) -> None:
+    from tests.test_check_base import consumer, git, make_repo, write
+
+    origin = tmp_path / "origin"
+    base_sha = make_repo(origin, {"consumer.py": consumer()})
+    write(origin, {"consumer.py": consumer(tags="created")})
+    git(origin, "commit", "-qam", "second")
+    ws = tmp_path / "ws"
+    subprocess.run(["git", "clone", "-q", "--depth", "1", f"file://{origin}", str(ws)], check=True, capture_output=True)
+    event = tmp_path / "event.json"
+    event.write_text(json.dumps({"pull_request": {"base": {"sha": base_sha}}}), encoding="utf-8")
+    run = run_action(ws, tmp_path, env={"GITHUB_EVENT_PATH": str(event)})
+    code, out, err = result(run, "Check subscriptions")
+    assert code == 2 and run.outputs["check"]["exit-code"] == "2"
+    assert "shallow clone" in err and "fetch-depth: 0" in err and "Traceback" not in err

@@ -58,10 +58,7 @@ class ReportContext:
     @property
     def base(self) -> str:
         """`origin/main (1a2b3c4d5e6f)`; "" without a base revision."""
-        if not self.base_commit:
-            return ""
-        short = self.base_commit[:12]
-        return short if self.base_commit.startswith(self.base_ref.lower()) else f"{self.base_ref} ({short})"
+        return revision_label(self.base_ref, self.base_commit)
 
     @property
     def files(self) -> int:
@@ -191,6 +188,14 @@ def sort_key(f: Finding) -> tuple[str, str, int, int, str]:
 def use_color(isatty: bool, environ: Mapping[str, str] = os.environ) -> bool:
     """Colour only on a terminal, and never when NO_COLOR is set (https://no-color.org)."""
     return isatty and not environ.get("NO_COLOR")
+
+
+def revision_label(ref: str, commit: str) -> str:
+    """`origin/main (1a2b3c4d5e6f)`, or the short commit alone when the ref is (a prefix of) it; "" without one."""
+    if not commit:
+        return ""
+    short = commit[:12]
+    return short if ref and commit.startswith(ref.lower()) else f"{ref} ({short})"
 
 
 def base_revision(f: Finding) -> dict[str, str] | None:

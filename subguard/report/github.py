@@ -9,7 +9,16 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from subguard.core.model import Finding, RuleDoc, Severity
-from subguard.report import ReportContext, base_revision, before_after, display_path, for_display, hidden_line, sort_key
+from subguard.report import (
+    ReportContext,
+    base_revision,
+    before_after,
+    display_path,
+    for_display,
+    hidden_line,
+    revision_label,
+    sort_key,
+)
 
 COMMANDS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.NOTE: "notice"}
 
@@ -40,7 +49,7 @@ def annotation(f: Finding, docs: Mapping[str, RuleDoc], ctx: ReportContext) -> s
     lines += [f"{row['member']} {row['topic']}: {row['before']} -> {row['after']}" for row in before_after(f)]
     base = base_revision(f)
     if base:
-        lines.append(f"base: {base['ref']} ({base['commit'][:12]})")
+        lines.append(f"base: {revision_label(base['ref'], base['commit'])}")
     head = ",".join(f"{k}={escape_property(v)}" for k, v in props)
     return f"::{COMMANDS[f.severity]} {head}::{escape_data(chr(10).join(lines))}"
 
