@@ -17,6 +17,7 @@ from collections.abc import Sequence
 
 from subguard.core.model import ClientFamily, FileRecord, FileStatus
 from subguard.extract.base import ExtractResult, RepoContext, SourceFile
+from subguard.extract.python.attrs import parse_attrs
 from subguard.extract.python.ir import Failure, ModuleFacts, ParseOutcome
 from subguard.extract.python.link import Linker
 from subguard.extract.python.resolve import ModuleSource
@@ -86,7 +87,7 @@ class _Loader:
         self.full = full
         self.pre_light = pre_light
         self.loaded: dict[str, str] = {}
-        self.modules = ModuleSource(repo.paths, full, self.light, self.load_full)
+        self.modules = ModuleSource(repo.paths, full, self.light, self.load_full, self.load_attrs)
 
     def _record(self, path: str, reason: str) -> None:
         self.records[path] = FileRecord(path=path, status=FileStatus.PARSED, reason=reason, extractor=self.extractor.name)
@@ -142,6 +143,20 @@ class _Loader:
         if isinstance(outcome, Failure):
             self.records.setdefault(path, _failure_record(path, outcome))
             return None
+        if path not in self.records:
+            self._record(path, LOADED_FOR_VALUES)
+        return outcome
+
+
+    def load_attrs(self, path: str) -> ModuleFacts | None:
+        """Classes and instance attributes of a module a base class lives in (stdlib `ast`, quick)."""
+        data = self.repo.read(path) if self.extractor.claims(path) else None
+        if data is None:
+            return None
+        outcome = self.repo.memo("python-attrs", path, data, lambda: parse_attrs(path, data))
+        assert isinstance(outcome, (ModuleFacts, Failure))
+        if isinstance(outcome, Failure):
+            return None  # the light or full parse reports the file when it is read for another reason
         if path not in self.records:
             self._record(path, LOADED_FOR_VALUES)
         return outcome

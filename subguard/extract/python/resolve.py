@@ -203,11 +203,14 @@ class ModuleSource:
     def __init__(
         self, paths: frozenset[str], full: dict[str, ModuleFacts], light: Callable[[str], ModuleFacts | None],
         load_full: Callable[[str], ModuleFacts | None] | None = None,
+        load_attrs: Callable[[str], ModuleFacts | None] | None = None,
     ) -> None:
         self.paths = paths
         self.full = full
         self._light = light
         self._load_full = load_full
+        self._load_attrs = load_attrs
+        self._attrs_cache: dict[str, ModuleFacts | None] = {}
         self._cache: dict[str, ModuleFacts | None] = {}
         self._full_cache: dict[str, ModuleFacts | None] = {}
         self._suffix: dict[str, list[str]] | None = None
@@ -221,6 +224,15 @@ class ModuleSource:
             loaded = self._load_full(path) if self._load_full is not None and path in self.paths else None
             self._full_cache[path] = loaded if loaded is not None else self.get(path)
         return self._full_cache[path]
+
+    def get_attrs(self, path: str) -> ModuleFacts | None:
+        """A module's classes with their instance attributes: full facts when parsed, else a quick read."""
+        if path in self.full or path in self._full_cache:
+            return self.get_full(path)
+        if path not in self._attrs_cache:
+            loaded = self._load_attrs(path) if self._load_attrs is not None and path in self.paths else None
+            self._attrs_cache[path] = loaded if loaded is not None else self.get_full(path)
+        return self._attrs_cache[path]
 
     def settings_modules(self) -> list[str]:
         """Django-style settings modules of the repo: `settings.py` and the modules of a `settings/` package."""
@@ -486,12 +498,36 @@ class Resolver:
         """The repo classes `cls` derives from, nearest first, with their modules' full facts."""
         out: list[tuple[ModuleFacts, str]] = []
         for base_ir in dict(module.bases).get(cls, ()):
-            ref = self.resolve(base_ir, Frame(module), depth + 1).obj
-            if isinstance(ref, ClassRef) and depth < MAX_DEPTH:
-                target = self.modules.get_full(ref.path)
-                if target is not None:
-                    out.append((target, ref.qual))
+            if depth >= MAX_DEPTH:
+                break
+            found = self._class_of(base_ir, module)
+            if found is None:
+                ref = self.resolve(base_ir, Frame(module), depth + 1).obj
+                target = self.modules.get_attrs(ref.path) if isinstance(ref, ClassRef) else None
+                found = (target, ref.qual) if target is not None and isinstance(ref, ClassRef) else None
+            if found is not None:
+                out.append(found)
         return out
+
+    def _class_of(self, ir: IR, module: ModuleFacts) -> tuple[ModuleFacts, str] | None:
+        """A base class named directly (`Base`, an imported `Base`, `pkg.mod.Base`), found without
+        reading its module's constants: the quick class read is all a base class needs."""
+        dotted = ""
+        if isinstance(ir, Glob):
+            if ir.name in dict(module.classes):
+                return module, ir.name
+            dotted = dict(module.imports).get(ir.name, "")
+        elif isinstance(ir, Imp):
+            dotted = ir.dotted
+        elif isinstance(ir, AttrOf) and isinstance(ir.base, Glob) and ir.base.name in dict(module.imports):
+            dotted = f"{dict(module.imports)[ir.base.name]}.{ir.attr}"
+        found = self.modules.find(dotted, module.path) if dotted else None
+        if found is None or len(found[1]) != 1:
+            return None
+        target = self.modules.get_attrs(found[0])
+        if target is None or found[1][0] not in dict(target.classes):
+            return None
+        return target, found[1][0]
 
     def _setting(self, name: str, depth: int, origin: ModuleFacts) -> RV:
         """`django.conf.settings.NAME`: the module-level NAME of the repo's settings modules."""
