@@ -17,9 +17,11 @@ import json
 import os
 import re
 import sys
+import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,6 +32,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from subguard.audit import jvm, local, tasks
+from subguard.audit import output as outdir
 from subguard.audit import sources as src
 from subguard.audit import summary as summ
 from subguard.audit import transforms as T
@@ -62,6 +65,7 @@ class AuditArgs:
     reader: str = "auto"
     fail_on: str = "none"
     jvm_archive: bool = False  # a class-data archive for a local driver JVM (subguard.audit.jvm)
+    verbose: bool = False  # JVM and Spark start-up messages on the terminal (else in `--out`/audit.log)
 
 
 def parse_args(argv: Sequence[str]) -> AuditArgs:
@@ -77,10 +81,11 @@ def parse_args(argv: Sequence[str]) -> AuditArgs:
     p.add_argument("--reader", choices=READERS, default="auto")
     p.add_argument("--fail-on", choices=("error", "warning", "note", "none"), default="none")
     p.add_argument("--jvm-archive", action="store_true")
+    p.add_argument("-v", "--verbose", action="store_true")
     a = p.parse_args(list(argv))
     return AuditArgs(
         tuple(a.sources), a.out, a.master, tuple(a.formats or FORMATS), a.config, tuple(a.evidence), a.top, a.runs,
-        reader=a.reader, fail_on=a.fail_on, jvm_archive=a.jvm_archive,
+        reader=a.reader, fail_on=a.fail_on, jvm_archive=a.jvm_archive, verbose=a.verbose,
     )
 
 
@@ -95,11 +100,15 @@ def shuffle_partitions(master: str) -> int:
 
 
 JIT_OPTIONS = "-XX:TieredStopAtLevel=1"
+# the driver JVM's log4j2 configuration (local masters): warnings and errors only, no "default
+# profile" banner; where they go is the process's stderr (`main` sends it to `--out`/audit.log)
+LOG4J2 = Path(__file__).resolve().parent / "log4j2.properties"
 
 
-def session(master: str, app: str = "subguard-audit", java_options: str = "") -> SparkSession:
+def session(master: str, app: str = "subguard-audit", java_options: str = "", quiet: bool = True) -> SparkSession:
     """A Spark session with quiet logs; `--master` is honoured unless spark-submit already set one.
-    `java_options` are added to a local driver JVM's (see `launch`)."""
+    `java_options` are added to a local driver JVM's (see `launch`); `quiet`: with subguard's log4j2
+    configuration (else Spark's default one, as `-v` shows it)."""
     builder = SparkSession.builder.appName(app).config("spark.ui.showConsoleProgress", "false")
     builder = builder.config("spark.sql.shuffle.partitions", str(shuffle_partitions(master)))
     builder = builder.config("spark.ui.enabled", "false")
@@ -113,7 +122,8 @@ def session(master: str, app: str = "subguard-audit", java_options: str = "") ->
         # a local audit is a short-lived JVM: the quick compiler alone finishes the example org's many
         # small jobs about a quarter sooner; at 200,000 files no difference was measurable (the
         # optimising compiler wins on repeated heavy jobs, which one audit does not run)
-        builder = builder.config("spark.driver.extraJavaOptions", f"{JIT_OPTIONS} {java_options}".strip())
+        log4j = f"-Dlog4j2.configurationFile={LOG4J2.as_uri()}" if quiet and LOG4J2.is_file() else ""
+        builder = builder.config("spark.driver.extraJavaOptions", f"{JIT_OPTIONS} {java_options} {log4j}".strip())
     if master.startswith("local") and not os.environ.get("PYSPARK_PYTHON"):
         # local workers run this interpreter (a venv's), not whatever `python3` is first on PATH
         os.environ["PYSPARK_PYTHON"] = sys.executable
@@ -131,21 +141,47 @@ def spark_jars() -> str:
     return os.path.join(home, "jars")
 
 
-def launch(master: str, archive: bool = False) -> tuple[SparkSession, jvm.Plan]:
+def launches_jvm() -> bool:
+    """Whether `launch` starts the driver JVM itself (not under spark-submit, no session yet)."""
+    from pyspark import SparkContext
+
+    return (SparkContext._active_spark_context is None and SparkSession.getActiveSession() is None
+            and not os.environ.get("PYSPARK_GATEWAY_PORT"))
+
+
+def launch(master: str, archive: bool = False, quiet: bool = True) -> tuple[SparkSession, jvm.Plan]:
     """The audit's session; with `archive`, a class-data archive (`subguard.audit.jvm`) when this
     process launches the JVM. A JVM that will not start with the archive is started again without it."""
-    from pyspark import SparkContext
     from pyspark.errors import PySparkRuntimeError
 
-    ours = SparkContext._active_spark_context is None and SparkSession.getActiveSession() is None
-    cds = jvm.plan(master, JIT_OPTIONS, spark_jars()) if archive and ours else jvm.Plan()
+    cds = jvm.plan(master, JIT_OPTIONS, spark_jars()) if archive and launches_jvm() else jvm.Plan()
     if cds.options:
         try:
-            return session(master, java_options=cds.options), cds
+            return session(master, java_options=cds.options, quiet=quiet), cds
         except PySparkRuntimeError:  # JAVA_GATEWAY_EXITED: the JVM did not come up with this archive
             if cds.archive is not None:
                 jvm.discard(cds.archive)
-    return session(master), jvm.Plan()
+    return session(master, quiet=quiet), jvm.Plan()
+
+
+@contextmanager
+def stderr_to(path: str | None) -> Iterator[None]:
+    """Inside the block, file descriptor 2 is `path` (appended): a JVM started here keeps it as its
+    stderr for its whole life, and so do the Python workers it forks. None: unchanged."""
+    if path is None:
+        yield
+        return
+    sys.stderr.flush()
+    saved = os.dup(2)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    try:
+        os.dup2(fd, 2)
+        os.close(fd)
+        yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved, 2)
+        os.close(saved)
 
 
 def close(spark: SparkSession, cds: jvm.Plan) -> None:
@@ -226,6 +262,13 @@ class FS:
         """(is a folder, size) of one entry."""
         st = self._fs(uri).getFileStatus(self._path(uri))
         return bool(st.isDirectory()), int(st.getLen())
+
+    def rename(self, src_uri: str, dst_uri: str) -> None:
+        if not bool(self._fs(src_uri).rename(self._path(src_uri), self._path(dst_uri))):
+            raise OSError(f"cannot rename {src_uri} to {dst_uri}")
+
+    def delete(self, uri: str) -> None:
+        self._fs(uri).delete(self._path(uri), True)
 
     def write_text(self, uri: str, text: str) -> None:
         fs = self._fs(uri)
@@ -379,14 +422,71 @@ def _config_locations(config: Config) -> tuple[Any, ...]:
     return tuple(suppress.locate_config_waivers(config.waivers, config.source, text, ""))
 
 
-def run_audit(spark: SparkSession, args: AuditArgs, progress: Progress) -> dict[str, Any]:
-    """Read the sources, run the pipeline, write every output to `args.out`; returns the summary."""
-    t0 = time.monotonic()
+def open_output(fs: FS, out: str) -> outdir.Output:
+    """The run's output (`subguard.audit.output`): staging folder made, dead runs' leftovers gone.
+    Before any work: an output path that cannot be written ends the run at once."""
+    output = outdir.Output(fs.qualify(out.rstrip("/") or "/"))
+    try:
+        if output.local is not None:
+            output.open_local()
+            return output
+    except outdir.OutputError as exc:
+        raise src.SourceError(str(exc)) from None
+    if fs.stat(output.out):
+        others = sorted({name for name, _ in fs.children(output.out)} - outdir.OURS)
+        if others:
+            raise src.SourceError(f"{out}: holds files that are not an audit output ({', '.join(others[:3])}): the audit "
+                                  "replaces the whole folder, so choose an empty or new one")
+    fs.mkdirs(output.staging)
+    return output
+
+
+def commit_output(fs: FS, output: outdir.Output, log: str | None) -> None:
+    """Switch the finished output in (`subguard.audit.output`), the JVM log copied in first."""
+    if log is not None:
+        try:
+            with open(log, encoding="utf-8", errors="replace") as fh:
+                text = fh.read()
+        except OSError:
+            text = ""
+        output.write_text(outdir.LOG, text, fs.write_text)
+    if output.local is not None:
+        output.commit_local()
+        return
+    old = output.sibling("old")
+    had = fs.stat(output.out) is not None
+    if had:
+        fs.rename(output.out, old)
+    fs.rename(output.staging, output.out)
+    if had:
+        fs.delete(old)
+    listing = [(uri, fs.status(uri)) for uri in fs.paths(output.out)]
+    sizes = outdir.remote_sizes([(uri, size) for uri, (is_dir, size) in listing if not is_dir], output.out)
+    fs.write_text(f"{output.out}/{outdir.MANIFEST}", output.manifest(sizes))  # last: readers check it
+
+
+def run_audit(spark: SparkSession, args: AuditArgs, progress: Progress, log: str | None = None) -> dict[str, Any]:
+    """Read the sources, run the pipeline, write every output to a staging folder and switch it in
+    as `args.out` (`subguard.audit.output`); returns the summary. `log`: the JVM's stderr file, copied
+    into the output as audit.log."""
     fs = FS(spark)
     config = load_audit_config(args.config_file)
+    output = open_output(fs, args.out)
+    try:
+        summary = _pipeline(spark, fs, args, config, output, progress)
+        commit_output(fs, output, log)
+    except BaseException:
+        output.abandon()
+        raise
+    return summary
+
+
+def _pipeline(
+    spark: SparkSession, fs: FS, args: AuditArgs, config: Config, output: outdir.Output, progress: Progress,
+) -> dict[str, Any]:
+    t0 = time.monotonic()
     options = tasks.AuditOptions(config=config, runs=args.runs, config_waiver_locations=_config_locations(config))
-    out = args.out.rstrip("/")
-    fs.mkdirs(out)  # before any work: an output path that cannot be written ends the run at once
+    out = output.staging if output.local is None else f"file:{output.staging}"
     plan = plan_sources(spark, fs, args.sources, progress)
     hints = hints_frame(spark, plan)
     empty = spark.createDataFrame([], T.RECORDS)
@@ -490,9 +590,9 @@ def run_audit(spark: SparkSession, args: AuditArgs, progress: Progress) -> dict[
         for w in writes:
             w.result()
     if tables:
-        progress(f"wrote {len(tables)} Parquet tables to {out}")
+        progress(f"wrote {len(tables)} Parquet tables")
     summary["seconds"] = round(time.monotonic() - t0, 2)
-    _write_reports(fs, out, args, config, collected, summary, repo_roots, progress)
+    _write_reports(fs, output, args, config, collected, summary, repo_roots, progress)
     for df in (cached, files_df, consumers, group_records, findings, subs, groups_df):
         df.unpersist()
     return summary
@@ -531,13 +631,15 @@ def _write_parquet(df: DataFrame, uri: str) -> None:
 
 
 def _write_reports(
-    fs: FS, out: str, args: AuditArgs, config: Config, collected: Sequence[Finding], summary: dict[str, Any],
+    fs: FS, output: outdir.Output, args: AuditArgs, config: Config, collected: Sequence[Finding], summary: dict[str, Any],
     repo_roots: Sequence[tuple[str, str]], progress: Progress,
 ) -> None:
+    """The report files, into the staging folder: plain file I/O on a local output (no Hadoop
+    `.crc` checksum files beside them), the Hadoop FileSystem API elsewhere."""
     from subguard.audit import report_html
     from subguard.report import ReportContext, Root, render
 
-    fs.write_text(f"{out}/summary.json", json.dumps(summary, indent=2, sort_keys=True) + "\n")
+    output.write_text("summary.json", json.dumps(summary, indent=2, sort_keys=True) + "\n", fs.write_text)
     if "json" in args.formats or "sarif" in args.formats:
         docs = tasks._policies(config).docs
         files = summary["files"]
@@ -547,10 +649,10 @@ def _write_reports(
         )
         for fmt in ("json", "sarif"):
             if fmt in args.formats:
-                fs.write_text(f"{out}/findings.{fmt}", render(fmt, collected, docs, ctx))
+                output.write_text(f"findings.{fmt}", render(fmt, collected, docs, ctx), fs.write_text)
     if "html" in args.formats:
-        fs.write_text(f"{out}/report.html", report_html.render(summary))
-    progress(f"wrote summary.json, findings.json, findings.sarif and report.html to {out}")
+        output.write_text("report.html", report_html.render(summary), fs.write_text)
+    progress(f"wrote summary.json, findings.json, findings.sarif and report.html; switching {args.out} over")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -563,14 +665,31 @@ def main(argv: Sequence[str] | None = None) -> int:
     def progress(text: str) -> None:
         print(f"[audit] {text} (+{time.monotonic() - start:.1f} s)", file=sys.stderr, flush=True)
 
-    spark, cds = launch(args.master, args.jvm_archive)
+    # the JVM's start-up chatter (incubator modules, loopback hostname, native-hadoop, ...) and its
+    # later log lines go to a file, copied into the output as audit.log; `-v` leaves them on the terminal
+    log = None
+    if not args.verbose and launches_jvm():
+        handle, log = tempfile.mkstemp(prefix="subguard-audit-", suffix=".log")
+        os.close(handle)
+    with stderr_to(log):
+        spark, cds = launch(args.master, args.jvm_archive, quiet=not args.verbose)
+    done = False
     try:
-        summary = run_audit(spark, args, progress)
+        summary = run_audit(spark, args, progress, log)
+        done = True
     except src.SourceError as exc:
         print(f"subguard: error: {exc}", file=sys.stderr)
+        done = True
         return 2
     finally:
         close(spark, cds)
+        if log is not None and done:
+            try:
+                os.unlink(log)  # the JVM keeps writing to its open file; the copy is in the output
+            except OSError:
+                pass
+        elif log is not None:
+            print(f"subguard: the JVM's messages are in {log}", file=sys.stderr)
     report = f"{args.out.rstrip('/')}/report.html"
     print(summ.headline(summary))
     print(f"report: {report}")

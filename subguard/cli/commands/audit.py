@@ -9,7 +9,8 @@ from subguard.simulate.impact import DEFAULT_RUNS
 
 @click.command(context_settings={"ignore_unknown_options": False})
 @click.argument("sources", nargs=-1, required=True)
-@click.option("--out", required=True, help="Output folder (any file system Spark writes).")
+@click.option("--out", required=True, help="Output folder (any file system Spark writes): replaced as a whole when the run "
+              "succeeds (written beside it first), so it must be new, empty or a previous audit output.")
 @click.option("--master", default="local[*]", show_default=True, help="Spark master URL.")
 @click.option("--format", "formats", multiple=True, type=click.Choice(["parquet", "json", "sarif", "html"]),
               help="Outputs to write (repeatable; default: all).")
@@ -26,8 +27,10 @@ from subguard.simulate.impact import DEFAULT_RUNS
 @click.option("--jvm-archive", is_flag=True,
               help="Local masters: keep a class-data archive of Spark's JVM in the user cache (~190 MB). The run "
                    "that writes it is slower; every later one starts several seconds sooner.")
+@click.option("-v", "--verbose", is_flag=True,
+              help="Show the JVM's and Spark's own messages on the terminal (else they go to OUT/audit.log).")
 def audit(sources: tuple[str, ...], out: str, master: str, formats: tuple[str, ...], config_file: str | None,
-          evidence: tuple[str, ...], top: int, runs: int, fail_on: str, reader: str, jvm_archive: bool) -> int:
+          evidence: tuple[str, ...], top: int, runs: int, fail_on: str, reader: str, jvm_archive: bool, verbose: bool) -> int:
     """Audit SOURCE... (folders of repos, inventory files, `inventory --format jsonl` outputs) on Spark.
 
     Exit 0 when the audit completed (with --fail-on: and nothing at or above it), 1 when --fail-on
@@ -53,4 +56,6 @@ def audit(sources: tuple[str, ...], out: str, master: str, formats: tuple[str, .
         argv += ["--evidence", ev]
     if jvm_archive:
         argv.append("--jvm-archive")
+    if verbose:
+        argv.append("--verbose")
     return job.main(argv)
