@@ -84,14 +84,14 @@ CASES: list[Any] = [
     ("shop", INV_RES + "application.properties", 6, "", "stock_template_cg", "shop_stock", "reserve || release", TAG, None, LITE),
     ("shop", LEGACY + "LegacyOk.java", 8, "", "legacy_ok_cg", "legacy", "old || new", TAG, CL, PUSH4),
     # ---- shop: v5 starter annotation, Ext lite pull, v5 simple-consumer keys -----------------------------------
-    ("shop", NOTIFY + "NotifyListeners.java", 9, "", "notify_v5_cg", "shop_notify", "sms || mail", TAG, CL, S5),
+    ("shop", NOTIFY + "NotifyListeners.java", 8, "", "notify_v5_cg", "shop_notify", "sms || mail", TAG, CL, S5),
     ("shop", NOTIFY + "PullTemplateConfig.java", 6, "", "notify_pull_cg", "shop_notify", "push", TAG, CL, LITE),
     ("shop", "notify-service/" + RES + "application.yaml", 7, "", "notify_simple_cg", "shop_notify", "sms", TAG, CL, S5),
     # ---- shop: rocketmq-spring listeners, one row per profile (name server differs) --------------------------
     # group "shop_" + "order_paid_cg" and "paid" + " || refunded" across classes
-    ("shop", ORD + "OrderPaidListener.java", 12, "dev", "shop_order_paid_cg", "shop_order", "paid || refunded", TAG, BC, LISTENER),
-    ("shop", ORD + "OrderPaidListener.java", 12, "test", "shop_order_paid_cg", "shop_order", "paid || refunded", TAG, BC, LISTENER),
-    ("shop", ORD + "OrderPaidListener.java", 12, "prod", "shop_order_paid_cg", "shop_order", "paid || refunded", TAG, BC, LISTENER),
+    ("shop", ORD + "OrderPaidListener.java", 10, "dev", "shop_order_paid_cg", "shop_order", "paid || refunded", TAG, BC, LISTENER),
+    ("shop", ORD + "OrderPaidListener.java", 10, "test", "shop_order_paid_cg", "shop_order", "paid || refunded", TAG, BC, LISTENER),
+    ("shop", ORD + "OrderPaidListener.java", 10, "prod", "shop_order_paid_cg", "shop_order", "paid || refunded", TAG, BC, LISTENER),
     # ${shop.order.placed-group}: dev `placedGroup`, test `placed_group` (relaxed binding), prod inherits base;
     # ${shop.order.filter:amount > 100}: default in dev/test, prod from application-prod.properties (continuation)
     ("shop", ORD + "OrderPlacedListener.java", 10, "dev", "order_placed_cg_dev", "shop_order", "amount > 100", SQL, CL, LISTENER),
@@ -133,11 +133,11 @@ CASES: list[Any] = [
     # application-prod.yml; the name server differs per profile, so one row per profile ------------------------
     # group from a same-package class (no import), topic "lgx" + "_" + "shipment" from common/MqNames;
     # ${shipment.created.tags:created || split}: default except in prod
-    ("table-extra", SHIP + "ShipmentCreatedListener.java", 11, "dev", "shipment_created_cg", "lgx_shipment", "created || split", TAG,
+    ("table-extra", SHIP + "ShipmentCreatedListener.java", 9, "dev", "shipment_created_cg", "lgx_shipment", "created || split", TAG,
      CL, LISTENER),
-    ("table-extra", SHIP + "ShipmentCreatedListener.java", 11, "staging", "shipment_created_cg", "lgx_shipment", "created || split",
+    ("table-extra", SHIP + "ShipmentCreatedListener.java", 9, "staging", "shipment_created_cg", "lgx_shipment", "created || split",
      TAG, CL, LISTENER),
-    ("table-extra", SHIP + "ShipmentCreatedListener.java", 11, "prod", "shipment_created_cg", "lgx_shipment", "created", TAG, CL,
+    ("table-extra", SHIP + "ShipmentCreatedListener.java", 9, "prod", "shipment_created_cg", "lgx_shipment", "created", TAG, CL,
      LISTENER),
     # group shipment_delayed_cg_${shipment.env}: env dev (base) / stg / prd; filter base 4h, staging 2h, prod inherits
     ("table-extra", SHIP + "ShipmentDelayedListener.java", 12, "dev", "shipment_delayed_cg_dev", "lgx_shipment", "delayHours >= 4",

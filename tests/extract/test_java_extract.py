@@ -56,7 +56,9 @@ def test_listener_with_imported_constants_and_concatenation(shop: ScanResult) ->
     assert (sub.topic.value, sub.expression.value, sub.tags) == ("shop_order", "paid || refunded", ("paid", "refunded"))
     assert c.message_model.value == "BROADCASTING" and c.message_model.resolution is Resolution.LITERAL
     assert c.location.line == line_of(ORDER + "OrderPaidListener.java", "@RocketMQMessageListener(")
-    assert sub.location.line == line_of(ORDER + "OrderPaidListener.java", "topic = MqConstants.ORDER_TOPIC")
+    # the annotation creates the subscription (line policy); where the topic came from is provenance
+    assert sub.location.line == line_of(ORDER + "OrderPaidListener.java", "@RocketMQMessageListener(")
+    assert sub.topic.location is not None and sub.topic.location.path.endswith("MqConstants.java")
     assert c.name_server is not None and c.name_server.value == "dev-ns:9876"
     assert one(shop, "shop_order_paid_cg", "prod").name_server.value == "prod-ns-1:9876;prod-ns-2:9876"  # type: ignore[union-attr]
     assert one(shop, "shop_order_paid_cg", "test").name_server.value == "127.0.0.1:9876"  # type: ignore[union-attr]
@@ -302,7 +304,7 @@ def test_constructor_overloads_never_guess_a_group(tmp_path: Path) -> None:
         [line] = [i + 1 for i, text in enumerate(lines) if needle in text]
         return found[line]
 
-    for needle, reason in (("(cg)", "`cg` is not a constant"), ("getenv", "only known at run time"),
+    for needle, reason in (("(cg)", "`cg` is a parameter of the enclosing method"), ("getenv", "only known at run time"),
                            ("(groupName())", "groupName()")):
         group = at(needle).group
         assert group.value is None and group.resolution is Resolution.DYNAMIC, needle

@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 
 from subguard.core.model import (
     ClientFamily,
@@ -19,12 +20,13 @@ from subguard.core.model import (
     Location,
     MessageModel,
     Resolution,
+    StartupFailure,
     Subscription,
     Value,
     in_declaration,
 )
-from subguard.extract.java.facts import AnnotationUse, Call, ConsumerDecl, Expr
-from subguard.extract.java.resolve import Symbols, Where, enum_name
+from subguard.extract.java.facts import AnnotationUse, Call, ConsumerDecl, Expr, collection
+from subguard.extract.java.resolve import OPTION_GETTERS, Symbols, Where, enum_name
 from subguard.extract.java.spring import variants
 from subguard.extract.spring.extractor import ModuleConfig
 from subguard.rocketmq.expression import parse
@@ -39,15 +41,25 @@ FAMILIES = {
     "DefaultMQPullConsumer": ClientFamily.JAVA_PULL,
     "newPushConsumerBuilder": ClientFamily.JAVA_5X,
     "newSimpleConsumerBuilder": ClientFamily.JAVA_5X,
+    "newLitePushConsumerBuilder": ClientFamily.JAVA_5X,
+    "MQPullConsumerScheduleService": ClientFamily.JAVA_PULL,
+    # Aliyun ONS 1.x and OpenMessaging run the 4.x remoting consumers underneath
+    "ons": ClientFamily.JAVA_PUSH_4X,
+    "ons-order": ClientFamily.JAVA_PUSH_4X,
+    "ons-batch": ClientFamily.JAVA_PUSH_4X,
+    "oms-push": ClientFamily.JAVA_PUSH_4X,
+    "oms-pull": ClientFamily.JAVA_PULL,
 }
 _MAP_FACTORIES = frozenset({"singletonMap", "of", "ofEntries"})
 
 
 def annotation_kind(ann: AnnotationUse, where: Where) -> str:
-    """spring | v5 | ext: which annotation this is, told apart by import (attributes as a fallback)."""
+    """spring | v5 | ext | reset: which annotation this is, told apart by import (attributes as a fallback)."""
     simple = ann.name.rsplit(".", 1)[-1]
     if simple == "ExtRocketMQConsumerConfiguration":
         return "ext"
+    if simple == "ExtConsumerResetConfiguration":
+        return "reset"
     if "." in ann.name:
         return "v5" if ann.name.startswith(V5_PKG) else "spring"
     facts = where.facts
@@ -88,7 +100,13 @@ def listener_consumers(ann: AnnotationUse, where: Where, symbols: Symbols, modul
         return Value.default(default, f"annotation default of {key}") if default is not None else None
 
     notes: list[str] = []
-    if kind == "v5":
+    if kind == "reset":  # the v5 starter's SimpleConsumer: unset attributes fall back to rocketmq.simple-consumer.*
+        raw = {"group": sval("consumerGroup", "${rocketmq.simple-consumer.consumer-group:}"), "topic": sval("topic", "${rocketmq.simple-consumer.topic:}"),
+               "expression": sval("tag", "${rocketmq.simple-consumer.tag:}"), "name_server": sval("endpoints", "${rocketmq.simple-consumer.endpoints:}"),
+               "type": sval("filterExpressionType", "${rocketmq.simple-consumer.filter-expression-type:tag}"), "namespace": None, "instance_name": None}
+        family = ClientFamily.SPRING_5X
+        model, mode, cfw = Value.default(MessageModel.CLUSTERING.value), Value.default(ConsumeMode.CONCURRENTLY.value), None
+    elif kind == "v5":
         raw = {"group": sval("consumerGroup", ""), "topic": sval("topic", "${rocketmq.push-consumer.topic:}"),
                "expression": sval("tag", "${rocketmq.push-consumer.tag:}"), "name_server": sval("endpoints", "${rocketmq.push-consumer.endpoints:}"),
                "type": sval("filterExpressionType", "tag"), "namespace": None, "instance_name": None}
@@ -113,25 +131,45 @@ def listener_consumers(ann: AnnotationUse, where: Where, symbols: Symbols, modul
     out: list[Consumer] = []
     for env, vals in variants(raw, module, LITERAL_NOTE):
         group = _value_or(vals["group"], Value.unknown("no consumer group", loc))
-        if kind == "ext" and group.value == "":
+        if kind in ("ext", "reset") and group.value == "":
             continue
         topic = _value_or(vals["topic"], Value.unknown("topic is required but not written", loc))
         expr = _value_or(vals["expression"], Value.default("*"))
-        if expr.value is not None and expr.value == "" and kind != "v5":
+        if expr.value is not None and expr.value == "" and kind not in ("v5", "reset"):
             expr = Value.default("*", "an empty selectorExpression is not applied: the container keeps '*'")
+        elif expr.value == "" and kind == "reset":
+            expr = Value.default("*", "no tag: the SimpleConsumer is built without a filter expression ('*')")
         etype_text = (vals["type"].value or "tag").lower() if vals["type"] else "tag"
         etype = ExpressionType.SQL92 if etype_text in ("sql92", "sql") else ExpressionType.TAG
-        sub_loc = Location(path=where.path, line=el["topic"].line, column=el["topic"].column) if "topic" in el else loc
-        sub_loc = in_declaration(sub_loc, ann.first_line or ann.line, ann.end_line)
+        sub_loc = in_declaration(loc, ann.first_line or ann.line, ann.end_line)  # the annotation creates it; the topic's place is provenance
         cid = f"{where.path}:{ann.line}:{ann.column}" + (f"@{env}" if env else "")
         out.append(Consumer(
             consumer_id=cid, group=group, subscriptions=(_subscription(topic, expr, etype, sub_loc),),
             message_model=model, consume_mode=mode, client=family, environment=env,
             name_server=vals["name_server"] if vals["name_server"] is None or vals["name_server"].value != "" else None,
-            namespace=vals["namespace"] if vals["namespace"] is None or vals["namespace"].value != "" else None,
+            namespace=_wire_namespace(group, vals["namespace"] if vals["namespace"] is None or vals["namespace"].value != "" else None),
             instance_name=vals["instance_name"], consume_from_where=cfw, location=loc, notes=tuple(notes),
         ))
     return out
+
+
+_LISTENER_IFACES = frozenset({"RocketMQListener", "RocketMQReplyListener"})
+
+
+def refused_listener(ann: AnnotationUse, where: Where, symbols: Symbols) -> StartupFailure | None:
+    """rocketmq-spring's registrar throws for an `@RocketMQMessageListener` bean that implements neither
+    `RocketMQListener` nor `RocketMQReplyListener` (through its supertypes in the tree): the application
+    does not start and the listener never subscribes (SG906, at the annotation)."""
+    if ann.name.rsplit(".", 1)[-1] != "RocketMQMessageListener" or annotation_kind(ann, where) != "spring":
+        return None
+    if symbols.implements(ann.class_name, Where(where.path, where.facts, ""), _LISTENER_IFACES) is not False:
+        return None
+    cls = ann.class_name.rsplit(".", 1)[-1]
+    return StartupFailure(
+        reason=f"{cls} implements neither RocketMQListener nor RocketMQReplyListener, so rocketmq-spring's registrar throws "
+        "IllegalStateException (\"... is not instance of ...\") and the listener never subscribes",
+        location=Location(path=where.path, line=ann.line, column=ann.column),
+    )
 
 
 # ---- consumers built in code -------------------------------------------------------------------
@@ -183,7 +221,7 @@ def _filter_expression(expr: Expr, symbols: Symbols, where: Where) -> tuple[Valu
             return Value.default("*", "FilterExpression() means SUB_ALL"), ExpressionType.TAG
         etype = ExpressionType.SQL92 if len(expr.args) > 1 and enum_name(expr.args[1]) == "SQL92" else ExpressionType.TAG
         return symbols.string_value(expr.args[0], where), etype
-    if expr.kind == "field" and expr.text == "SUB_ALL":
+    if expr.kind in ("field", "name") and expr.text == "SUB_ALL":
         return Value(value="*", resolution=Resolution.LITERAL, detail=expr.source, location=loc), ExpressionType.TAG
     return Value.unknown(f"`{expr.source[:80]}` is not a FilterExpression subguard can read", loc), ExpressionType.TAG
 
@@ -196,7 +234,7 @@ def _selector(expr: Expr | None, symbols: Symbols, where: Where, call: Call) -> 
     if expr.kind == "call" and expr.text in ("bySql", "byTag") and expr.args:
         etype = ExpressionType.SQL92 if expr.text == "bySql" else ExpressionType.TAG
         return symbols.string_value(expr.args[0], where), etype
-    if expr.kind == "new" and expr.text == "FilterExpression" or (expr.kind == "field" and expr.text == "SUB_ALL"):
+    if expr.kind == "new" and expr.text == "FilterExpression" or (expr.kind in ("field", "name") and expr.text == "SUB_ALL"):
         return _filter_expression(expr, symbols, where)
     return symbols.string_value(expr, where), ExpressionType.TAG
 
@@ -232,77 +270,285 @@ def _variant_subscriptions(subs: list[_CodeSub], vals: Mapping[str, Value | None
     return tuple(current.values()), tuple(overridden)
 
 
-def code_consumers(decl: ConsumerDecl, where: Where, symbols: Symbols, module: ModuleConfig | None) -> list[Consumer]:
-    """One consumer (per environment variant) for a consumer built in code."""
-    family = FAMILIES[decl.kind]
-    loc = Location(path=where.path, line=decl.line, column=decl.column)
-    group, namespace = _ctor(decl, symbols, where)
-    subs: list[_CodeSub] = []
-    fields: dict[str, Value | None] = {"name_server": None, "instance_name": None, "client_ip": None}
-    model = Value.default(MessageModel.CLUSTERING.value)
-    mode = Value.default(ConsumeMode.CONCURRENTLY.value)
-    cfw: Value | None = None
-    notes: list[str] = []
-    setters: dict[str, Callable[[Call], None]] = {}
+@dataclass(frozen=True)
+class Site:
+    """A call site that instantiates a template: where the consumer is made, and the calls the caller
+    makes on it (a factory's result). A subscription whose topic the site passes is placed here."""
 
-    def on_subscribe(call: Call) -> None:
+    where: Where
+    line: int
+    column: int
+    calls: tuple[Call, ...] = ()
+
+
+class _Reader:
+    """Reads values for one consumer and records which unknown ones are the enclosing method's or class's
+    parameters (a template) and whether anything else is unknown."""
+
+    def __init__(self, symbols: Symbols, aliases: Mapping[str, str]) -> None:
+        self.symbols = symbols
+        self.aliases = aliases  # parameter-fed field -> the parameter that feeds it
+        self.template: dict[str, None] = {}
+        self.other_unknown = False
+
+    def value(self, expr: Expr, where: Where) -> Value:
+        v = self.symbols.string_value(expr, where)
+        if not v.known:
+            self.note(expr, where)
+        return v
+
+    def note(self, expr: Expr, where: Where) -> None:
+        refs = self._refs(expr, where)
+        if refs:
+            self.template.update(dict.fromkeys(refs))
+        else:
+            self.other_unknown = True
+
+    def _refs(self, expr: Expr, where: Where) -> list[str] | None:
+        """The parameters an unknown expression reads; None when something else makes it unknown."""
+        if expr.kind == "name" and any(b == expr.text for b, _, _ in where.bindings):
+            return None
+        if expr.kind == "name" and (expr.text in where.params or expr.text in self.aliases):
+            return [self.aliases.get(expr.text, expr.text)]
+        if expr.kind == "concat":
+            out: list[str] = []
+            for part in expr.args:
+                if self.symbols.string_value(part, where).known:
+                    continue
+                refs = self._refs(part, where)
+                if refs is None:
+                    return None
+                out.extend(refs)
+            return out or None
+        if expr.kind in ("call", "new") and expr.text in ("bySql", "byTag", "FilterExpression") and expr.args:
+            return self._refs(expr.args[0], where)
+        if expr.kind == "call" and expr.qual is not None and expr.text not in OPTION_GETTERS:  # `anno.topic()`
+            root = expr.qual
+            while root.qual is not None and root.kind in ("call", "field"):
+                root = root.qual
+            return self._refs(root, where) if root.kind == "name" else None
+        return None
+
+
+def _site_of(where: Where, site: Site | None, topic: Expr) -> Location | None:
+    """The instantiating call site when that site passes the topic (a bound parameter), else None."""
+    if site is not None and topic.kind == "name" and any(b == topic.text for b, _, _ in where.bindings):
+        return Location(path=site.where.path, line=site.line, column=site.column)
+    return None
+
+
+def _located(call: Call, where: Where, site: Site | None, topic: Expr) -> Location:
+    """A subscription's place: its call, or the instantiating call site when that site passes the topic."""
+    return _site_of(where, site, topic) or in_declaration(Location(path=where.path, line=call.line, column=call.column), call.line, call.end_line)
+
+
+def code_consumers(decl: ConsumerDecl, where: Where, symbols: Symbols, module: ModuleConfig | None,
+                   site: Site | None = None, aliases: Mapping[str, str] | None = None) -> list[Consumer]:
+    """One consumer (per environment variant) for a consumer built in code; with `site`, the instance
+    a call site makes of a template (its parameters bound in `where.bindings`)."""
+    b = _Build(decl, where, symbols, site, aliases or {})
+    return b.consumers(module)
+
+
+_ONS_KEYS = {"GROUP_ID": "group", "ConsumerId": "group", "NAMESRV_ADDR": "name_server", "InstanceName": "instance_name",
+             "MessageModel": "model", "Namespace": "namespace"}
+_ASSIGN = "assign mode: the consumer pulls the queues it is given and registers no subscription with the broker"
+_PULL = "a DefaultMQPullConsumer without registered topics registers no subscription with the broker"
+
+
+def _wire_namespace(group: Value, namespace: Value | None) -> Value | None:
+    """A group written as `ns%name` (`instance|ns%name`) names its namespace before the first `%`;
+    the group stays the wire name, and a namespace set elsewhere is kept (never prefixed twice)."""
+    if namespace is not None or group.value is None or "%" not in group.value.strip("%"):
+        return namespace
+    head = group.value.split("%", 1)[0]
+    return Value(value=head, resolution=group.resolution, detail=f"the part of group '{group.value}' before '%'", location=group.location) if head else None
+
+
+def _vendor_props(expr: Expr) -> list[tuple[Expr, Expr]]:
+    """ONS `Properties` entries (a local filled with put/setProperty) or an OMS `newKeyValue().put(k, v)...` chain."""
+    entries = _map_entries(expr)
+    if entries is not None:
+        return entries
+    out: list[tuple[Expr, Expr]] = []
+    node: Expr | None = expr
+    while node is not None and node.kind == "call":
+        if node.text == "put" and len(node.args) == 2:
+            out.append((node.args[0], node.args[1]))
+        node = node.qual
+    return out
+
+
+class _Build:
+    """The state of one consumer built in code while its calls are read in order."""
+
+    def __init__(self, decl: ConsumerDecl, where: Where, symbols: Symbols, site: Site | None, aliases: Mapping[str, str]) -> None:
+        self.decl, self.where, self.site = decl, where, site
+        self.read = _Reader(symbols, aliases)
+        self.family = FAMILIES[decl.kind]
+        self.loc = Location(path=site.where.path, line=site.line, column=site.column) if site else Location(path=where.path, line=decl.line, column=decl.column)
+        self.subs: list[_CodeSub] = []
+        self.fields: dict[str, Value | None] = {"name_server": None, "instance_name": None, "client_ip": None}
+        self.model = Value.default(MessageModel.CLUSTERING.value)
+        self.mode = Value.default(ConsumeMode.ORDERLY.value, "an ONS OrderConsumer") if decl.kind == "ons-order" else Value.default(ConsumeMode.CONCURRENTLY.value)
+        self.cfw: Value | None = None
+        self.notes: list[str] = []
+        self.assign = False
+        self.group, self.namespace = self._start(symbols)
+
+    def _start(self, symbols: Symbols) -> tuple[Value, Value | None]:
+        decl, where = self.decl, self.where
+        if decl.kind.startswith(("ons", "oms")):
+            return self._vendor_group()
+        group, namespace = _ctor(decl, symbols, where)
+        if not group.known:  # the argument it was read from (the first, or the second after a namespace)
+            args = decl.ctor_args
+            source = args[1] if namespace is not None and len(args) > 1 else args[0] if args else None
+            if source is not None and group.location is not None and (source.line, source.column) == (group.location.line, group.location.column):
+                self.read.note(source, where)
+            else:
+                self.read.other_unknown = True
+        return group, namespace
+
+    def _vendor_group(self) -> tuple[Value, Value | None]:
+        group: Value = Value.unknown(f"no consumer group property given to {self.decl.kind} factory", self.loc)
+        namespace: Value | None = None
+        for key, val in _vendor_props(self.decl.ctor_args[0]) if self.decl.ctor_args else ():
+            name = key.text if key.kind in ("field", "name") else key.text if key.kind == "str" else ""
+            slot = "group" if name == "CONSUMER_ID" else _ONS_KEYS.get(name)
+            if slot == "group":
+                group = self.read.value(val, self.where)
+            elif slot == "model":
+                model = enum_name(val) or self.read.symbols.string_value(val, self.where).value
+                self.model = Value(value=model, detail=val.source) if model else Value.unknown(f"`{val.source}` is not a message model")
+            elif slot == "namespace":
+                namespace = self.read.symbols.string_value(val, self.where)
+            elif slot is not None:
+                self.fields[slot] = self.read.symbols.string_value(val, self.where)
+        return group, namespace
+
+    def _add(self, call: Call, where: Where, topic_expr: Expr, expr: Value, etype: ExpressionType) -> None:
+        topic = self.read.value(topic_expr, where)
+        self.subs.append((topic, expr, etype, _located(call, where, self.site, topic_expr)))
+
+    def _expression(self, expr: Value, arg: Expr | None, where: Where) -> Value:
+        if not expr.known and arg is not None:
+            self.read.note(arg, where)
+        return expr
+
+    def on_subscribe(self, call: Call, where: Where) -> None:
         if not call.args:
             return
-        topic = symbols.string_value(call.args[0], where)
-        expr, etype = _selector(call.args[1] if len(call.args) > 1 else None, symbols, where, call)
-        subs.append((topic, expr, etype, in_declaration(Location(path=where.path, line=call.line, column=call.column), call.line, call.end_line)))
+        # 4.x subscribe(topic, expression[, ...]); ONS subscribe(topic, expression, listener)
+        sel = call.args[1] if len(call.args) > (2 if self.decl.kind.startswith("ons") else 1) else None
+        expr, etype = _selector(sel, self.read.symbols, where, call)
+        self._add(call, where, call.args[0], self._expression(expr, sel, where), etype)
 
-    def on_map(call: Call) -> None:
+    def on_star(self, call: Call, where: Where) -> None:
+        """`bindTopic(topic)`, `registerPullTaskCallback(topic, cb)`, OMS `attachQueue(topic...)`: {topic: *}."""
+        if call.args:
+            star = Value(value="*", resolution=Resolution.DEFAULT, detail=f"{call.method}(topic) subscribes '*'")
+            self._add(call, where, call.args[0], star, ExpressionType.TAG)
+
+    def on_topics(self, call: Call, where: Where) -> None:
+        """`setRegisterTopics(set)`: every registered topic with '*'."""
+        elems = collection(call.args[0]) if call.args else ()
+        if not elems:
+            cloc = Location(path=where.path, line=call.line, column=call.column)
+            self.subs.append((Value.unknown("registered topics are built at run time", cloc), Value.default("*"), ExpressionType.TAG, cloc))
+        for e in elems:
+            self.on_star(Call(call.method, (e,), call.line, call.column, call.source, call.end_line), where)
+
+    def on_map(self, call: Call, where: Where) -> None:
         entries = _map_entries(call.args[0]) if call.args else None
-        cloc = Location(path=where.path, line=call.line, column=call.column)
+        cloc = in_declaration(Location(path=where.path, line=call.line, column=call.column), call.line, call.end_line)
         if entries is None:
-            notes.append(f"{call.method}(...) at line {call.line}: the subscription map is not statically known")
-            subs.append((Value.unknown("subscription map is built at run time", cloc), Value.unknown("subscription map is built at run time", cloc), ExpressionType.TAG, cloc))
+            self.notes.append(f"{call.method}(...) at line {call.line}: the subscription map is not statically known")
+            self.subs.append((Value.unknown("subscription map is built at run time", cloc), Value.unknown("subscription map is built at run time", cloc), ExpressionType.TAG, cloc))
             return
         for key, val in entries:
-            topic = symbols.string_value(key, where)
             if call.method == "setSubscription":
-                expr, etype = symbols.string_value(val, where), ExpressionType.TAG
+                expr, etype = self.read.value(val, where), ExpressionType.TAG
             else:
-                expr, etype = _filter_expression(val, symbols, where)
-            key_loc = Location(path=where.path, line=key.line or call.line, column=key.column or call.column)
-            subs.append((topic, expr, etype, in_declaration(key_loc, call.line, call.end_line)))
+                expr, etype = _filter_expression(val, self.read.symbols, where)
+                self._expression(expr, val, where)
+            # a put(k, v) entry, or an entry on its own line of a map literal spanning lines, is placed there
+            inside = call.args[0].kind == "map" or call.line < key.line <= call.end_line
+            kloc = in_declaration(Location(path=where.path, line=key.line, column=key.column), call.line, call.end_line) if inside else cloc
+            topic = self.read.value(key, where)
+            self.subs.append((topic, expr, etype, _site_of(where, self.site, key) or kloc))
 
-    def setter(key: str) -> Callable[[Call], None]:
-        def run(call: Call) -> None:
-            if call.args:
-                fields[key] = symbols.string_value(call.args[0], where)
-        return run
+    def on_setter(self, call: Call, where: Where) -> None:
+        method, arg = call.method, call.args[0]
+        if method == "setConsumerGroup":
+            self.group = self.read.value(arg, where)
+        elif method in ("setNamespace", "setNamespaceV2"):
+            self.namespace = self.read.symbols.string_value(arg, where)
+        elif method == "setMessageModel":
+            self.model = _constant(arg, "MessageModel")
+        elif method == "setConsumeFromWhere":
+            self.cfw = _constant(arg, "ConsumeFromWhere")
+        elif method in _FIELD_SETTERS:
+            self.fields[_FIELD_SETTERS[method]] = self.read.symbols.string_value(arg, where)
 
-    setters.update({
-        "subscribe": on_subscribe, "setSubscriptionExpressions": on_map, "setSubscription": on_map,
-        "setNamesrvAddr": setter("name_server"), "setInstanceName": setter("instance_name"), "setClientIP": setter("client_ip"),
-    })
-    for call in decl.calls:
-        if call.method in setters:
-            setters[call.method](call)
-        elif call.method == "setConsumerGroup" and call.args:
-            group = symbols.string_value(call.args[0], where)
-        elif call.method == "setNamespace" and call.args:
-            namespace = symbols.string_value(call.args[0], where)
-        elif call.method == "setMessageModel" and call.args:
-            model = _constant(call.args[0], "MessageModel")
-        elif call.method == "setConsumeFromWhere" and call.args:
-            cfw = _constant(call.args[0], "ConsumeFromWhere")
+    def on_call(self, call: Call, where: Where) -> None:
+        handler = _HANDLERS.get(call.method)
+        if handler is not None:
+            handler(self, call, where)
+        elif call.method in ("assign", "setSubExpressionForAssign"):
+            self.assign = True
         elif call.method in ("registerMessageListener", "setMessageListener") and "MessageListenerOrderly" in call.source:
-            mode = Value(value=ConsumeMode.ORDERLY.value, detail="MessageListenerOrderly")
-    raw: dict[str, Value | None] = {"group": group, "namespace": namespace, **fields}
-    for i, (topic, expr, _, _) in enumerate(subs):
-        raw[f"topic{i}"], raw[f"expr{i}"] = topic, expr
-    out: list[Consumer] = []
-    for env, vals in variants(raw, module, PLAIN_NOTE):
-        current, overridden = _variant_subscriptions(subs, vals)
-        cid = f"{where.path}:{decl.line}:{decl.column}" + (f"@{env}" if env else "")
-        group_v = vals["group"] or Value.unknown("no consumer group", loc)
-        out.append(Consumer(
-            consumer_id=cid, group=group_v, subscriptions=current, overridden=overridden,
-            message_model=model, consume_mode=mode, client=family, environment=env,
-            name_server=vals["name_server"], namespace=vals["namespace"], instance_name=vals["instance_name"],
-            client_ip=vals["client_ip"], consume_from_where=cfw, location=loc, notes=tuple(notes),
-        ))
-    return out
+            self.mode = Value(value=ConsumeMode.ORDERLY.value, detail="MessageListenerOrderly")
+        elif call.args and (call.method in _FIELD_SETTERS or call.method in _SETTERS):
+            self.on_setter(call, where)
+
+    def registers(self) -> bool:
+        if self.subs:
+            return True
+        if self.assign:
+            self.notes.append(_ASSIGN)
+            return False
+        if self.decl.kind in ("DefaultMQPullConsumer", "MQPullConsumerScheduleService", "oms-pull"):
+            self.notes.append(_PULL)
+            return False
+        return True
+
+    def consumers(self, module: ModuleConfig | None) -> list[Consumer]:
+        calls = [(c, self.where) for c in self.decl.calls]
+        if self.site is not None:
+            calls += [(c, self.site.where) for c in self.site.calls]
+        for call, where in calls:
+            self.on_call(call, where)
+        registers = self.registers()
+        template = tuple(self.read.template) if self.site is None and not self.read.other_unknown else ()
+        raw: dict[str, Value | None] = {"group": self.group, "namespace": self.namespace, **self.fields}
+        for i, (topic, expr, _, _) in enumerate(self.subs):
+            raw[f"topic{i}"], raw[f"expr{i}"] = topic, expr
+        out: list[Consumer] = []
+        site = self.site
+        base = f"{site.where.path}:{site.line}:{site.column}" if site else f"{self.where.path}:{self.decl.line}:{self.decl.column}"
+        for env, vals in variants(raw, module, PLAIN_NOTE):
+            current, overridden = _variant_subscriptions(self.subs, vals)
+            group_v = vals["group"] or Value.unknown("no consumer group", self.loc)
+            out.append(Consumer(
+                consumer_id=base + (f"@{env}" if env else ""), group=group_v, subscriptions=current, overridden=overridden,
+                message_model=self.model, consume_mode=self.mode, client=self.family, environment=env,
+                name_server=vals["name_server"], namespace=_wire_namespace(group_v, vals["namespace"]), instance_name=vals["instance_name"],
+                client_ip=vals["client_ip"], consume_from_where=self.cfw, location=self.loc, notes=tuple(self.notes),
+                registers=registers, template=template,
+            ))
+        return out
+
+
+_FIELD_SETTERS = {"setNamesrvAddr": "name_server", "setInstanceName": "instance_name", "setClientIP": "client_ip"}
+_SETTERS = frozenset({"setConsumerGroup", "setNamespace", "setNamespaceV2", "setMessageModel", "setConsumeFromWhere"})
+_HANDLERS: dict[str, Callable[[_Build, Call, Where], None]] = {
+    "subscribe": _Build.on_subscribe,
+    "setSubscriptionExpressions": _Build.on_map,
+    "setSubscription": _Build.on_map,
+    "bindTopic": _Build.on_star,
+    "registerPullTaskCallback": _Build.on_star,
+    "registerMessageQueueListener": _Build.on_star,
+    "attachQueue": _Build.on_star,
+    "setRegisterTopics": _Build.on_topics,
+}

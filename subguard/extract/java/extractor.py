@@ -13,8 +13,9 @@ from collections.abc import Mapping, Sequence
 from subguard.core.model import Consumer, FileRecord, FileStatus
 from subguard.deploy.service import module_dir
 from subguard.extract.base import ExtractResult, RepoContext, SourceFile
-from subguard.extract.java.consumers import code_consumers, listener_consumers
+from subguard.extract.java.consumers import code_consumers, listener_consumers, refused_listener
 from subguard.extract.java.facts import JavaFacts, java_facts
+from subguard.extract.java.link import Linker, aliases, decl_where
 from subguard.extract.java.resolve import Symbols, Where
 from subguard.extract.java.spring import module_for
 from subguard.extract.spring.extractor import ModuleConfig
@@ -32,7 +33,8 @@ def _parse(path: str, data: bytes) -> JavaFacts:
 
 class JavaExtractor:
     name = "java"
-    needles: tuple[bytes, ...] = (b"rocketmq", b"RocketMQ")
+    # ONSFactory: the Aliyun ONS client (com.aliyun.openservices.ons.api) names no RocketMQ package
+    needles: tuple[bytes, ...] = (b"rocketmq", b"RocketMQ", b"ONSFactory")
 
     def claims(self, path: str) -> bool:
         return path.endswith(".java")
@@ -62,16 +64,23 @@ class JavaExtractor:
         modules: Mapping[str, ModuleConfig] = spring.facts.get("modules", {}) if spring is not None else {}
         consumers: list[Consumer] = []
         versions = build_versions(repo)
+        linker = Linker(symbols, lambda p: module_for(p, modules, repo.paths))
         for path, facts in parsed.items():
             module = module_for(path, modules, repo.paths)
             build_dir = module_dir(path, repo.paths)
             for ann in facts.annotations:
+                refused = refused_listener(ann, Where(path, facts, ann.class_name), symbols)
                 for c in listener_consumers(ann, Where(path, facts, ann.class_name), symbols, module):
+                    c = c.model_copy(update={"startup_failure": refused}) if refused is not None else c
                     kept = adjust_listener(c, build_dir, module.profiles if module else (), module.views if module else {}, versions)
                     if kept is not None:  # rocketmq.consumer.listeners.<group>.<topic>=false drops it
                         consumers.append(kept)
             for decl in facts.consumers:
-                consumers.extend(code_consumers(decl, Where(path, facts, decl.class_name), symbols, module))
+                made = code_consumers(decl, decl_where(path, facts, decl), symbols, module, aliases=aliases(facts, decl.class_name))
+                linker.add(path, facts, decl, made)
+                consumers.extend(made)
+        for path, facts in parsed.items():
+            consumers.extend(linker.instances(path, facts))
         for path, loaded in symbols.loaded.items():
             if loaded is None:
                 continue

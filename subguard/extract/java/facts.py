@@ -8,15 +8,25 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
 import tree_sitter_java
 from tree_sitter import Language, Node, Parser
 
-CONSUMER_TYPES = frozenset({"DefaultMQPushConsumer", "DefaultLitePullConsumer", "DefaultMQPullConsumer"})
-BUILDER_METHODS = frozenset({"newPushConsumerBuilder", "newSimpleConsumerBuilder"})
-LISTENER_ANNOTATIONS = frozenset({"RocketMQMessageListener", "ExtRocketMQConsumerConfiguration"})
+CONSUMER_TYPES = frozenset({"DefaultMQPushConsumer", "DefaultLitePullConsumer", "DefaultMQPullConsumer", "MQPullConsumerScheduleService"})
+BUILDER_METHODS = frozenset({"newPushConsumerBuilder", "newSimpleConsumerBuilder", "newLitePushConsumerBuilder"})
+# vendor factories that return a consumer: Aliyun ONS (`ONSFactory.createConsumer(properties)`) and
+# OpenMessaging (`accessPoint.createPushConsumer(OMS.newKeyValue().put(OMSBuiltinKeys.CONSUMER_ID, g))`)
+ONS_FACTORIES = {"createConsumer": "ons", "createOrderedConsumer": "ons-order", "createBatchConsumer": "ons-batch"}
+OMS_FACTORIES = {"createPushConsumer": "oms-push", "createPullConsumer": "oms-pull"}
+# declared types of a variable that holds a consumer made elsewhere (a factory method's result)
+CONSUMER_VAR_TYPES = CONSUMER_TYPES | frozenset({
+    "MQPushConsumer", "MQPullConsumer", "LitePullConsumer", "PushConsumer", "SimpleConsumer", "LitePushConsumer",
+})
+# class annotations under which Spring or Lombok may set a non-final field without an assignment in the source
+_BOUND_CLASS = frozenset({"ConfigurationProperties", "Data", "Setter", "Value", "Builder"})
+LISTENER_ANNOTATIONS = frozenset({"RocketMQMessageListener", "ExtRocketMQConsumerConfiguration", "ExtConsumerResetConfiguration"})
 _SCOPES = frozenset({"method_declaration", "constructor_declaration", "static_initializer", "lambda_expression", "compact_constructor_declaration"})
 _CLASSES = frozenset({"class_declaration", "interface_declaration", "enum_declaration", "record_declaration", "annotation_type_declaration"})
 _ESC = {"b": "\b", "t": "\t", "n": "\n", "f": "\f", "r": "\r", "s": " ", '"': '"', "'": "'", "\\": "\\"}
@@ -26,9 +36,9 @@ _ESC = {"b": "\b", "t": "\t", "n": "\n", "f": "\f", "r": "\r", "s": " ", '"': '"
 class Expr:
     """An unresolved Java expression.
 
-    kind: str | num | bool | null | name | field | concat | call | new | map | other.
+    kind: str | num | bool | null | name | field | concat | call | new | map | set | other.
     `text`: literal value, identifier, field or method name, created type, or source text (other).
-    `qual`: field qualifier or call receiver. `args`: concat parts, call/new arguments, or map
+    `qual`: field qualifier or call receiver. `args`: concat parts, call/new arguments, set elements, or map
     entries flattened as key, value, key, value.
     """
 
@@ -71,6 +81,23 @@ class ConsumerDecl:
     class_name: str
     line: int
     column: int
+    method: str = ""  # the enclosing method ("<init>" for a constructor), "" at class level
+    params: tuple[str, ...] = ()  # the enclosing method's parameter names, in order
+
+
+@dataclass(frozen=True)
+class Invocation:
+    """A call that may instantiate a template: `Owner.factory(args)` assigned to a consumer-typed
+    variable (with the calls made on it), a call of a same-class method, or `new Wrapper(args)`."""
+
+    owner: str  # the qualifier as written ("" for an unqualified or `this.` call); the type for `new`
+    method: str  # "<init>" for `new`
+    args: tuple[Expr, ...]
+    class_name: str
+    line: int
+    column: int
+    target: str = ""
+    calls: tuple[Call, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -89,6 +116,13 @@ class ClassFacts:
     name: str  # Outer.Inner within the file
     constants: tuple[tuple[str, Expr], ...]
     supers: tuple[str, ...]
+    # non-final fields whose literal initializer is never reassigned in the class (read as written)
+    fields: tuple[tuple[str, Expr], ...] = ()
+    # (field, parameter): `this.field = parameter` (or `= parameter.accessor()`) in a method or constructor
+    param_fields: tuple[tuple[str, str], ...] = ()
+    ctors: tuple[tuple[str, ...], ...] = ()  # each constructor's parameter names
+    # command-line option fields: (field, option names, default or None) from picocli `@Option`
+    options: tuple[tuple[str, str, Expr | None], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -101,6 +135,7 @@ class JavaFacts:
     classes: tuple[ClassFacts, ...] = ()
     annotations: tuple[AnnotationUse, ...] = ()
     consumers: tuple[ConsumerDecl, ...] = ()
+    invocations: tuple[Invocation, ...] = ()
     error: str | None = None
     error_line: int = 0
 
@@ -246,9 +281,21 @@ class _FileParser:
             name = node.child_by_field_name("name")
             return Expr("call", _text(name) if name is not None else "", self.expr(obj, depth + 1) if obj is not None else None,
                         self._args(node, depth), line, col, src)
+        if t == "ternary_expression":
+            return self._ternary(node, depth)
         if t == "object_creation_expression":
             typ = node.child_by_field_name("type")
             return Expr("new", _type_name(typ), None, self._args(node, depth), line, col, src)
+        return Expr("other", src, line=line, column=col, source=src)
+
+    def _ternary(self, node: Node, depth: int) -> Expr:
+        """commons-cli `cl.hasOption('t') ? cl.getOptionValue('t')... : "dflt"` reads as `getOptionValue('t', "dflt")`."""
+        cond, alt = node.child_by_field_name("condition"), node.child_by_field_name("alternative")
+        src, line, col = _text(node), node.start_point[0] + 1, node.start_point[1] + 1
+        if cond is not None and alt is not None and cond.type == "method_invocation" and _method(cond) == "hasOption":
+            opt = self._args(cond, depth)
+            if opt:
+                return Expr("call", "getOptionValue", None, (opt[0], self.expr(alt, depth + 1)), line, col, src)
         return Expr("other", src, line=line, column=col, source=src)
 
     def _args(self, node: Node, depth: int) -> tuple[Expr, ...]:
@@ -262,19 +309,36 @@ class _FileParser:
         init = scope.inits.get(name)
         if init is not None and name not in scope.reassigned:
             value = self.expr(init, depth + 1)
-            if value.kind == "new" and value.text.endswith("Map") and scope.node is not None:
-                return Expr("map", name, args=self._puts(scope.node, name, depth), line=line, column=col, source=name)
+            if value.kind == "new" and scope.node is not None:
+                if value.text.endswith("Map") or value.text == "Properties":
+                    return Expr("map", name, args=self._puts(scope.node, name, depth, ("put", "setProperty"), 2), line=line, column=col, source=name)
+                if value.text.endswith(("Set", "List")):
+                    added = self._puts(scope.node, name, depth, ("add",), 1)
+                    return Expr("set", name, args=collection(value) + added, line=line, column=col, source=name)
             return value
         return Expr("name", name, line=line, column=col, source=name)
 
-    def _puts(self, body: Node, name: str, depth: int) -> tuple[Expr, ...]:
+    def _puts(self, body: Node, name: str, depth: int, methods: tuple[str, ...], arity: int) -> tuple[Expr, ...]:
+        """The arguments of every `name.put(k, v)` (or `add(x)`, ...) in a method body, flattened."""
         out: list[Expr] = []
         for n in _walk(body):
-            if n.type == "method_invocation" and _method(n) == "put" and _receiver(n) == name:
+            if n.type == "method_invocation" and _method(n) in methods and _receiver(n) == name:
                 args = self._args(n, depth)
-                if len(args) == 2:
-                    out.extend(args)
+                if len(args) == arity:  # an entry is placed at its put/add call (where it is created)
+                    out.append(replace(args[0], line=n.start_point[0] + 1, column=n.start_point[1] + 1))
+                    out.extend(args[1:])
         return tuple(out)
+
+
+def collection(expr: Expr) -> tuple[Expr, ...]:
+    """The elements of `Set.of(a, b)`, `Arrays.asList(a)`, `new HashSet<>(Arrays.asList(a))`, `singleton(a)`."""
+    if expr.kind == "new":
+        return tuple(e for a in expr.args for e in collection(a))
+    if expr.kind == "call" and expr.text in ("of", "asList", "singleton", "singletonList", "newHashSet", "newArrayList"):
+        return expr.args
+    if expr.kind == "set":
+        return expr.args
+    return ()
 
 
 def _type_name(node: Node | None) -> str:
@@ -330,15 +394,41 @@ def _modifiers(node: Node) -> Node | None:
 
 
 @dataclass
+class _ClassDraft:
+    """A class's facts while its body is still being walked (reassignments are only known at the end)."""
+
+    name: str
+    constants: list[tuple[str, Expr]]
+    supers: tuple[str, ...]
+    candidates: list[tuple[str, Expr]]  # non-final fields with a literal initializer
+    ctors: list[tuple[str, ...]]
+    options: list[tuple[str, str, Expr | None]]
+    bound: bool  # Spring/Lombok may set its fields without an assignment in the source
+
+
+@dataclass
 class _Collect:
     package: str = ""
     imports: list[str] = field(default_factory=list)
     wildcards: list[str] = field(default_factory=list)
     static_imports: list[str] = field(default_factory=list)
     static_wildcards: list[str] = field(default_factory=list)
-    classes: list[ClassFacts] = field(default_factory=list)
+    classes: list[_ClassDraft] = field(default_factory=list)
     annotations: list[AnnotationUse] = field(default_factory=list)
     consumers: list[ConsumerDecl] = field(default_factory=list)
+    invocations: list[Invocation] = field(default_factory=list)
+    assigned: dict[str, set[str]] = field(default_factory=dict)  # class -> names assigned in it
+    param_fields: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
+    plain_calls: list[Node] = field(default_factory=list)  # unqualified / this. calls: helper candidates
+
+    def finish(self) -> tuple[ClassFacts, ...]:
+        out: list[ClassFacts] = []
+        for d in self.classes:
+            assigned = self.assigned.get(d.name, set())
+            fields = () if d.bound else tuple((n, e) for n, e in d.candidates if n not in assigned)
+            pf = tuple(dict.fromkeys(self.param_fields.get(d.name, ())))
+            out.append(ClassFacts(d.name, tuple(d.constants), d.supers, fields, pf, tuple(d.ctors), tuple(d.options)))
+        return tuple(out)
 
 
 def _import(node: Node, out: _Collect) -> None:
@@ -352,33 +442,133 @@ def _import(node: Node, out: _Collect) -> None:
     lists[(is_static, wildcard)].append(target)
 
 
-def _class_facts(node: Node, fp: _FileParser) -> ClassFacts:
-    name = _class_name(node)
-    interface = node.type in ("interface_declaration", "annotation_type_declaration")
+def _supers(node: Node) -> tuple[str, ...]:
     supers: list[str] = []
     for fname in ("superclass", "interfaces"):
         sup = node.child_by_field_name(fname)
         if sup is not None:
             supers.extend(_type_name(t) if t.type == "generic_type" else _text(t) for t in _walk(sup) if t.type in ("type_identifier", "scoped_type_identifier", "generic_type") and t.parent is not None and t.parent.type in ("superclass", "type_list", "extends_interfaces", "super_interfaces"))
-    constants: list[tuple[str, Expr]] = []
+    return tuple(s for s in supers if s)
+
+
+def _params(node: Node) -> tuple[str, ...]:
+    """The parameter names of a method or constructor declaration, in order."""
+    params = node.child_by_field_name("parameters")
+    out: list[str] = []
+    for p in params.named_children if params is not None else ():
+        if p.type == "formal_parameter":
+            name = p.child_by_field_name("name")
+        elif p.type == "spread_parameter":
+            decl = next((c for c in p.named_children if c.type == "variable_declarator"), None)
+            name = decl.child_by_field_name("name") if decl is not None else None
+        else:
+            continue
+        if name is not None:
+            out.append(_text(name))
+    return tuple(out)
+
+
+def _enclosing_method(node: Node) -> tuple[str, tuple[str, ...]]:
+    """("name" or "<init>", parameter names) of the method or constructor around `node`; ("", ()) at class level."""
+    n = node.parent
+    while n is not None and n.type not in _CLASSES:
+        if n.type == "method_declaration":
+            return _method(n), _params(n)
+        if n.type in ("constructor_declaration", "compact_constructor_declaration"):
+            return "<init>", _params(n)
+        n = n.parent
+    return "", ()
+
+
+def _option(mods: Node, fp: _FileParser) -> tuple[str, Expr | None] | None:
+    """picocli `@Option(names = {"-t", "--topic"}, defaultValue = "T")`: (names, default)."""
+    for ann in mods.named_children:
+        if ann.type != "annotation" or _annotation_name(ann).split(".")[-1] not in ("Option", "Parameters"):
+            continue
+        names, default = "", None
+        args = ann.child_by_field_name("arguments")
+        for pair in args.named_children if args is not None else ():
+            key, value = pair.child_by_field_name("key"), pair.child_by_field_name("value")
+            if pair.type != "element_value_pair" or key is None or value is None:
+                continue
+            if _text(key) == "names":
+                names = "/".join(_string(v) for v in _walk(value) if v.type == "string_literal")
+            elif _text(key) == "defaultValue":
+                default = fp.expr(value)
+        return names or "?", default
+    return None
+
+
+def _class_facts(node: Node, fp: _FileParser) -> _ClassDraft:
+    name = _class_name(node)
+    interface = node.type in ("interface_declaration", "annotation_type_declaration")
+    mods = _modifiers(node)
+    anns = {_annotation_name(a).split(".")[-1] for a in mods.named_children} if mods is not None else set()
+    draft = _ClassDraft(name, [], _supers(node), [], [], [], bool(anns & _BOUND_CLASS))
     body = node.child_by_field_name("body")
     for member in body.named_children if body is not None else ():
-        if member.type not in ("field_declaration", "constant_declaration"):
+        if member.type == "constructor_declaration":
+            draft.ctors.append(_params(member))
+        elif member.type in ("field_declaration", "constant_declaration"):
+            _field_facts(member, interface, draft, fp)
+    return draft
+
+
+def _field_facts(member: Node, interface: bool, draft: _ClassDraft, fp: _FileParser) -> None:
+    mods = _modifiers(member)
+    words = {c.type for c in mods.children} if mods is not None else set()
+    value_ann = _value_annotation(mods) if mods is not None else None
+    option = _option(mods, fp) if mods is not None else None
+    for decl in member.named_children:
+        if decl.type != "variable_declarator":
             continue
-        mods = _modifiers(member)
-        words = {c.type for c in mods.children} if mods is not None else set()
-        value_ann = _value_annotation(mods) if mods is not None else None
-        for decl in member.named_children:
-            if decl.type != "variable_declarator":
-                continue
-            dname, dvalue = decl.child_by_field_name("name"), decl.child_by_field_name("value")
-            if dname is None:
-                continue
-            if value_ann is not None:
-                constants.append((_text(dname), value_ann))
-            elif dvalue is not None and (interface or member.type == "constant_declaration" or "final" in words):
-                constants.append((_text(dname), fp.expr(dvalue)))
-    return ClassFacts(name, tuple(constants), tuple(s for s in supers if s))
+        dname, dvalue = decl.child_by_field_name("name"), decl.child_by_field_name("value")
+        if dname is None:
+            continue
+        if value_ann is not None:
+            draft.constants.append((_text(dname), value_ann))
+        elif option is not None:
+            draft.options.append((_text(dname), option[0], option[1] if option[1] is not None else (fp.expr(dvalue) if dvalue is not None else None)))
+        elif dvalue is not None and (interface or member.type == "constant_declaration" or "final" in words):
+            draft.constants.append((_text(dname), fp.expr(dvalue)))
+        elif dvalue is not None and dvalue.type == "string_literal":
+            draft.candidates.append((_text(dname), fp.expr(dvalue)))
+
+
+def _root(node: Node | None) -> Node | None:
+    """`p` for `p`, `p.x`, `p.get()`, `(T) p`: the identifier an expression reads from, else None."""
+    while node is not None:
+        if node.type in ("method_invocation", "field_access"):
+            node = node.child_by_field_name("object")
+        elif node.type == "cast_expression":
+            node = node.child_by_field_name("value")
+        elif node.type == "parenthesized_expression":
+            node = node.named_children[0] if node.named_children else None
+        else:
+            return node
+    return None
+
+
+def _assignment(node: Node, out: _Collect) -> None:
+    """Record the name an assignment writes (a field is then no longer read from its initializer) and,
+    for `this.f = param` / `f = param.accessor()`, that the field is fed by a parameter."""
+    left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+    if left is None:
+        return
+    if left.type == "identifier":
+        name = _text(left)
+    elif left.type == "field_access" and (obj := left.child_by_field_name("object")) is not None and obj.type == "this":
+        fld = left.child_by_field_name("field")
+        name = _text(fld) if fld is not None else ""
+    else:
+        return
+    cls = _class_name(node)
+    out.assigned.setdefault(cls, set()).add(name)
+    root = _root(right)
+    if root is not None and root.type == "identifier":
+        param = _text(root)
+        if param in _enclosing_method(node)[1]:
+            out.param_fields.setdefault(cls, []).append((name, param))
 
 
 def _value_annotation(mods: Node) -> Expr | None:
@@ -456,14 +646,98 @@ def _enclosing_class(node: Node) -> Node:
     return n if n is not None else node
 
 
-def _consumer(node: Node, fp: _FileParser) -> ConsumerDecl:
+def _calls_on_target(node: Node, fp: _FileParser) -> tuple[str, list[Call]]:
+    """The variable or field `node`'s value is assigned to, and every call made on it in its scope."""
     target, local = _target(node)
-    calls: list[Call] = []
-    if target:
-        root = _scope_node(node) if local else _enclosing_class(node)
-        calls = _calls_on(root if root is not None else node, target, fp)
+    if not target:
+        return "", []
+    root = _scope_node(node) if local else _enclosing_class(node)
+    return target, _calls_on(root if root is not None else node, target, fp)
+
+
+def _consumer(node: Node, fp: _FileParser) -> ConsumerDecl:
+    target, calls = _calls_on_target(node, fp)
     typ = _type_name(node.child_by_field_name("type"))
-    return ConsumerDecl(typ, target, fp._args(node, 0), tuple(calls), _class_name(node), node.start_point[0] + 1, node.start_point[1] + 1)
+    method, params = _enclosing_method(node)
+    return ConsumerDecl(typ, target, fp._args(node, 0), tuple(calls), _class_name(node), node.start_point[0] + 1, node.start_point[1] + 1,
+                        method, params)
+
+
+def _vendor_kind(node: Node, name: str) -> str | None:
+    """ons / ons-order / ons-batch / oms-push / oms-pull for a vendor factory call, else None."""
+    if name in ONS_FACTORIES:
+        obj = node.child_by_field_name("object")
+        return ONS_FACTORIES[name] if obj is not None and _text(obj).endswith("ONSFactory") else None
+    if name in OMS_FACTORIES:
+        args = node.child_by_field_name("arguments")
+        return OMS_FACTORIES[name] if args is not None and b"CONSUMER_ID" in (args.text or b"") else None
+    return None
+
+
+def _vendor(node: Node, kind: str, fp: _FileParser) -> ConsumerDecl:
+    target, calls = _calls_on_target(node, fp)
+    method, params = _enclosing_method(node)
+    return ConsumerDecl(kind, target, fp._args(node, 0), tuple(calls), _class_name(node), node.start_point[0] + 1, node.start_point[1] + 1,
+                        method, params)
+
+
+def _declared_type(node: Node) -> str:
+    """The declared type of the variable a call's result initialises ("" when not a declaration)."""
+    parent = node.parent
+    if parent is not None and parent.type == "variable_declarator" and parent.parent is not None:
+        return _type_name(parent.parent.child_by_field_name("type"))
+    return ""
+
+
+def _owner(node: Node) -> str | None:
+    """The qualifier of a call as written: "" for `m()` / `this.m()`, `A.B` for `A.B.m()`, None otherwise."""
+    obj = node.child_by_field_name("object")
+    if obj is None or obj.type == "this":
+        return ""
+    if obj.type in ("identifier", "field_access", "scoped_identifier") and all(c.type in ("identifier", ".", "field_access", "scoped_identifier") for c in _walk(obj) if c is not obj):
+        return _text(obj)
+    return None
+
+
+def _factory_call(node: Node, fp: _FileParser) -> Invocation | None:
+    """`T c = Owner.make(args)` with T a consumer type (or `c = make...Consumer(args)`), with the calls on c."""
+    declared = _declared_type(node)
+    name = _method(node)
+    if declared not in CONSUMER_VAR_TYPES and not (not declared and "Consumer" in name):
+        return None
+    owner = _owner(node)
+    if owner is None:
+        return None
+    target, calls = _calls_on_target(node, fp)
+    if not target:
+        return None
+    return Invocation(owner, name, fp._args(node, 0), _class_name(node), node.start_point[0] + 1, node.start_point[1] + 1, target, tuple(calls))
+
+
+def _plain_invocation(node: Node, fp: _FileParser, owner: str, method: str) -> Invocation:
+    return Invocation(owner, method, fp._args(node, 0), _class_name(node), node.start_point[0] + 1, node.start_point[1] + 1)
+
+
+_VALUE_ARGS = frozenset({"string_literal", "field_access", "scoped_identifier", "binary_expression"})
+
+
+def _wrapper_candidate(node: Node) -> bool:
+    """`new X(...)` with an argument that reads like a name (a literal, a constant): a possible wrapper."""
+    args = node.child_by_field_name("arguments")
+    if args is None or not args.named_children:
+        return False
+    return any(a.type in _VALUE_ARGS or (a.type == "identifier" and _text(a).isupper()) for a in args.named_children)
+
+
+def _helpers(out: _Collect, fp: _FileParser) -> None:
+    """Calls of this file's own methods that build a consumer from their parameters."""
+    helpers = {d.method for d in out.consumers if d.params and d.method not in ("", "<init>")}
+    if not helpers:
+        return
+    for n in out.plain_calls:
+        name = _method(n)
+        if name in helpers and _declared_type(n) not in CONSUMER_VAR_TYPES:
+            out.invocations.append(_plain_invocation(n, fp, "", name))
 
 
 def _builder(node: Node, fp: _FileParser) -> ConsumerDecl:
@@ -476,8 +750,9 @@ def _builder(node: Node, fp: _FileParser) -> ConsumerDecl:
     if target and not any(c.method == "build" for c in calls):
         root = _scope_node(top) if local else _enclosing_class(top)
         calls.extend(_calls_on(root if root is not None else top, target, fp))
+    method, params = _enclosing_method(node)
     return ConsumerDecl(_method(node), target, (), tuple(sorted(calls, key=lambda c: (c.line, c.column))), _class_name(node),
-                        node.start_point[0] + 1, node.start_point[1] + 1)
+                        node.start_point[0] + 1, node.start_point[1] + 1, method, params)
 
 
 def java_facts(data: bytes) -> JavaFacts:
@@ -493,7 +768,17 @@ def java_facts(data: bytes) -> JavaFacts:
     out = _Collect()
     for n in _walk(root):
         t = n.type
-        if t == "package_declaration":
+        if t == "method_invocation":
+            _method_facts(n, out, fp)
+        elif t == "object_creation_expression":
+            typ = _type_name(n.child_by_field_name("type"))
+            if typ in CONSUMER_TYPES:
+                out.consumers.append(_consumer(n, fp))
+            elif _wrapper_candidate(n):
+                out.invocations.append(_plain_invocation(n, fp, _text(n.child_by_field_name("type") or n).split("<")[0], "<init>"))
+        elif t == "assignment_expression":
+            _assignment(n, out)
+        elif t == "package_declaration":
             named = [c for c in n.named_children if c.type in ("scoped_identifier", "identifier")]
             out.package = _text(named[0]) if named else ""
         elif t == "import_declaration":
@@ -502,11 +787,20 @@ def java_facts(data: bytes) -> JavaFacts:
             out.classes.append(_class_facts(n, fp))
         elif t in ("annotation", "marker_annotation") and _annotation_name(n).split(".")[-1] in LISTENER_ANNOTATIONS:
             out.annotations.append(_annotation(n, fp))
-        elif t == "object_creation_expression" and _type_name(n.child_by_field_name("type")) in CONSUMER_TYPES:
-            out.consumers.append(_consumer(n, fp))
-        elif t == "method_invocation" and _method(n) in BUILDER_METHODS:
-            out.consumers.append(_builder(n, fp))
+    _helpers(out, fp)
     return JavaFacts(
         out.package, tuple(out.imports), tuple(out.wildcards), tuple(out.static_imports), tuple(out.static_wildcards),
-        tuple(out.classes), tuple(out.annotations), tuple(out.consumers),
+        out.finish(), tuple(out.annotations), tuple(out.consumers), tuple(out.invocations),
     )
+
+
+def _method_facts(n: Node, out: _Collect, fp: _FileParser) -> None:
+    name = _method(n)
+    if name in BUILDER_METHODS:
+        out.consumers.append(_builder(n, fp))
+    elif (kind := _vendor_kind(n, name)) is not None:
+        out.consumers.append(_vendor(n, kind, fp))
+    elif (inv := _factory_call(n, fp)) is not None:
+        out.invocations.append(inv)
+    elif _owner(n) == "" and n.child_by_field_name("arguments") is not None:
+        out.plain_calls.append(n)

@@ -14,8 +14,12 @@ from dataclasses import dataclass
 
 from subguard.core.model import Location, Resolution, Value
 from subguard.extract.java.facts import ClassFacts, Expr, JavaFacts
+from subguard.extract.java.library import library_constant
 
 _MAX_DEPTH = 12
+OPTION_GETTERS = frozenset({"getOptionValue"})
+_JDK_TYPES = frozenset({"Serializable", "Cloneable", "Runnable", "AutoCloseable", "Closeable", "Comparable", "Object"})
+_Hit = tuple[Expr, "Where", str, Resolution | None]
 _RANK = {Resolution.LITERAL: 0, Resolution.CONSTANT: 1, Resolution.IMPORTED_CONSTANT: 2}
 
 
@@ -26,6 +30,11 @@ class Where:
     path: str
     facts: JavaFacts
     class_name: str
+    # parameter (or parameter-fed field) -> the argument a call site passes and where it is written:
+    # a template (factory, helper, wrapper) read for one of its instances
+    bindings: tuple[tuple[str, Expr, Where], ...] = ()
+    # the enclosing method's parameters: a name among them is the parameter, never a same-named field
+    params: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -95,11 +104,21 @@ class Symbols:
                 return found
         return None
 
-    def _member(self, entry: _Entry, name: str, depth: int) -> tuple[Expr, Where, str] | None:
-        """A constant of a class or (for interface-constant patterns) of its supertypes."""
+    def _member(self, entry: _Entry, name: str, depth: int) -> _Hit | None:
+        """A constant of a class or (for interface-constant patterns) of its supertypes; also a non-final
+        field whose literal initializer is never reassigned, and a command-line option's default."""
+        here = Where(entry.path, entry.facts, entry.cls.name)
         for cname, expr in entry.cls.constants:
             if cname == name:
-                return expr, Where(entry.path, entry.facts, entry.cls.name), f"{entry.cls.name}.{name}"
+                return expr, here, f"{entry.cls.name}.{name}", None
+        for cname, expr in entry.cls.fields:
+            if cname == name:
+                return expr, here, f"{entry.cls.name}.{name} (field initializer, never reassigned)", None
+        for cname, names, default in entry.cls.options:
+            if cname == name and default is not None:
+                return default, here, f"command-line option {names} (its default; set at run time)", Resolution.OPTION_DEFAULT
+            if cname == name:  # no default: read as commons-cli's getOptionValue(option) (unknown, naming the option)
+                return Expr("call", "getOptionValue", args=(Expr("str", names),)), here, names, None
         if depth < _MAX_DEPTH:
             for sup in entry.cls.supers:
                 parent = self.find_class(sup, Where(entry.path, entry.facts, entry.cls.name))
@@ -109,7 +128,27 @@ class Symbols:
                         return hit
         return None
 
-    def _name(self, name: str, where: Where) -> tuple[Expr, Where, str] | None:
+    def implements(self, dotted: str, where: Where, names: frozenset[str], depth: int = 0) -> bool | None:
+        """Whether a class implements one of `names` (simple names) through its supertypes in the tree;
+        None when that cannot be told (the class, or a supertype that may carry it, is outside the tree)."""
+        entry = self.find_class(dotted, where)
+        if entry is None:
+            return None
+        here = Where(entry.path, entry.facts, entry.cls.name)
+        unknown = False
+        for sup in entry.cls.supers:
+            simple = sup.rsplit(".", 1)[-1]
+            if simple in names:
+                return True
+            if simple in _JDK_TYPES or any(i.endswith(f".{simple}") and i.startswith(("java.", "javax.")) for i in entry.facts.imports):
+                continue
+            found = self.implements(sup, here, names, depth + 1) if depth < _MAX_DEPTH else None
+            if found:
+                return True
+            unknown = unknown or found is None
+        return None if unknown else False
+
+    def _name(self, name: str, where: Where) -> _Hit | None:
         facts = where.facts
         pkg = f"{facts.package}." if facts.package else ""
         outer = where.class_name
@@ -129,8 +168,9 @@ class Symbols:
                     return hit
         return None
 
-    def constant(self, expr: Expr, where: Where) -> tuple[Expr, Where, str] | None:
-        """The initializer a name or `Type.NAME` refers to, with its place and a label."""
+    def constant(self, expr: Expr, where: Where) -> _Hit | None:
+        """The initializer a name or `Type.NAME` refers to, with its place, a label and (for an option
+        default) the resolution it gives."""
         if expr.kind == "name":
             return self._name(expr.text, where)
         if expr.kind == "field" and expr.qual is not None:
@@ -150,18 +190,27 @@ class Symbols:
             return Value(value=expr.text, resolution=Resolution.LITERAL, location=loc)
         if expr.kind == "null":
             return Value.unknown("null", loc)
+        if expr.kind == "name" and where.bindings:
+            for bname, bexpr, bwhere in where.bindings:
+                if bname == expr.text:
+                    return self._bound(expr.text, bexpr, bwhere, depth)
+        if expr.kind == "name" and expr.text in where.params:
+            return Value.unknown(f"`{expr.text}` is a parameter of the enclosing method", loc)
         if expr.kind in ("name", "field"):
             hit = self.constant(expr, where)
             if hit is None:
+                lib = self._library(expr, where)
+                if lib is not None:
+                    return Value(value=lib[0], resolution=Resolution.IMPORTED_CONSTANT, detail=lib[1], location=loc)
                 return Value.unknown(f"`{expr.source}` is not a constant subguard can resolve (field, parameter or computed value)", loc)
-            init, there, label = hit
+            init, there, label, forced = hit
             inner = self.string_value(init, there, depth + 1)
             if not inner.known:
                 return inner
             kind = Resolution.CONSTANT if there.path == where.path else Resolution.IMPORTED_CONSTANT
             if inner.resolution is Resolution.IMPORTED_CONSTANT:
                 kind = Resolution.IMPORTED_CONSTANT
-            return Value(value=inner.value, resolution=kind, detail=label, location=inner.location if inner.location is not None else loc)
+            return Value(value=inner.value, resolution=forced or kind, detail=label, location=inner.location if inner.location is not None else loc)
         if expr.kind == "concat":
             parts = [self.string_value(p, where, depth + 1) for p in expr.args]
             for p in parts:
@@ -170,9 +219,50 @@ class Symbols:
             worst = max((p.resolution for p in parts if p.resolution in _RANK), key=lambda r: _RANK[r], default=Resolution.LITERAL)
             return Value(value="".join(p.value or "" for p in parts), resolution=worst,
                          detail=",".join(p.detail for p in parts if p.detail), location=loc)
+        if expr.kind == "call" and expr.text in OPTION_GETTERS and expr.args:
+            return self._option(expr, where, depth, loc)
         if expr.kind == "call" and expr.text in ("getenv", "getProperty"):
             return Value.unknown(f"`{expr.source}` is only known at run time", loc)
         return Value.unknown(f"`{expr.source[:80]}` is computed at run time", loc)
+
+
+    def _bound(self, name: str, arg: Expr, there: Where, depth: int) -> Value:
+        """A template's parameter read as the argument one call site passes (provenance: both)."""
+        inner = self.string_value(arg, there, depth + 1)
+        site = f"{there.path}:{arg.line}"
+        if not inner.known:
+            return Value.unknown(f"parameter `{name}` is `{arg.source[:80]}` at {site}: {inner.detail}", inner.location)
+        detail = f"parameter {name} = {arg.source[:80]} at {site}" + (f" ({inner.detail})" if inner.detail else "")
+        return inner.model_copy(update={"detail": detail})
+
+    def _option(self, expr: Expr, where: Where, depth: int, loc: Location) -> Value:
+        """commons-cli `cl.getOptionValue('t', "dflt")` (or `cl.hasOption('t') ? ... : "dflt"`): the default,
+        set at run time by the option; without a default, unknown naming the option."""
+        opt = expr.args[0].text if expr.args[0].kind in ("str", "num") else expr.args[0].source
+        if len(expr.args) < 2:
+            return Value.unknown(f"set at run time by the command-line option {opt}", loc)
+        default = self.string_value(expr.args[1], where, depth + 1)
+        if not default.known:
+            return Value.unknown(f"set at run time by the command-line option {opt} (default: {default.detail})", loc)
+        return Value(value=default.value, resolution=Resolution.OPTION_DEFAULT,
+                     detail=f"command-line option {opt} (its default; set at run time)", location=default.location or loc)
+
+    @staticmethod
+    def _library(expr: Expr, where: Where) -> tuple[str, str] | None:
+        """A RocketMQ library constant (`MixAll.LMQ_PREFIX`, or statically imported) not found in the tree."""
+        facts = where.facts
+        if expr.kind == "field" and expr.qual is not None:
+            owner = expr.qual.dotted()
+            return library_constant(owner, expr.text, facts.imports, facts.wildcards) if owner else None
+        for imp in facts.static_imports:
+            owner, _, name = imp.rpartition(".")
+            if name == expr.text:
+                return library_constant(owner, name, (owner,), ())
+        for owner in facts.static_wildcards:
+            hit = library_constant(owner, expr.text, (owner,), ())
+            if hit is not None:
+                return hit
+        return None
 
 
 def enum_name(expr: Expr) -> str | None:

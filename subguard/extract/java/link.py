@@ -1,0 +1,101 @@
+"""Templates and their instances across files: factories, helpers and wrapper classes.
+
+A consumer construction whose unknown values are parameters of its enclosing method, or fields its
+class sets from parameters, is a template (`Consumer.template`). Its instances are the call sites
+the extractor can follow:
+
+- `T c = Owner.factory(args)` (any class, `T` a consumer type): the factory's parameters bound to the
+  caller's arguments, plus the calls the caller makes on `c` (subscribe, setters);
+- `helper(args)` calling a method of the same class that builds the consumer;
+- `new Wrapper(args)`: the constructor's parameters and the fields it sets from them bound to the
+  arguments, for every template the wrapper class holds (built in `start()`/`init()`, ...).
+
+An instance is located at its call site; a subscription whose topic the call site passes is placed
+there too (one subscription per `new Wrapper("g", "t")`), else at its subscribe call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from subguard.core.model import Consumer
+from subguard.extract.java.consumers import Site, code_consumers
+from subguard.extract.java.facts import ClassFacts, ConsumerDecl, Expr, Invocation, JavaFacts
+from subguard.extract.java.resolve import Symbols, Where
+from subguard.extract.spring.extractor import ModuleConfig
+
+ModuleOf = Callable[[str], ModuleConfig | None]
+
+
+@dataclass(frozen=True)
+class _Template:
+    path: str
+    facts: JavaFacts
+    decl: ConsumerDecl
+
+
+def class_of(facts: JavaFacts, name: str) -> ClassFacts | None:
+    return next((c for c in facts.classes if c.name == name), None)
+
+
+def aliases(facts: JavaFacts, class_name: str) -> dict[str, str]:
+    """Parameter-fed fields of a class (field -> the parameter that sets it)."""
+    cls = class_of(facts, class_name)
+    return {f: p for f, p in cls.param_fields} if cls is not None else {}
+
+
+def decl_where(path: str, facts: JavaFacts, decl: ConsumerDecl) -> Where:
+    return Where(path, facts, decl.class_name, params=decl.params)
+
+
+class Linker:
+    """Collects the templates of a scan, then makes the instances its call sites create."""
+
+    def __init__(self, symbols: Symbols, module_of: ModuleOf) -> None:
+        self.symbols = symbols
+        self.module_of = module_of
+        self.templates: dict[tuple[str, str], list[_Template]] = {}  # (path, class) -> templates
+
+    def add(self, path: str, facts: JavaFacts, decl: ConsumerDecl, made: list[Consumer]) -> None:
+        if any(c.template for c in made):
+            self.templates.setdefault((path, decl.class_name), []).append(_Template(path, facts, decl))
+
+    def instances(self, path: str, facts: JavaFacts) -> Iterator[Consumer]:
+        if not self.templates:
+            return
+        for inv in facts.invocations:
+            caller = Where(path, facts, inv.class_name)
+            for tpl, bindings in self._targets(inv, caller):
+                where = Where(tpl.path, tpl.facts, tpl.decl.class_name, bindings=bindings, params=tpl.decl.params)
+                site = Site(caller, inv.line, inv.column, inv.calls)
+                yield from code_consumers(tpl.decl, where, self.symbols, self.module_of(path), site, aliases(tpl.facts, tpl.decl.class_name))
+
+    def _targets(self, inv: Invocation, caller: Where) -> Iterator[tuple[_Template, tuple[tuple[str, Expr, Where], ...]]]:
+        if inv.owner:
+            entry = self.symbols.find_class(inv.owner, caller)
+            if entry is None:
+                return
+            key = (entry.path, entry.cls.name)
+        else:
+            key = (caller.path, inv.class_name)
+        templates = self.templates.get(key, [])
+        if inv.method != "<init>":
+            for tpl in templates:
+                if tpl.decl.method == inv.method and len(tpl.decl.params) == len(inv.args):
+                    yield tpl, tuple((p, a, caller) for p, a in zip(tpl.decl.params, inv.args, strict=True))
+            return
+        cls = class_of(templates[0].facts, key[1]) if templates else None
+        if cls is None:
+            return
+        for ctor in cls.ctors:
+            if len(ctor) != len(inv.args):
+                continue
+            bound = dict(zip(ctor, inv.args, strict=True))
+            fields = [(f, bound[p]) for f, p in cls.param_fields if p in bound]
+            bindings = tuple((n, a, caller) for n, a in [*bound.items(), *fields])
+            for tpl in templates:
+                if tpl.decl.method != "<init>" or len(tpl.decl.params) == len(ctor):
+                    yield tpl, bindings
+            return
+
