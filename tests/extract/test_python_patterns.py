@@ -12,6 +12,7 @@ from subguard.core.config import Config
 from subguard.core.inventory import sort_consumers, subscription_rows
 from subguard.core.model import Consumer, Resolution
 from subguard.extract.python.extractor import EXTRACTOR
+from subguard.extract.python.ir import AttrOf, Glob, Param
 from subguard.scan.extraction import ScanResult, scan_repo
 
 REPO = Path(__file__).resolve().parents[1] / "fixtures" / "python" / "patterns"
@@ -163,3 +164,17 @@ def test_a_pull_consumer_is_listed_but_registers_nothing() -> None:
 def test_sdk_files_are_no_consumers() -> None:
     """The vendored SDK defines PushConsumer; its own modules declare no consumer."""
     assert not [c for c in scan().consumers if c.consumer_id.startswith("vendor/")]
+
+
+def test_base_class_reader_never_raises() -> None:
+    """The quick base-class read (stdlib ast) turns bad and hostile input into a failure."""
+    from subguard.extract.python.attrs import parse_attrs
+    from subguard.extract.python.ir import Failure, ModuleFacts
+
+    assert isinstance(parse_attrs("bad.py", b"class A(:\n"), Failure)
+    deep = b"class A:\n    def __init__(self, p):\n        self.x = " + b" + ".join([b"p"] * 20000) + b"\n"
+    assert isinstance(parse_attrs("deep.py", deep), (Failure, ModuleFacts))
+    facts = parse_attrs("ok.py", b"class A(B):\n    T = 't'\n    def __init__(self, q):\n        if q:\n            self.x = q.name\n")
+    assert isinstance(facts, ModuleFacts)
+    assert dict(facts.instance_attrs)["A.x"] == (AttrOf(Param("A.__init__", "q"), "name"),)
+    assert dict(facts.bases)["A"] == (Glob("B"),)

@@ -146,6 +146,13 @@ def parse_attrs(path: str, data: bytes) -> ParseOutcome:
             tree = ast.parse(data)
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         return Failure("failed", f"cannot parse: {type(exc).__name__}")
+    try:
+        return _facts(path, tree)
+    except RecursionError:
+        return Failure("failed", "too deeply nested to analyse (recursion limit)")
+
+
+def _facts(path: str, tree: ast.Module) -> ModuleFacts:
     module = _Values()
     imports: dict[str, str] = {}
     globs: dict[str, list[IR]] = {}
