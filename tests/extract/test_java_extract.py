@@ -99,14 +99,16 @@ def test_placeholder_default_and_properties_override(shop: ScanResult) -> None:
     assert prod.subscriptions[0].expression.value == "amount > 1000 AND region = 'EU'"  # continuation line joined
 
 
-def test_unresolved_placeholder_is_unknown_with_reason(shop: ScanResult) -> None:
+def test_unresolved_placeholder_is_its_raw_text_with_the_keys(shop: ScanResult) -> None:
+    """rocketmq-spring resolves annotation attributes leniently: an unset placeholder is bound as written
+    (issue 19, item 8), never null; the unresolved key is named in the resolution."""
     refunds = [c for c in shop.consumers if c.location.path.endswith("RefundListener.java")]
     assert {c.environment for c in refunds} == {"dev", "test", "prod"}
     prod = next(c for c in refunds if c.environment == "prod")
     assert prod.group.value == "refund_cg_prod"
     dev = next(c for c in refunds if c.environment == "dev")
-    assert dev.group.value is None and dev.group.resolution is Resolution.DYNAMIC
-    assert "shop.refund.group" in dev.group.detail and "literal" in dev.group.detail
+    assert dev.group.value == "${shop.refund.group}" and dev.group.resolution is Resolution.PLACEHOLDER
+    assert "unresolved ${shop.refund.group}" in dev.group.detail and "shop.refund.group" in dev.group.detail
 
 
 def test_empty_selector_expression_keeps_star(shop: ScanResult) -> None:
@@ -365,5 +367,5 @@ public class OrderListener implements RocketMQListener<String> {
 """
     [consumer] = _scan_java(tmp_path, source).consumers
     topic = consumer.subscriptions[0].topic
-    assert topic.value is None and "placeholder ${app.topic}" in (topic.detail or "")
+    assert topic.value == "${app.topic}" and "unresolved ${app.topic}" in (topic.detail or "")
     assert "src/main/resources/application.yml could not be parsed: see SG901" in (topic.detail or "")

@@ -129,7 +129,7 @@ def listener_consumers(ann: AnnotationUse, where: Where, symbols: Symbols, modul
         if mode.value == ConsumeMode.ORDERLY.value and model.value == MessageModel.BROADCASTING.value:
             notes.append("ORDERLY with BROADCASTING: rocketmq-spring rejects this listener at startup (BeanDefinitionValidationException)")
     out: list[Consumer] = []
-    for env, vals in variants(raw, module, LITERAL_NOTE):
+    for env, vals in variants(raw, module, LITERAL_NOTE, keep_text=True):
         group = _value_or(vals["group"], Value.unknown("no consumer group", loc))
         if kind in ("ext", "reset") and group.value == "":
             continue

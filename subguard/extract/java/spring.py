@@ -13,7 +13,7 @@ from collections.abc import Mapping
 
 from subguard.core.model import Location, Resolution, Value
 from subguard.deploy.service import module_dir
-from subguard.extract.spring.env import BASE, ConfigValue, resolve
+from subguard.extract.spring.env import BASE, ConfigValue, config_text_value, resolve
 from subguard.extract.spring.extractor import ModuleConfig
 
 
@@ -28,10 +28,14 @@ def module_for(path: str, modules: Mapping[str, ModuleConfig], paths: frozenset[
         folder = module_dir(posixpath.join(posixpath.dirname(folder), "x"), paths) if "/" in folder else ""
 
 
-def apply(value: Value, config: Mapping[str, ConfigValue], where: str, literal_note: str) -> Value:
-    """Resolve the placeholders of a known value against one profile's config."""
+def apply(value: Value, config: Mapping[str, ConfigValue], where: str, literal_note: str, keep_text: bool = False) -> Value:
+    """Resolve the placeholders of a known value against one profile's config. With `keep_text` (an
+    annotation attribute rocketmq-spring resolves leniently), an unresolvable placeholder stays as the
+    text Spring binds, with its keys; otherwise (a strict `@Value`) it is unknown, with the reason."""
     if value.value is None or "${" not in value.value:
         return value
+    if keep_text:
+        return config_text_value(value.value, config, value.location, where=f" {where}")
     res = resolve(value.value, config)
     if res.value is None:
         return Value.unknown(f"placeholder ${{{res.missing[0]}}} is not set in the Spring config {where}; {literal_note}", value.location)
@@ -42,18 +46,21 @@ def apply(value: Value, config: Mapping[str, ConfigValue], where: str, literal_n
     return Value(value=res.value, resolution=Resolution.PLACEHOLDER, detail=detail, location=loc)
 
 
-def variants(values: Mapping[str, Value | None], module: ModuleConfig | None, literal_note: str) -> list[tuple[str, dict[str, Value | None]]]:
+def variants(
+    values: Mapping[str, Value | None], module: ModuleConfig | None, literal_note: str, keep_text: bool = False
+) -> list[tuple[str, dict[str, Value | None]]]:
     """(environment, resolved values) pairs; one pair with environment "" unless profiles disagree."""
     if not any(v is not None and v.value is not None and "${" in v.value for v in values.values()):
         return [(BASE, dict(values))]
     if module is None:
-        return [(BASE, {k: apply(v, {}, "(no Spring config found for this module)", literal_note) if v else v for k, v in values.items()})]
+        return [(BASE, {k: apply(v, {}, "(no Spring config found for this module)", literal_note, keep_text) if v else v
+                        for k, v in values.items()})]
     out: dict[str, dict[str, Value | None]] = {}
     broken = f" ({', '.join(module.failed)} could not be parsed: see SG901)" if module.failed else ""
     for profile in (BASE, *module.profiles):
         where = f"of module '{module.module or '.'}'" + (f" (profile {profile})" if profile else "") + broken
         view = module.views[profile]
-        out[profile] = {k: apply(v, view, where, literal_note) if v else v for k, v in values.items()}
+        out[profile] = {k: apply(v, view, where, literal_note, keep_text) if v else v for k, v in values.items()}
     keyed = {p: tuple((k, v.value if v else None) for k, v in vals.items()) for p, vals in out.items()}
     if len(set(keyed.values())) == 1:
         return [(BASE, out[BASE])]
