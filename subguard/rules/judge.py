@@ -20,10 +20,13 @@ from subguard.core.members import attach_members
 from subguard.core.model import Consumer, Finding, Location, RuleDoc
 from subguard.rules import baseline as baseline_mod
 from subguard.rules import code_scope, selfcheck, suppress
-from subguard.rules.change import Change, change_findings
 from subguard.rules.engine import enabled_by, evaluate, selected
 from subguard.rules.policy import Policy, rule_docs
 from subguard.scan.extraction import ScanResult
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # the change rules load only for a run with a base revision
+    from subguard.rules.change import Change
 
 GROUP_SCOPE = "group"
 
@@ -97,6 +100,8 @@ def judge(
     (the base revision's results) turns on the change rules (SG6xx, `rules.change`)."""
     evaluated = evaluate(results, rules.policies, config)  # selection applied, extractor findings included
     if change is not None:
+        from subguard.rules.change import change_findings
+
         evaluated += change_findings(results, change, rules.policies, config)
     consumers = [c for r in results for c in r.consumers]
     found = attach_members([baseline_mod.with_fingerprint(f) for f in evaluated], consumers)

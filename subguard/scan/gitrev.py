@@ -13,6 +13,7 @@ clone) is a `RevisionError` whose message is one line saying what to fetch.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 import stat
@@ -205,8 +206,9 @@ def scan_revision(
     cache_key: str | None = None, only: str | None = None,
 ) -> ScanResult:
     """Extract the scan root `root` (the folder the head scan reported) as it was at `rev`, under
-    the same root and repo name, so base and head records compare path for path. `only`: the file
-    name when the head scanned a single file of that folder."""
+    the same root and repo name, so base and head records compare path for path: its consumers,
+    deployments and findings (its file records are left out: nothing reports them). `only`: the
+    file name when the head scanned a single file of that folder."""
     folder = str(_folder(Path(root)))
     cache = open_cache(Path(folder), config, cache_key) if cache_key is not None else None
     # the whole base result, by the revision's tree and the folder inside it, beside the head's
@@ -220,6 +222,7 @@ def scan_revision(
     cands, skipped = candidates(folder, rev, config.max_file_size, inside, only)
     kept, skipped_all = exclude_files(cands, skipped, config.exclude, globs.root_prefix(folder, config_dir(config)))
     result = _scan_files(root, repo, kept, skipped_all, config, extractors, cache)
+    result = dataclasses.replace(result, files=(), facts={})  # the change rules read its records only
     if cache is not None and base_cache is not None:
         cache.save()
         base_cache.store_result(key, result)

@@ -21,7 +21,7 @@ import sys
 import traceback
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
@@ -33,13 +33,15 @@ from subguard.core.model import FileStatus, Finding, RuleDoc
 from subguard.report import FORMATS, ReportContext, Root, render, summary_line, use_color
 from subguard.rules import baseline as baseline_mod
 from subguard.rules import code_scope
-from subguard.rules.change import Change
 from subguard.rules.impact import describer, impact_memo
 from subguard.rules.judge import BaselineStep, RuleSet, judge
 from subguard.rules.policy import BUILTIN_DIR, Policy, PolicyError, load_policy_set, policy_dirs, rule_docs
 from subguard.rules.waiver_sources import on_disk as waivers_on_disk
 from subguard.scan import gitrev, runrecord
 from subguard.scan.extraction import ScanResult, cache_directory, config_dir
+
+if TYPE_CHECKING:  # the change rules load only with --base
+    from subguard.rules.change import Change
 
 FAIL_ON = ("error", "warning", "note", "none")
 F = TypeVar("F", bound=Callable[..., Any])
@@ -221,6 +223,8 @@ def _base_change(
     """The base revision's scan of every root, for the change rules."""
     if not revisions:
         return None
+    from subguard.rules.change import Change
+
     try:
         base = gitrev.scan_base(roots, revisions, results, config.model_copy(update={"base": None}), key)
     except gitrev.RevisionError as exc:
