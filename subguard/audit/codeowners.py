@@ -76,7 +76,7 @@ def compile_pattern(pattern: str) -> tuple[re.Pattern[str], bool]:
 def parse(text: str, path: str = "CODEOWNERS") -> CodeOwners:
     """The rules of a CODEOWNERS file, in file order; lines that are not rules are ignored."""
     rules: list[Rule] = []
-    section, defaults = "", ()
+    section, defaults = "", tuple[str, ...]()
     for raw in text.splitlines():
         line = raw.strip()
         if not line or line.startswith("#"):
@@ -84,7 +84,7 @@ def parse(text: str, path: str = "CODEOWNERS") -> CodeOwners:
         head = _SECTION.match(line)
         if head:
             section = head.group(1).strip().lower()  # GitLab: section names are case-insensitive
-            defaults = tuple(t for t in _owner_tokens(head.group(2) or ""))
+            defaults = _owner_tokens(head.group(2) or "")
             continue
         tokens = _TOKEN.findall(line)
         pattern, owners = tokens[0], _owner_tokens(" ".join(tokens[1:]))
