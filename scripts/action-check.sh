@@ -53,7 +53,8 @@ try:
     data = json.load(open(sys.argv[1], encoding="utf-8"))
 except (OSError, ValueError):
     print(0); raise SystemExit
-print(sum(1 for f in data if f.get("severity") == sys.argv[2] and not f.get("suppressed")))
+rows = [*data.get("findings", []), *data.get("diagnostics", [])] if isinstance(data, dict) else data
+print(sum(1 for f in rows if f.get("severity") == sys.argv[2] and not f.get("suppressed")))
 PY
 }
 inventory=""

@@ -12,6 +12,7 @@ import pytest
 from subguard.cli.main import main
 from subguard.core.cache import MemoFile, read_signed, write_signed
 from subguard.core.signing import MAGIC as _MAGIC
+from tests.report_json import all_findings
 
 # one consumer module; "{tags}" is its tag expression (shared by the cache, action and hook tests)
 CONSUMER = (Path(__file__).parent / "fixtures" / "snippets" / "order_consumer.py.tmpl").read_text(encoding="utf-8")
@@ -57,7 +58,7 @@ def make_repo(root: Path, billing: str = "tag1", shipping: str = "tag2") -> Path
 def check(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, list[dict[str, object]], str]:
     code = main(["check", *args, "--format", "json", "--fail-on", "none", "--no-simulate"])
     out, err = capsys.readouterr()
-    return code, json.loads(out), err
+    return code, all_findings(out), err
 
 
 def rules(findings: list[dict[str, object]]) -> list[object]:
@@ -212,14 +213,14 @@ def test_simulated_impact_is_memoised_and_identical(tmp_path: Path, capsys: pyte
     repo = make_repo(tmp_path / "repo")
     args = ["check", str(repo), "--format", "json", "--fail-on", "none"]
     assert main(args) == 0
-    cold = json.loads(capsys.readouterr().out)
+    cold = all_findings(capsys.readouterr().out)
     impacts = {f["rule"]: f.get("impact") for f in cold if f["rule"] == "SG102"}
     assert impacts["SG102"], cold  # tag1 vs tag2 in one group: the simulator predicts loss
     assert len(list(user_cache.glob("impact-*.pickle"))) == 1
     assert main(args) == 0
-    assert json.loads(capsys.readouterr().out) == cold
+    assert all_findings(capsys.readouterr().out) == cold
     assert main([*args, "--no-cache"]) == 0
-    assert json.loads(capsys.readouterr().out) == cold
+    assert all_findings(capsys.readouterr().out) == cold
 
 
 def test_cache_dir_from_the_environment_holds_one_set_per_root(

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from subguard.cli.main import main
+from tests.report_json import all_findings
 
 CONSUMER = """from rocketmq.client import MessageModel, PushConsumer
 
@@ -87,7 +88,7 @@ def write(root: Path, files: dict[str, str]) -> None:
 def check(capsys: pytest.CaptureFixture[str], root: Path, *argv: str) -> tuple[int, list[dict[str, object]], str]:
     code = main(["check", str(root), "--no-cache", "--format", "json", *argv])
     out, err = capsys.readouterr()
-    return code, (json.loads(out) if out.strip() else []), err
+    return code, (all_findings(out) if out.strip() else []), err
 
 
 def change_findings(findings: list[dict[str, object]]) -> list[dict[str, object]]:
@@ -243,10 +244,10 @@ def test_unchanged_files_come_from_the_content_cache(tmp_path: Path, capsys: pyt
     real = gitrev.read_blobs
     monkeypatch.setattr(gitrev, "read_blobs", lambda folder, blobs: read.append(list(blobs)) or real(folder, blobs))
     assert main(["check", str(root), "--base", "main", "--format", "json"]) == 0
-    first = json.loads(capsys.readouterr().out)
+    first = all_findings(capsys.readouterr().out)
     assert [len(b) for b in read] == [1]  # only orders/consumer.py changed since the base
     assert main(["check", str(root), "--base", "main", "--format", "json"]) == 0
-    assert json.loads(capsys.readouterr().out) == first
+    assert all_findings(capsys.readouterr().out) == first
     assert len(read) == 1  # the base's whole result came from the cache
     assert not (root / ".subguard_cache").exists() or "subguard_cache" not in git(root, "status", "--porcelain")
 

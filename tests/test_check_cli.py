@@ -12,6 +12,7 @@ import pytest
 from subguard.cli.commands.check import guarded
 from subguard.cli.main import main
 from subguard.rules.policy import load_policies, rule_docs
+from tests.report_json import all_findings
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "check"
 POLICY_FILE = Path(__file__).resolve().parents[1] / "policies" / "SG102-group-tag-set-mismatch.yaml"
@@ -64,7 +65,7 @@ def test_seed002_text_names_both_members(repo: Path, capsys: pytest.CaptureFixtu
 def test_seed002_json(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "repo", "--format", "json")
     assert code == 1
-    (f,) = sg102(json.loads(out))
+    (f,) = sg102(all_findings(out))
     places = {(f["path"], f["line"])} | {(r["path"], r["line"]) for r in f["related"]}
     assert places == {(C1, C1_LINE), (C2, C2_LINE)}
     assert f["group"] == "test-consumer" and f["topic"] == "TopicTest2"
@@ -228,7 +229,7 @@ def test_inline_waiver_on_the_line(repo: Path, capsys: pytest.CaptureFixture[str
     edit(repo / C2, C2_LINE, '    consumer.subscribe("TopicTest2", on_message, expression="tag2")  # subguard: ignore[SG102] tag2 consumer retires in May')
     code, out, _ = run(capsys, "repo", "--format", "json")
     assert code == 0
-    (f,) = sg102(json.loads(out))
+    (f,) = sg102(all_findings(out))
     assert f["suppressed"] == {"kind": "inline", "reason": "tag2 consumer retires in May"}
     code, out, _ = run(capsys, "repo")
     assert code == 0 and "1 suppressed" in out
@@ -237,13 +238,13 @@ def test_inline_waiver_on_the_line(repo: Path, capsys: pytest.CaptureFixture[str
 def test_inline_waiver_on_the_line_above(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
     edit(repo / C1, C1_LINE - 1, "    # subguard: ignore[SG102] reviewed with the platform team")
     code, out, _ = run(capsys, "repo", "--format", "json")
-    assert code == 0 and sg102(json.loads(out))[0]["suppressed"]["kind"] == "inline"
+    assert code == 0 and sg102(all_findings(out))[0]["suppressed"]["kind"] == "inline"
 
 
 def test_inline_waiver_without_reason_does_not_apply(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
     edit(repo / C1, C1_LINE - 1, "    # subguard: ignore[SG102]")
     code, out, _ = run(capsys, "repo", "--format", "json")
-    findings = json.loads(out)
+    findings = all_findings(out)
     assert code == 1 and sg102(findings)[0]["suppressed"] is None
     (note,) = [f for f in findings if f["rule"] == "SG903"]
     assert (note["path"], note["line"], note["severity"]) == (C1, C1_LINE - 1, SG903_SEVERITY)
@@ -253,7 +254,7 @@ def test_inline_waiver_without_reason_does_not_apply(repo: Path, capsys: pytest.
 def test_unused_inline_waiver_becomes_sg903(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
     edit(repo / C1, 7, "    print(msg.tags)  # subguard: ignore[SG102] stale")
     code, out, _ = run(capsys, "repo", "--format", "json", "--fail-on", "note")
-    (note,) = [f for f in json.loads(out) if f["rule"] == "SG903"]
+    (note,) = [f for f in all_findings(out) if f["rule"] == "SG903"]
     assert code == 1 and (note["path"], note["line"]) == (C1, 7) and "unused" in note["message"]
     assert run(capsys, "repo", "--format", "json", "--ignore", "SG903,SG102")[0] == 0
 
@@ -262,7 +263,7 @@ def test_no_inline_waivers_governance(repo: Path, capsys: pytest.CaptureFixture[
     write_config(repo, "no-inline-waivers: [SG102]\n")
     edit(repo / C1, C1_LINE - 1, "    # subguard: ignore[SG102] please")
     code, out, _ = run(capsys, "repo", "--format", "json")
-    findings = json.loads(out)
+    findings = all_findings(out)
     assert code == 1 and sg102(findings)[0]["suppressed"] is None
     (warn,) = [f for f in findings if f["rule"] == "SG903"]
     assert warn["severity"] == "warning" and "forbidden" in warn["message"]
@@ -272,10 +273,10 @@ def test_config_waiver_applies_and_expires(repo: Path, capsys: pytest.CaptureFix
     waiver = "waivers:\n  - rule: SG102\n    group: test-consumer\n    topic: TopicTest2\n    reason: JIRA-12\n    expires: {}\n"
     write_config(repo, waiver.format("2999-12-31"))
     code, out, _ = run(capsys, "repo", "--format", "json")
-    assert code == 0 and sg102(json.loads(out))[0]["suppressed"] == {"kind": "config", "reason": "JIRA-12"}
+    assert code == 0 and sg102(all_findings(out))[0]["suppressed"] == {"kind": "config", "reason": "JIRA-12"}
     write_config(repo, waiver.format("2001-01-01"))
     code, out, _ = run(capsys, "repo", "--format", "json")
-    findings = json.loads(out)
+    findings = all_findings(out)
     assert code == 1 and sg102(findings)[0]["suppressed"] is None
     (warn,) = [f for f in findings if f["rule"] == "SG903"]
     assert warn["severity"] == "warning" and "expired on 2001-01-01" in warn["message"]
@@ -313,7 +314,7 @@ def test_baseline_round_trip_survives_moved_lines(repo: Path, tmp_path: Path, ca
     for path in (repo / C1, repo / C2):
         path.write_text("# moved\n\n\n" + path.read_text(encoding="utf-8"), encoding="utf-8")
     code, out, _ = run(capsys, "repo", "--baseline", str(base), "--format", "json")
-    (f,) = sg102(json.loads(out))
+    (f,) = sg102(all_findings(out))
     assert code == 0 and f["suppressed"]["kind"] == "baseline" and f["line"] in (C1_LINE + 3, C2_LINE + 3)
     # a new inconsistency (another group) is not in the baseline
     for name, tag in (("new1.py", "tag1"), ("new2.py", "tag9")):
@@ -345,12 +346,12 @@ def test_bad_baseline_is_a_usage_error(repo: Path, tmp_path: Path, capsys: pytes
 def test_no_simulate_leaves_impact_empty(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
     pytest.importorskip("subguard.simulate.impact", reason="the simulator's describe_group is not there yet")
     _, out, _ = run(capsys, "repo", "--format", "json")
-    assert sg102(json.loads(out))[0]["impact"]
+    assert sg102(all_findings(out))[0]["impact"]
     _, out, _ = run(capsys, "repo", "--format", "json", "--no-simulate")
-    assert sg102(json.loads(out))[0]["impact"] is None
+    assert sg102(all_findings(out))[0]["impact"] is None
     write_config(repo, "simulate: false\n")
     _, out, _ = run(capsys, "repo", "--format", "json")
-    assert sg102(json.loads(out))[0]["impact"] is None
+    assert sg102(all_findings(out))[0]["impact"] is None
 
 
 # --- --show-config ----------------------------------------------------------------------------------

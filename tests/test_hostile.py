@@ -15,6 +15,7 @@ from xml.etree import ElementTree
 import pytest
 
 from subguard.report import FORMATS
+from tests.report_json import all_findings
 
 FIXTURE = Path(__file__).parent / "fixtures" / "hostile"
 MARKER = Path("/tmp/subguard-pwned")
@@ -76,7 +77,7 @@ def test_check_survives_and_accounts_for_every_file(hostile_repo: Path, fmt: str
     assert elapsed < 10, f"took {elapsed:.1f}s"
     assert not MARKER.exists(), "scanned code was executed"
     if fmt == "json":
-        findings = json.loads(proc.stdout)
+        findings = all_findings(proc.stdout)
         failed_paths = {f["path"] for f in findings if f["rule"] == "SG901"}
         for bad in ("app/syntax_error.py", "app/latin1.py", "config/application-tabs.yml", "src/main/java/com/x/Broken.java"):
             assert bad in failed_paths, f"{bad} should be reported as unparseable"

@@ -92,7 +92,7 @@ def test_arguments_and_environment_are_part_of_the_key(repo: Path) -> None:
     (repo / "b" / "two.py").write_text(CONSUMER.format(tags="TagB"))
     text = _check(repo)
     as_json = _check(repo, "--format", "json")
-    assert text.stdout != as_json.stdout and as_json.stdout.lstrip().startswith("[")
+    assert text.stdout != as_json.stdout and as_json.stdout.lstrip().startswith("{")
     assert _check(repo, "--fail-on", "none").returncode == 0
     assert _check(repo).returncode == 1
     assert len(_memos(repo)) == 3

@@ -1,4 +1,6 @@
-"""JSON report: a list of findings (suppressed ones included, marked), paths relative to the scan root."""
+"""JSON report: `{"findings": [...], "diagnostics": [...]}`, suppressed ones included and marked, paths
+relative to the scan root. `diagnostics` holds what subguard could not read or judge (the SG9xx
+rules with `roles: [diagnostic]`), kept apart from the findings a user fixes in code."""
 
 from __future__ import annotations
 
@@ -7,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from subguard.core.model import CODE_SCOPE, Finding, RuleDoc
-from subguard.report import ReportContext, base_revision, before_after, sort_key
+from subguard.report import ReportContext, base_revision, before_after, is_diagnostic, sort_key
 
 
 def finding_dict(f: Finding) -> dict[str, Any]:
@@ -37,4 +39,9 @@ def finding_dict(f: Finding) -> dict[str, Any]:
 
 
 def render(findings: Sequence[Finding], docs: Mapping[str, RuleDoc], ctx: ReportContext) -> str:
-    return json.dumps([finding_dict(f) for f in sorted(findings, key=sort_key)], indent=2, ensure_ascii=False) + "\n"
+    ordered = sorted(findings, key=sort_key)
+    report = {
+        "findings": [finding_dict(f) for f in ordered if not is_diagnostic(f, docs)],
+        "diagnostics": [finding_dict(f) for f in ordered if is_diagnostic(f, docs)],
+    }
+    return json.dumps(report, indent=2, ensure_ascii=False) + "\n"

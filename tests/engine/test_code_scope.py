@@ -82,7 +82,7 @@ def test_check_exit_code_and_json_carry_it(tmp_path: Path, capsys: pytest.Captur
         path.write_text(body.format(tag))
     assert main(["check", str(tmp_path), "--no-cache", "--format", "json"]) == 0
     data = json.loads(capsys.readouterr().out)
-    [f] = [f for f in data if f["rule"] == "SG102"]
+    [f] = [f for f in data["findings"] if f["rule"] == "SG102"]
     assert f["code"] == "test"
     (tmp_path / ".subguard.yaml").write_text("test-code: fail\n")
     assert main(["check", str(tmp_path), "--no-cache"]) == 1

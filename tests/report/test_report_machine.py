@@ -30,7 +30,9 @@ def all_findings() -> list[Finding]:
 
 
 def test_json_shape_includes_suppressed_and_related() -> None:
-    data = json.loads(render("json", all_findings(), DOCS, context()))
+    report = json.loads(render("json", all_findings(), DOCS, context()))
+    assert set(report) == {"findings", "diagnostics"} and report["diagnostics"] == []
+    data = report["findings"]
     assert [(d["rule"], d["path"]) for d in data] == [("SG401", "app/bad.py"), ("SG102", "app/consumer1.py"), ("SG401", "app/old.py")]
     by_msg = {d["message"]: d for d in data}
     g = next(d for d in data if d["rule"] == "SG102")
@@ -146,7 +148,21 @@ def test_terminal_formats_count_notes_on_one_line_unless_asked() -> None:
     assert "value unknown" not in text and text.rstrip().endswith("--show-notes lists them")
     shown = render("text", [warn, *notes], DOCS, dataclasses.replace(ctx, show_notes=True))
     assert shown.count("value unknown") == 2 and "not shown" not in shown
-    assert len(json.loads(render("json", [warn, *notes], DOCS, ctx))) == 3
+    report = json.loads(render("json", [warn, *notes], DOCS, ctx))
+    assert len(report["findings"]) + len(report["diagnostics"]) == 3
+
+
+def test_json_keeps_diagnostics_under_their_own_key() -> None:
+    """SG9xx tool findings (roles: [diagnostic]) are what subguard could not read or judge: JSON keeps
+    them apart from the findings a user fixes in code."""
+    from subguard.core.model import RuleDoc
+
+    docs = {**DOCS, "SG902": RuleDoc(id="SG902", name="unresolved-value", severity=Severity.NOTE, scope="tool", roles=("diagnostic",))}
+    note = flat_finding(rule="SG902", severity=Severity.NOTE, message="group unknown")
+    warn = flat_finding(severity=Severity.WARNING, message="bad tags")
+    report = json.loads(render("json", [warn, note], docs, at_root(context())))
+    assert [f["rule"] for f in report["findings"]] == ["SG401"]
+    assert [f["rule"] for f in report["diagnostics"]] == ["SG902"]
 
 
 # --- markdown ---------------------------------------------------------------------------------------

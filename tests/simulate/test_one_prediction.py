@@ -12,6 +12,7 @@ import pytest
 
 from subguard.cli.main import main
 from subguard.simulate.impact import DEFAULT_RUNS
+from tests.report_json import all_findings
 
 ORG = Path(__file__).resolve().parents[2] / "examples" / "org"
 
@@ -28,7 +29,7 @@ def check_impacts(capsys: pytest.CaptureFixture[str], root: Path) -> dict[str, s
     """The impact texts `check ROOT --format json` puts on each group's findings."""
     main(["check", str(root), "--format", "json", "--no-cache", "--fail-on", "none"])
     out: dict[str, set[str]] = {}
-    for f in json.loads(capsys.readouterr().out):
+    for f in all_findings(capsys.readouterr().out):
         if f.get("impact"):
             out.setdefault(f["group"], set()).add(f["impact"])
     return out
@@ -37,7 +38,7 @@ def check_impacts(capsys: pytest.CaptureFixture[str], root: Path) -> dict[str, s
 def test_check_and_simulate_inventory_agree_on_every_group(capsys: pytest.CaptureFixture[str]) -> None:
     predicted = inventory_predictions(capsys, ORG)
     main(["check", str(ORG), "--format", "json", "--no-cache", "--fail-on", "none"])
-    findings = json.loads(capsys.readouterr().out)
+    findings = all_findings(capsys.readouterr().out)
     flagged = {f["group"] for f in findings if f.get("group") and f["rule"] != "SG905"}
     impacts: dict[str, set[str]] = {}
     for f in findings:

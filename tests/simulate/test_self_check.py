@@ -35,6 +35,7 @@ from subguard.rules.judge import self_check as judge_self_check
 from subguard.rules.policy import Policy, load_policies, rule_docs
 from subguard.scan.extraction import ScanResult, scan_repo
 from subguard.simulate.impact import predict
+from tests.report_json import all_findings
 
 POLICIES = load_policies()
 DOCS = dict(rule_docs(POLICIES))
@@ -99,7 +100,7 @@ def test_check_and_simulate_inventory_report_no_internal_error_when_rules_are_ig
 ) -> None:
     root = write_repo(tmp_path / "repo")
     assert main(["check", str(root), "--ignore", "SG102", "--format", "json", "--no-cache"]) == 0
-    assert [f["rule"] for f in json.loads(capsys.readouterr().out)] == []
+    assert [f["rule"] for f in all_findings(capsys.readouterr().out)] == []
     (root / ".subguard.yaml").write_text("ignore: [SG102]\n", encoding="utf-8")
     code = main(["simulate", "--inventory", str(root), "--runs", "4", "--format", "json"])
     captured = capsys.readouterr()
@@ -179,7 +180,7 @@ def test_two_namespaces_are_two_groups_for_the_rules_the_impact_and_the_self_che
     to simulate together, and no SG905 (the self-check must group members as the rules do)."""
     root = _namespaced_repo(tmp_path / "two", "ns1", "ns2")
     assert main(["check", str(root), "--format", "json", "--no-cache"]) == 0
-    assert [f["rule"] for f in json.loads(capsys.readouterr().out) if f["rule"] in ("SG102", "SG905")] == []
+    assert [f["rule"] for f in all_findings(capsys.readouterr().out) if f["rule"] in ("SG102", "SG905")] == []
 
 
 def test_one_namespace_disagreeing_gets_sg102_with_its_simulated_impact(
@@ -187,7 +188,7 @@ def test_one_namespace_disagreeing_gets_sg102_with_its_simulated_impact(
 ) -> None:
     root = _namespaced_repo(tmp_path / "one", "ns1", "ns1")
     assert main(["check", str(root), "--format", "json", "--no-cache"]) == 1
-    [finding] = [f for f in json.loads(capsys.readouterr().out) if f["rule"] == "SG102"]
+    [finding] = [f for f in all_findings(capsys.readouterr().out) if f["rule"] == "SG102"]
     assert finding["group"] == "ns1%GID_ORDERS" and (finding["impact"] or "").startswith("simulated (")
 
 
