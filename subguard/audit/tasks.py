@@ -150,7 +150,13 @@ def local_findings(result: ScanResult, config: Config, read: Reader, today: dt.d
     """
     rules = _policies(config)
     waivers = waiver_sources.in_memory(result, read, config, today)
-    return judge([result], rules, config, waivers=waivers, keep=lambda f: rules.scope(f.rule) != GROUP_SCOPE).findings
+
+    def own(f: Finding) -> bool:  # group rules are judged per group, across repositories
+        return rules.scope(f.rule) != GROUP_SCOPE
+
+    # the organisation's other repositories are beyond this one: a consumer whose group is unknown could
+    # be a member of any of their groups (check on one repository cannot know that, so it says nothing)
+    return judge([result], rules, config, waivers=waivers, keep=own, beyond=True).findings
 
 
 # --- rows ----------------------------------------------------------------------------------------

@@ -163,20 +163,21 @@ _DEPLOYMENT_SCOPES = frozenset({"deployment", "consumer+deployment"})
 _NOT_KNOWN = Unknown.__dataclass_fields__["state"].default
 
 
-def _could_share_a_group(owner: str, universe: Universe) -> bool:
+def _could_share_a_group(owner: str, universe: Universe, beyond: bool) -> bool:
     """Whether a construction can meet another member of its group: its group has another member,
-    or its group is unknown and any other consumer exists (it could be any group)."""
+    or its group is unknown and any other consumer exists, here or `beyond` these results (it could
+    be any group)."""
     consumer = universe.by_id.get(owner)
     if consumer is None:
         return True
     name = group_name(consumer)
     if name is None:
-        return len(universe.consumers) > 1
+        return beyond or len(universe.consumers) > 1
     group = universe.groups.groups.get(name)
     return group is not None and len(group.members) > 1
 
 
-def _hides_a_finding(unknown: Unknown, rule: str, universe: Universe, by_id: Mapping[str, Policy]) -> bool:
+def _hides_a_finding(unknown: Unknown, rule: str, universe: Universe, by_id: Mapping[str, Policy], beyond: bool) -> bool:
     """Whether not knowing `unknown` can hide a finding of `rule`: a group rule only when the
     construction could share its group with another member; a deployment rule always (it was linked
     to a deployment a rule judges); other rules only for a value subguard has but cannot judge
@@ -186,17 +187,17 @@ def _hides_a_finding(unknown: Unknown, rule: str, universe: Universe, by_id: Map
     if scope in _DEPLOYMENT_SCOPES or not unknown.owner:
         return True
     if scope in _GROUP_SCOPES:
-        return _could_share_a_group(unknown.owner, universe)
+        return _could_share_a_group(unknown.owner, universe, beyond)
     return unknown.state != _NOT_KNOWN
 
 
-def blind_spots(needs: Iterable[_Needs], universe: Universe, by_id: Mapping[str, Policy]) -> list[_Needs]:
+def blind_spots(needs: Iterable[_Needs], universe: Universe, by_id: Mapping[str, Policy], beyond: bool = False) -> list[_Needs]:
     """One need per blind spot: the unknown values of one consumer construction merge into one, naming
     every rule they blind, and a need that can hide no finding is dropped."""
     merged: dict[str, list[_Needs]] = {}
     out: list[_Needs] = []
     for need in needs:
-        rules = {r for r in need.rules if _hides_a_finding(need.unknown, r, universe, by_id)}
+        rules = {r for r in need.rules if _hides_a_finding(need.unknown, r, universe, by_id, beyond)}
         if not rules:
             continue
         kept = _Needs(need.unknown, rules)
@@ -261,7 +262,7 @@ def _order(f: Finding) -> tuple[Any, ...]:
     return (f.rule, *_loc_key(f.location), f.group, f.topic, f.message, f.fingerprint)
 
 
-def evaluate(results: Sequence[ScanResult], policies: Sequence[Policy], config: Config) -> list[Finding]:
+def evaluate(results: Sequence[ScanResult], policies: Sequence[Policy], config: Config, beyond: bool = False) -> list[Finding]:
     """Every finding of every selected policy over all results, in a deterministic order."""
     universe = Universe.of(
         [c for r in results for c in r.consumers], [d for r in results for d in r.deployments], config
@@ -295,7 +296,7 @@ def evaluate(results: Sequence[ScanResult], policies: Sequence[Policy], config: 
     if selected(STARTUP_FAILURE, config):
         findings += startup_failures(universe.consumers, by_id)
     if selected(UNRESOLVED, config):
-        findings += unresolved(blind_spots(needs.values(), universe, by_id), by_id)
+        findings += unresolved(blind_spots(needs.values(), universe, by_id, beyond), by_id)
     findings += [f for r in results for f in r.findings if selected(f.rule, config)]
     unique = {(_order(f)): f for f in findings}
     return [unique[k] for k in sorted(unique)]

@@ -91,14 +91,17 @@ def judge(
     baseline: BaselineStep | None = None,
     describe: Describe | None = None,
     change: Change | None = None,
+    beyond: bool = False,
 ) -> Judged:
     """Judge scanned repositories with `rules` under `config` (selection, waivers, thresholds).
 
     `keep` narrows the findings after the waivers (the audit judges a repository's own rules per
     repository and group rules per group); `describe` turns on the simulated impact on group
     findings and the simulator's self-check (SG905) on the groups the consistency rules pass; `change`
-    (the base revision's results) turns on the change rules (SG6xx, `rules.change`)."""
-    evaluated = evaluate(results, rules.policies, config)  # selection applied, extractor findings included
+    (the base revision's results) turns on the change rules (SG6xx, `rules.change`); `beyond` says that
+    other repositories' consumers exist outside `results` (the audit judges one repository of an
+    organisation), so a consumer whose group is unknown could be any group's member."""
+    evaluated = evaluate(results, rules.policies, config, beyond)  # selection applied, extractor findings included
     if change is not None:
         from subguard.rules.change import change_findings
 

@@ -8,7 +8,6 @@ test is what keeps them equal, rule by rule, including waivers, SG903 and the si
 
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ import pytest
 from subguard.cli.main import main as cli_main
 from tests.audit.conftest import run
 from tests.fixture_cases import REPO_CASES, case_id
+from tests.report_json import all_findings
 
 pytestmark = pytest.mark.slow
 
@@ -45,8 +45,8 @@ def test_check_and_audit_agree_on_the_fixture(spark: Any, case: Path, tmp_path: 
     report = tmp_path / "check.json"
     code = cli_main(["check", *(r.name for r in repos), "--format", "json", "--fail-on", "none", "--no-cache", "-o", str(report)])
     assert code == 0
-    checked = _keys(json.loads(report.read_text(encoding="utf-8")))
+    checked = _keys(all_findings(report.read_text(encoding="utf-8")))
     out = tmp_path / "out"
     run(spark, [str(tmp_path / "org")], out, formats=("json",))
-    audited = _keys(json.loads((out / "findings.json").read_text(encoding="utf-8")))
+    audited = _keys(all_findings((out / "findings.json").read_text(encoding="utf-8")))
     assert audited == checked, f"only in the audit: {sorted(audited - checked)}\nonly in check: {sorted(checked - audited)}"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +9,7 @@ import pytest
 
 from subguard.cli.main import main as cli_main
 from tests.audit.conftest import run
+from tests.report_json import all_findings
 
 pytestmark = pytest.mark.slow
 
@@ -82,7 +82,7 @@ def test_hidden_files_are_listed_scanned_and_judged_as_check_does(
     code = cli_main(["check", str(hidden_org / "hidden-py"), "--format", "json", "--no-simulate", "--fail-on", "none",
                      "-o", str(report)])
     assert code == 0
-    checked = {(f["rule"], f["path"], f["line"], f["message"]) for f in json.loads(report.read_text())}
+    checked = {(f["rule"], f["path"], f["line"], f["message"]) for f in all_findings(report.read_text())}
     audited = {(f["rule"], f["path"], f["line"], f["message"]) for f in _rows(spark, out, "findings")}
     assert audited == checked
     # the constants were resolved (no unresolved-value finding) and the repo config applied (no SG401)

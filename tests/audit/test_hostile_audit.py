@@ -3,7 +3,6 @@ files never opened, and the `files` table has a row with a reason for every entr
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Any
@@ -13,6 +12,7 @@ import pytest
 from subguard.cli.main import main as cli_main
 from subguard.scan import discover
 from tests.audit.conftest import run
+from tests.report_json import all_findings
 from tests.test_hostile import MARKER, build_hostile_repo, discovered
 
 pytestmark = pytest.mark.slow
@@ -72,7 +72,7 @@ def test_findings_match_check_on_the_same_repo(
     code = cli_main(["check", str(hostile_org / "hostile"), "--format", "json", "--no-simulate", "--no-cache",
                      "--fail-on", "none", "-o", str(report)])
     assert code == 0
-    checked = {(f["rule"], f["path"], f["line"]) for f in json.loads(report.read_text())}
+    checked = {(f["rule"], f["path"], f["line"]) for f in all_findings(report.read_text())}
     audited_rows = {(f["rule"], f["path"], f["line"]) for f in _rows(spark, out, "findings")}
     assert checked and audited_rows == checked
     statuses = {(r["path"], r["status"]) for r in _rows(spark, out, "files") if r["repo"] == "hostile"}

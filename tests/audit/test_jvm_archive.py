@@ -3,7 +3,6 @@ used after, and an archive that would crash the JVM is dropped, never fatal (`su
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -14,6 +13,7 @@ import pytest
 
 from subguard.audit import jvm
 from tests.audit.conftest import ORG
+from tests.report_json import all_findings
 
 
 def _audit(tmp_path: Path, out: str) -> subprocess.CompletedProcess[str]:
@@ -24,7 +24,7 @@ def _audit(tmp_path: Path, out: str) -> subprocess.CompletedProcess[str]:
 
 
 def _findings(tmp_path: Path, out: str) -> list[tuple[str, str]]:
-    data = json.loads((tmp_path / out / "findings.json").read_text(encoding="utf-8"))
+    data = all_findings((tmp_path / out / "findings.json").read_text(encoding="utf-8"))
     return sorted((str(f["rule"]), str(f.get("group") or "")) for f in data)
 
 
