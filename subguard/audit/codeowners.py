@@ -11,9 +11,11 @@ and the owners of every section that matches are combined.
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 # where GitHub and GitLab look, in their order (GitHub: .github/, root, docs/; GitLab: root, docs/, .gitlab/)
 LOCATIONS = (".github/CODEOWNERS", "CODEOWNERS", "docs/CODEOWNERS", ".gitlab/CODEOWNERS")
@@ -132,3 +134,24 @@ def find(read: Callable[[str], bytes | None]) -> CodeOwners | None:
         if data is not None and len(data) <= MAX_BYTES:
             return parse(data.decode("utf-8", "replace"), rel)
     return None
+
+
+@functools.lru_cache(maxsize=256)
+def parsed(path: str, text: str) -> CodeOwners:
+    """`parse`, once per file per process (the audit's tasks resolve many paths against one file)."""
+    return parse(text, path)
+
+
+@dataclass(frozen=True)
+class Owners:
+    """Who owns a place of a repository: the inventory's team and owner, and otherwise the owners the
+    repository's CODEOWNERS file gives the path (as `transforms.with_owners` fills the tables)."""
+
+    inventory: Mapping[str, tuple[str, str]]  # repo -> (team, owner) from the audit's inventory hints
+    files: Mapping[str, tuple[str, str]]  # repo -> (CODEOWNERS path, text)
+
+    def of(self, repo: str, path: str) -> dict[str, Any]:
+        team, owner = self.inventory.get(repo, ("", ""))
+        entry = self.files.get(repo)
+        found = list(parsed(*entry).owners(path)) if entry is not None and path else []
+        return {"team": team or " ".join(found), "owner": owner, "codeowners": found}

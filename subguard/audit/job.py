@@ -13,13 +13,14 @@ and the members of the `--top` worst groups).
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import json
 import os
 import re
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -31,8 +32,9 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from subguard.audit import jvm, local, tasks
+from subguard.audit import codeowners, jvm, local, orgmap, tasks
 from subguard.audit import output as outdir
+from subguard.audit import previous as prev
 from subguard.audit import sources as src
 from subguard.audit import summary as summ
 from subguard.audit import transforms as T
@@ -41,7 +43,7 @@ from subguard.core.model import Finding
 from subguard.scan.discover import read_limited
 from subguard.simulate.impact import DEFAULT_RUNS
 
-FORMATS = ("parquet", "json", "sarif", "html")
+FORMATS = ("parquet", "json", "sarif", "html", "markdown", "org-map")  # markdown: teams/<team>.md; org-map: audit.orgmap
 # how repositories are read: `auto` (file: roots listed and read by the Spark tasks themselves, links
 # never followed; other file systems through Spark's binaryFile source), `binaryfile` (every root
 # through binaryFile; on a local file system Hadoop then follows symbolic links)
@@ -66,6 +68,7 @@ class AuditArgs:
     fail_on: str = "none"
     jvm_archive: bool = False  # a class-data archive for a local driver JVM (subguard.audit.jvm)
     verbose: bool = False  # JVM and Spark start-up messages on the terminal (else in `--out`/audit.log)
+    compare: str | None = None  # a previous output: new, fixed and unchanged findings by fingerprint
 
 
 def parse_args(argv: Sequence[str]) -> AuditArgs:
@@ -82,10 +85,11 @@ def parse_args(argv: Sequence[str]) -> AuditArgs:
     p.add_argument("--fail-on", choices=("error", "warning", "note", "none"), default="none")
     p.add_argument("--jvm-archive", action="store_true")
     p.add_argument("-v", "--verbose", action="store_true")
+    p.add_argument("--compare", metavar="PREV_OUT")
     a = p.parse_args(list(argv))
     return AuditArgs(
         tuple(a.sources), a.out, a.master, tuple(a.formats or FORMATS), a.config, tuple(a.evidence), a.top, a.runs,
-        reader=a.reader, fail_on=a.fail_on, jvm_archive=a.jvm_archive, verbose=a.verbose,
+        reader=a.reader, fail_on=a.fail_on, jvm_archive=a.jvm_archive, verbose=a.verbose, compare=a.compare,
     )
 
 
@@ -488,6 +492,8 @@ def _pipeline(
     options = tasks.AuditOptions(config=config, runs=args.runs, config_waiver_locations=_config_locations(config))
     out = output.staging if output.local is None else f"file:{output.staging}"
     plan = plan_sources(spark, fs, args.sources, progress)
+    previous = prev.read(spark, args.compare) if args.compare else None
+    written = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
     hints = hints_frame(spark, plan)
     empty = spark.createDataFrame([], T.RECORDS)
     records = empty
@@ -523,6 +529,8 @@ def _pipeline(
     # the records are few and small next to the files they came from: a few partitions, not one per
     # extraction slice, keep every later stage from paying a task per slice
     records = cached.coalesce(spark.sparkContext.defaultParallelism)
+    owned = {r.repo: (json.loads(r.payload)["path"], json.loads(r.payload)["text"])
+             for r in records.where(F.col("kind") == "owners").select("repo", "payload").collect()}
 
     files_df = T.files_table(records).persist()  # written, then counted: exploded once
     consumers = T.effective_environment(T.with_hints(T.table(records, "consumer", T.CONSUMERS), hints)).persist()
@@ -532,8 +540,8 @@ def _pipeline(
     found = T.table(records, "finding", T.FINDINGS).unionByName(T.table(group_records, "finding", T.FINDINGS))
     if args.evidence:
         found = found.unionByName(evidence_findings(spark, args.evidence, consumers, found, progress))
-    findings = T.with_hints(found, hints).persist()
-    subs = T.with_hints(T.subscriptions(consumers), hints.drop("env_hint")).persist()
+    findings = T.with_owners(T.with_hints(found, hints), owned).persist()
+    subs = T.with_owners(T.with_hints(T.subscriptions(consumers), hints.drop("env_hint")), owned).persist()
     groups_df = T.groups(subs, consumers, findings, T.impacts(group_records)).persist()
     progress(f"group tasks done: {group_records.count()} result rows")  # the one heavy stage, run once
     tables = {
@@ -559,8 +567,11 @@ def _pipeline(
         worst_f = pool.submit(lambda: [r.asDict(recursive=True) for r in T.worst_first(groups_df).limit(args.top).collect()])
         n_subs_f = pool.submit(subs.count)
         # bound: all findings are collected (one small record each) to render findings.json and SARIF
-        collected_f = pool.submit(lambda: [Finding.model_validate_json(r.json) for r in findings.select("json").collect()]
-                                  if {"json", "sarif"} & set(args.formats) else [])
+        rows_f = pool.submit(lambda: [r.asDict() for r in findings.select(*summ.CHANGE_KEYS, "suppressed", "scope", "owner",
+                                                                            "codeowners", "json").collect()])
+        # every group with a finding, for report.html (a page per 20 of them)
+        flagged_f = pool.submit(lambda: [r.asDict(recursive=True) for r in T.worst_first(
+            groups_df.where(F.col("findings") > 0)).collect()] if "html" in args.formats else [])
         group_sizes, finding_counts, kinds = group_sizes_f.result(), finding_counts_f.result(), kinds_f.result()
         n_groups = sum(int(g["count"]) for g in group_sizes)
         progress(f"consumers: {kinds.get('consumer', 0)}; groups judged: {n_groups}; "
@@ -584,15 +595,25 @@ def _pipeline(
             problems=plan.problems + [json.loads(r.payload)["message"] for r in notes if r.kind == "problem"],
             sources=list(args.sources),
             seconds=0.0,
+            written=written,
         )
         repo_roots = [(r.repo, json.loads(r.payload)["root"]) for r in notes if r.kind == "repo"]
-        collected = collected_f.result()
+        if "org-map" in args.formats:  # the org map for `check --org-map`, written beside the last jobs
+            writes.append(pool.submit(orgmap.write_audit, consumers, waivers, src.merge_hints(plan.hints), repo_roots,
+                                      output, args.sources, progress))
+        rows = rows_f.result()
+        collected = [Finding.model_validate_json(r["json"]) for r in rows]
+        if previous is not None:
+            summary["changes"] = summ.changes(rows, previous.findings, previous.out, previous.written)
         for w in writes:
             w.result()
     if tables:
         progress(f"wrote {len(tables)} Parquet tables")
     summary["seconds"] = round(time.monotonic() - t0, 2)
     _write_reports(fs, output, args, config, collected, summary, repo_roots, progress)
+    owners = codeowners.Owners({h.name: (h.team or h.owner, h.owner) for h in src.merge_hints(plan.hints).values()}, owned)
+    written_extra(output, fs.write_text, args.formats, summary, rows, flagged_f.result(), owners, tasks._policies(config).docs,
+                  previous)
     for df in (cached, files_df, consumers, group_records, findings, subs, groups_df):
         df.unpersist()
     return summary
@@ -636,7 +657,6 @@ def _write_reports(
 ) -> None:
     """The report files, into the staging folder: plain file I/O on a local output (no Hadoop
     `.crc` checksum files beside them), the Hadoop FileSystem API elsewhere."""
-    from subguard.audit import report_html
     from subguard.report import ReportContext, Root, render
 
     output.write_text("summary.json", json.dumps(summary, indent=2, sort_keys=True) + "\n", fs.write_text)
@@ -650,9 +670,26 @@ def _write_reports(
         for fmt in ("json", "sarif"):
             if fmt in args.formats:
                 output.write_text(f"findings.{fmt}", render(fmt, collected, docs, ctx), fs.write_text)
-    if "html" in args.formats:
-        output.write_text("report.html", report_html.render(summary), fs.write_text)
     progress(f"wrote summary.json, findings.json, findings.sarif and report.html; switching {args.out} over")
+
+
+def written_extra(
+    output: outdir.Output, remote: Callable[[str, str], None], formats: Sequence[str], summary: dict[str, Any],
+    rows: Sequence[Mapping[str, Any]], flagged: Sequence[Mapping[str, Any]], owners: codeowners.Owners,
+    docs: Mapping[str, Any], previous: prev.Previous | None,
+) -> None:
+    """report.html (every finding in words, issue 27), teams/<team>.md, and the history of runs, into
+    the staging folder through the output's writer."""
+    from subguard.audit import report_html, teams
+
+    lines = summ.history(previous.history if previous else [], summary, previous.summary if previous else None)
+    output.write_text(summ.HISTORY, "".join(json.dumps(line, sort_keys=True) + "\n" for line in lines), remote)
+    if "html" in formats:
+        data = report_html.report_data(summary, rows, flagged, owners, docs, lines)
+        output.write_text("report.html", report_html.render(summary, data), remote)
+    if "markdown" in formats:
+        for name, text in teams.render_all(summary, rows, owners, docs).items():
+            output.write_text(f"teams/{name}.md", text, remote)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -43,8 +43,9 @@ from dataclasses import dataclass, field
 MANIFEST = "_subguard_manifest.json"
 LOG = "audit.log"
 TABLES = ("files", "consumers", "subscriptions", "deployments", "groups", "findings")
-REPORTS = ("summary.json", "findings.json", "findings.sarif", "report.html")
-OURS = frozenset({*TABLES, *REPORTS, MANIFEST, LOG}) | {f".{n}.crc" for n in REPORTS}  # .crc: outputs of older versions
+REPORTS = ("summary.json", "findings.json", "findings.sarif", "report.html", "history.jsonl")
+OURS = frozenset({*TABLES, *REPORTS, MANIFEST, LOG, "teams"}) | {f".{n}.crc" for n in REPORTS}  # .crc: outputs of older versions
+OURS |= {"org-map.sqlite"}  # the org map (`subguard.audit.orgmap`)
 _RENAME_EXCHANGE = 2
 _AT_FDCWD = -100
 
@@ -196,6 +197,8 @@ class Output:
     def write_text(self, rel: str, text: str, remote: Callable[[str, str], None] | None = None) -> None:
         """A report file of the run (plain file I/O on a local output: no Hadoop checksum files)."""
         if self.local is not None:
+            if os.path.dirname(rel):
+                os.makedirs(os.path.join(self.staging, os.path.dirname(rel)), exist_ok=True)
             with open(os.path.join(self.staging, rel), "w", encoding="utf-8", errors="backslashreplace") as fh:
                 fh.write(text)
         else:

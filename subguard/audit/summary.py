@@ -48,12 +48,14 @@ def _group(row: Mapping[str, Any]) -> dict[str, Any]:
 def build(
     *, files: Sequence[Mapping[str, Any]], findings: Sequence[Mapping[str, Any]], groups: Sequence[Mapping[str, Any]],
     group_sizes: Sequence[Mapping[str, Any]], totals: Mapping[str, int], missing: Sequence[tuple[str, str]],
-    problems: Sequence[str], sources: Sequence[str], seconds: float,
+    problems: Sequence[str], sources: Sequence[str], seconds: float, written: str = "",
 ) -> dict[str, Any]:
-    """The summary written to summary.json and shown by report.html."""
+    """The summary written to summary.json and shown by report.html. `written`: when the run
+    started (ISO 8601, UTC), the date the next run's comparison names."""
     active = [r for r in findings if not r["suppressed"]]
     severities = {s: sum(int(r["count"]) for r in active if r["severity"] == s) for s in ("error", "warning", "note")}
     return {
+        "written": written,
         "sources": list(sources),
         "seconds": seconds,
         "totals": dict(totals),
@@ -90,3 +92,78 @@ def exit_code(summary: Mapping[str, Any], fail_on: str) -> int:
     """1 when an unsuppressed finding is at or above `fail_on` (error | warning | note), else 0."""
     counts = summary["findings"]["by_severity"]
     return int(any(n and Severity(s).meets(fail_on) for s, n in counts.items()))
+
+
+# --- what changed since a previous audit (`--compare PREV_OUT`) ------------------------------------
+
+CHANGE_KEYS = ("rule", "severity", "message", "repo", "path", "line", "group", "team", "fingerprint")
+HISTORY = "history.jsonl"
+HISTORY_KEEP = 400  # runs the history file retains (a nightly audit: more than a year)
+
+
+def _by(rows: Sequence[tuple[str, Mapping[str, Any]]], key: str) -> list[dict[str, Any]]:
+    counts: dict[str, dict[str, int]] = {}
+    for status, r in rows:
+        name = str(r.get(key) or ("unassigned" if key == "team" else ""))
+        counts.setdefault(name, {"new": 0, "fixed": 0, "unchanged": 0})[status] += 1
+    return [{key: k, **v} for k, v in sorted(counts.items(), key=lambda kv: (-kv[1]["new"], -kv[1]["fixed"], kv[0]))]
+
+
+def changes(
+    current: Sequence[Mapping[str, Any]], previous: Sequence[Mapping[str, Any]], previous_out: str, previous_written: str,
+) -> dict[str, Any]:
+    """New, fixed and unchanged findings, matched by fingerprint (suppressed findings on either side
+    are left out). Rows carry `CHANGE_KEYS` and `suppressed`; a fingerprint seen twice counts twice."""
+    now = [r for r in current if not r.get("suppressed")]
+    before = [r for r in previous if not r.get("suppressed")]
+    left: dict[str, int] = {}
+    for r in before:
+        left[r["fingerprint"]] = left.get(r["fingerprint"], 0) + 1
+    labelled: list[tuple[str, Mapping[str, Any]]] = []
+    for r in now:
+        if left.get(r["fingerprint"], 0) > 0:
+            left[r["fingerprint"]] -= 1
+            labelled.append(("unchanged", r))
+        else:
+            labelled.append(("new", r))
+    fixed = []
+    for r in before:
+        if left.get(r["fingerprint"], 0) > 0:
+            left[r["fingerprint"]] -= 1
+            fixed.append(r)
+    labelled += [("fixed", r) for r in fixed]
+    new = [r for status, r in labelled if status == "new"]
+    return {
+        "previous": {"out": previous_out, "written": previous_written},
+        "new": len(new), "fixed": len(fixed), "unchanged": len(labelled) - len(new) - len(fixed),
+        "new_by_severity": {s: sum(1 for r in new if r["severity"] == s) for s in ("error", "warning", "note")},
+        "by_repo": _by(labelled, "repo"), "by_team": _by(labelled, "team"), "by_rule": _by(labelled, "rule"),
+        "new_fingerprints": sorted({str(r["fingerprint"]) for r in new}),
+        "fixed_findings": [{k: r.get(k) for k in CHANGE_KEYS} for r in fixed],
+    }
+
+
+def history_line(summary: Mapping[str, Any]) -> dict[str, Any]:
+    """This run's line of the history file: when, how many active findings by severity, and the change."""
+    f, ch = summary["findings"], summary.get("changes") or {}
+    return {
+        "written": summary.get("written", ""), "active": f["active"], **f["by_severity"],
+        "new": ch.get("new"), "fixed": ch.get("fixed"),
+    }
+
+
+def history(previous_lines: Sequence[str], summary: Mapping[str, Any], previous_summary: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+    """The history carried from the previous output plus this run's line (the last `HISTORY_KEEP`).
+    A previous output without a history file (an older version) contributes its own summary's line."""
+    lines: list[dict[str, Any]] = []
+    for text in previous_lines:
+        try:
+            row = json.loads(text)
+        except ValueError:
+            continue
+        if isinstance(row, dict):
+            lines.append(row)
+    if not lines and previous_summary and "findings" in previous_summary:
+        lines.append(history_line(previous_summary))
+    lines.append(history_line(summary))
+    return lines[-HISTORY_KEEP:]

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from subguard.audit import local
+from subguard.audit import codeowners, local
 from subguard.core.config import Config, ConfigError, parse_config
 from subguard.core.inventory import group_name, sort_consumers
 from subguard.core.model import (
@@ -281,7 +281,18 @@ def scan_candidates(
     rules = _policies(config)
     out += [finding_row(repo, f, rules.scope(f.rule)) for f in local_findings(result, config, read, options.today)]
     out += [waiver_row(repo, w) for w in waiver_sources.inline_of(result, read)]
+    out += owners_rows(repo, read)
     return out
+
+
+def owners_rows(repo: str, read: Reader) -> list[dict[str, Any]]:
+    """The repository's CODEOWNERS file (`subguard.audit.codeowners.LOCATIONS`) as one `owners` record
+    (its path and text; the driver parses it): who owns a finding when the inventory names no team."""
+    for rel in codeowners.LOCATIONS:
+        data = read(rel)
+        if data is not None and len(data) <= codeowners.MAX_BYTES:
+            return [_row(repo, "owners", rel, {"path": rel, "text": data.decode("utf-8", "replace")})]
+    return []
 
 
 # --- inventory outputs (jsonl) -------------------------------------------------------------------

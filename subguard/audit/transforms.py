@@ -13,14 +13,14 @@ Rules are never re-implemented here: the tasks call the same scan and engine as 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from pyspark import RDD
 from pyspark.sql import Column, DataFrame, Row, SparkSession
 from pyspark.sql import functions as F
 
-from subguard.audit import tasks
+from subguard.audit import codeowners, tasks
 from subguard.audit.local import EXCLUDED, HIDDEN_TOP, OUTSIDE, Unit
 from subguard.audit.sources import repo_of_jsonl
 from subguard.core.inventory import group_name, subscription_rows
@@ -239,6 +239,21 @@ def subscriptions(consumers: DataFrame) -> DataFrame:
     """One row per declared subscription, with exactly the keys of `subguard inventory --format jsonl`."""
     rows = consumers.select("json", "env_hint").rdd.flatMap(lambda r: _subscription_rows(r.json, r.env_hint))
     return consumers.sparkSession.createDataFrame(rows, SUBSCRIPTIONS)
+
+
+def with_owners(df: DataFrame, files: Mapping[str, tuple[str, str]]) -> DataFrame:
+    """Add `codeowners`: the owners the repository's CODEOWNERS file (`files`: repo -> (path, text))
+    gives each row's `path`; a row whose inventory names no team gets them as its `team`."""
+    if not files:
+        return df.withColumn("codeowners", F.array().cast("array<string>"))
+    known = dict(files)
+
+    def resolve(repo: str | None, path: str | None) -> list[str]:
+        entry = known.get(repo or "")
+        return list(codeowners.parsed(*entry).owners(path)) if entry is not None and path else []
+
+    owned = df.withColumn("codeowners", F.udf(resolve, "array<string>", useArrow=False)("repo", "path"))
+    return owned.withColumn("team", F.when(F.col("team") == "", F.array_join("codeowners", " ")).otherwise(F.col("team")))
 
 
 def effective_environment(consumers: DataFrame) -> DataFrame:

@@ -12,11 +12,14 @@ from subguard.simulate.impact import DEFAULT_RUNS
 @click.option("--out", required=True, help="Output folder (any file system Spark writes): replaced as a whole when the run "
               "succeeds (written beside it first), so it must be new, empty or a previous audit output.")
 @click.option("--master", default="local[*]", show_default=True, help="Spark master URL.")
-@click.option("--format", "formats", multiple=True, type=click.Choice(["parquet", "json", "sarif", "html"]),
-              help="Outputs to write (repeatable; default: all).")
+@click.option("--format", "formats", multiple=True, type=click.Choice(["parquet", "json", "sarif", "html", "markdown"]),
+              help="Outputs to write (repeatable; default: all). markdown: teams/<team>.md, one summary per team.")
+@click.option("--compare", "compare", metavar="PREV_OUT",
+              help="A previous audit output (it may be --out itself): findings matched by fingerprint, new, fixed and "
+                   "unchanged counts in summary.json and the report, and its run history carried over.")
 @click.option("--config", "config_file", type=click.Path(dir_okay=False), help="Config for group rules and waivers.")
 @click.option("--evidence", multiple=True, help="Runtime evidence file (broker/client log, mqadmin output): adds SG5xx findings (repeatable).")
-@click.option("--top", default=50, show_default=True, help="Groups shown in report.html, worst first.")
+@click.option("--top", default=50, show_default=True, help="Groups listed in summary.json (worst_groups), worst first; report.html lists every flagged group, 20 a page.")
 @click.option("--runs", default=DEFAULT_RUNS, show_default=True, type=click.IntRange(1, 100000),
               help="Simulated runs per group (the prediction `check` and `simulate --inventory` make by default).")
 @click.option("--fail-on", type=click.Choice(["error", "warning", "note", "none"]), default="none", show_default=True,
@@ -30,7 +33,8 @@ from subguard.simulate.impact import DEFAULT_RUNS
 @click.option("-v", "--verbose", is_flag=True,
               help="Show the JVM's and Spark's own messages on the terminal (else they go to OUT/audit.log).")
 def audit(sources: tuple[str, ...], out: str, master: str, formats: tuple[str, ...], config_file: str | None,
-          evidence: tuple[str, ...], top: int, runs: int, fail_on: str, reader: str, jvm_archive: bool, verbose: bool) -> int:
+          evidence: tuple[str, ...], top: int, runs: int, fail_on: str, reader: str, jvm_archive: bool, verbose: bool,
+          compare: str | None = None) -> int:
     """Audit SOURCE... (folders of repos, inventory files, `inventory --format jsonl` outputs) on Spark.
 
     Exit 0 when the audit completed (with --fail-on: and nothing at or above it), 1 when --fail-on
@@ -56,6 +60,8 @@ def audit(sources: tuple[str, ...], out: str, master: str, formats: tuple[str, .
         argv += ["--evidence", ev]
     if jvm_archive:
         argv.append("--jvm-archive")
+    if compare:
+        argv += ["--compare", compare]
     if verbose:
         argv.append("--verbose")
     return job.main(argv)
