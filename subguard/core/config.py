@@ -85,6 +85,11 @@ class Config(_Strict):
     test_code: Literal["report", "fail", "ignore"] = Field(default="report", alias="test-code")
     test_notes: bool = Field(default=False, alias="test-notes")  # diagnostic notes in test code
     base: str | None = None  # `check --base`: the git revision the change is judged against (SG6xx)
+    # `check --org-map`: the audit's org map (relative to this config file), its age in days past which a
+    # check warns (0: never), and this repository's name as the audit names it (default: the scan root's folder)
+    org_map: str | None = Field(default=None, alias="org-map")
+    org_map_max_age: int = Field(default=7, ge=0, alias="org-map-max-age")
+    repo: str | None = None
     # where this config was read from (not a user key)
     source: str | None = Field(default=None, exclude=True)
 
@@ -96,7 +101,7 @@ def _normalise(data: dict[str, Any]) -> dict[str, Any]:
 
 _ALIASES = {
     "fail-on", "max-file-size", "parse-timeout", "no-inline-waivers", "topic-environment-patterns", "cache-dir",
-    "show-notes", "test-paths", "example-paths", "test-code", "test-notes",
+    "show-notes", "test-paths", "example-paths", "test-code", "test-notes", "org-map", "org-map-max-age",
 }
 
 

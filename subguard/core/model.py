@@ -265,6 +265,9 @@ CODE_SCOPE = "code"
 # (("ref", REF), ("commit", SHA)), and the before/after rows (member, topic, before, after)
 BASE_REVISION = "base"
 BEFORE_AFTER = "change"
+# key in Finding.properties of findings judged with an org map (`check --org-map`): which related
+# locations are rows of the map, and the day it was written, as (("date", "YYYY-MM-DD"), ("repos", (REPO, ...)))
+ORG_MAP = "org_map"
 
 
 class Finding(Record):

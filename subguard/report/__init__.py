@@ -14,7 +14,7 @@ from pathlib import Path, PurePosixPath
 from typing import Protocol
 
 from subguard import __version__
-from subguard.core.model import BASE_REVISION, BEFORE_AFTER, Finding, Location, RuleDoc, Severity
+from subguard.core.model import BASE_REVISION, BEFORE_AFTER, ORG_MAP, Finding, Location, RuleDoc, Severity
 
 # format name -> "module:function" (explicit registry; a format's module loads only when used)
 FORMATS: dict[str, str] = {
@@ -101,15 +101,32 @@ def root_prefix(root: Root | None, ctx: ReportContext) -> str | None:
 
 
 def display_path(location: Location, ctx: ReportContext) -> str:
-    """The path to show: relative to the workdir when the root is inside it, else absolute."""
+    """The path to show: relative to the workdir when the root is inside it, else absolute; a location
+    of a repository that is none of the roots (a member from the org map) as `repo:path`."""
     if PurePosixPath(location.path).is_absolute():  # e.g. a config file outside every root
         return location.path
+    if location.repo and ctx.roots and all(r.repo != location.repo for r in ctx.roots):
+        return f"{location.repo}:{location.path}"
     root = root_of(location, ctx)
     prefix = root_prefix(root, ctx)
     if prefix is None:
         assert root is not None
         return (PurePosixPath(Path(root.path).resolve().as_posix()) / location.path).as_posix()
     return f"{prefix}/{location.path}" if prefix else location.path
+
+
+def map_date(f: Finding, location: Location) -> str:
+    """The org map's date when `location` is a member that came from the org map (`check --org-map`), else ""."""
+    info = dict(dict(f.properties).get(ORG_MAP) or ())
+    return str(info.get("date") or "") if location.repo and location.repo in (info.get("repos") or ()) else ""
+
+
+def cite(f: Finding, location: Location, ctx: ReportContext) -> str:
+    """`path:line` as shown to a reader; a member from the org map as `repo:path:line (org map DATE)`."""
+    date = map_date(f, location)
+    if date:
+        return f"{location.repo}:{location.path}:{location.line} (org map {date})"
+    return f"{display_path(location, ctx)}:{location.line}"
 
 
 def active(findings: Sequence[Finding]) -> list[Finding]:

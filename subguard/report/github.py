@@ -13,6 +13,7 @@ from subguard.report import (
     ReportContext,
     base_revision,
     before_after,
+    cite,
     display_path,
     for_display,
     hidden_line,
@@ -43,7 +44,7 @@ def annotation(f: Finding, docs: Mapping[str, RuleDoc], ctx: ReportContext) -> s
             props.append(("endColumn", str(loc.end_column)))
     props.append(("title", f"{f.rule} {doc.name}" if doc else f.rule))
     lines = [f.message]
-    lines += [f"also: {display_path(r.location, ctx)}:{r.location.line}: {r.message}".rstrip(": ") for r in f.related]
+    lines += [f"also: {cite(f, r.location, ctx)}: {r.message}".rstrip(": ") for r in f.related]
     if f.impact:
         lines.append(f"impact: {f.impact}")
     lines += [f"{row['member']} {row['topic']}: {row['before']} -> {row['after']}" for row in before_after(f)]

@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from subguard.core.model import CODE_SCOPE, Finding, RuleDoc
-from subguard.report import ReportContext, base_revision, before_after, is_diagnostic, sort_key
+from subguard.report import ReportContext, base_revision, before_after, is_diagnostic, map_date, sort_key
 
 
 def finding_dict(f: Finding) -> dict[str, Any]:
@@ -26,7 +26,9 @@ def finding_dict(f: Finding) -> dict[str, Any]:
         "group": f.group,
         "topic": f.topic,
         "related": [
-            {"path": r.location.path, "line": r.location.line, "column": r.location.column, "message": r.message}
+            # repo: the member's repository; org_map: the map's date when the member is a row of the org map
+            {"path": r.location.path, "line": r.location.line, "column": r.location.column, "message": r.message,
+             "repo": r.location.repo, "org_map": map_date(f, r.location) or None}
             for r in f.related
         ],
         "fingerprint": f.fingerprint,

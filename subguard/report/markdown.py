@@ -7,7 +7,16 @@ from collections.abc import Mapping, Sequence
 from subguard.core.limits import escape_controls
 from subguard.core.members import members_of
 from subguard.core.model import Finding, RuleDoc, Severity
-from subguard.report import ReportContext, active, before_after, display_path, severity_counts, sort_key, summary_line
+from subguard.report import (
+    ReportContext,
+    active,
+    before_after,
+    cite,
+    display_path,
+    severity_counts,
+    sort_key,
+    summary_line,
+)
 
 
 def cell(text: str) -> str:
@@ -44,13 +53,13 @@ def _group_section(group: str, findings: Sequence[Finding], docs: Mapping[str, R
         if any(m.topic is not None or m.expression is not None or m.model for m in rows):
             lines += ["| member | topic | expression | model |", "| --- | --- | --- | --- |"]
             for m in rows:
-                where = cell(code(f"{display_path(m.location, ctx)}:{m.location.line}"))
+                where = cell(code(cite(f, m.location, ctx)))
                 expr = code(m.expression) if m.expression is not None else (cell(m.message) or "?")
                 lines.append(f"| {where} | {cell(code(m.topic))} | {cell(expr)} | {cell(m.model or '?')} |")
         else:  # places with no declared subscription (log lines of runtime evidence): where and what
             lines += ["| where | what |", "| --- | --- |"]
             for m in rows:
-                where = cell(code(f"{display_path(m.location, ctx)}:{m.location.line}"))
+                where = cell(code(cite(f, m.location, ctx)))
                 lines.append(f"| {where} | {cell(m.message or 'first seen here')} |")
         lines.append("")
         if f.impact:

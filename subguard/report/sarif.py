@@ -19,6 +19,7 @@ from subguard.report import (
     base_revision,
     before_after,
     is_diagnostic,
+    map_date,
     root_of,
     root_prefix,
     sort_key,
@@ -119,10 +120,34 @@ def _escape(text: str) -> str:
     return text.replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]")
 
 
+def _link(f: Finding, loc: Location, i: int) -> str:
+    """A related location in the message: a link to it, or for a member from the org map (no file of
+    this checkout) its repository, path and line as text."""
+    if map_date(f, loc):
+        return _escape(f"{loc.repo}:{loc.path}:{loc.line}")
+    return f"[{_escape(loc.path)}:{loc.line}]({i})"
+
+
+def _related(f: Finding, loc: Location, message: str, i: int, ctx: ReportContext) -> dict[str, Any]:
+    """A related location; a member from the org map (`check --org-map`) lies in another repository,
+    so it is named, not resolved against this checkout: a logical location `repo:path:line`, the
+    repository and the map's date as properties."""
+    date = map_date(f, loc)
+    if not date:
+        return {"id": i, "physicalLocation": _physical(loc, ctx), "message": {"text": _escape(message or f.rule)}}
+    where = f"{loc.repo}:{loc.path}:{loc.line}"
+    return {
+        "id": i,
+        "logicalLocations": [{"name": loc.path, "fullyQualifiedName": where, "kind": "module"}],
+        "message": {"text": _escape(f"{where}: {message or f.rule} (org map {date})")},
+        "properties": {"repository": loc.repo, "path": loc.path, "line": loc.line, "orgMap": date},
+    }
+
+
 def _result(f: Finding, index: int, ctx: ReportContext) -> dict[str, Any]:
     text = _escape(f.message)
     if f.related:
-        links = ", ".join(f"[{_escape(r.location.path)}:{r.location.line}]({i})" for i, r in enumerate(f.related, 1))
+        links = ", ".join(_link(f, r.location, i) for i, r in enumerate(f.related, 1))
         text += f" (also: {links})"
     if f.impact:
         text += f"\nImpact: {_escape(f.impact)}"
@@ -134,10 +159,7 @@ def _result(f: Finding, index: int, ctx: ReportContext) -> dict[str, Any]:
         "locations": [{"physicalLocation": _physical(f.location, ctx)}],
     }
     if f.related:
-        result["relatedLocations"] = [
-            {"id": i, "physicalLocation": _physical(r.location, ctx), "message": {"text": _escape(r.message or f.rule)}}
-            for i, r in enumerate(f.related, 1)
-        ]
+        result["relatedLocations"] = [_related(f, r.location, r.message, i, ctx) for i, r in enumerate(f.related, 1)]
     if f.fingerprint:
         result["partialFingerprints"] = {FINGERPRINT_KEY: f.fingerprint}
     if f.suppressed is not None:

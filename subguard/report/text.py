@@ -10,7 +10,7 @@ import click
 from subguard.core.limits import escape_controls
 from subguard.core.members import Member, members_of
 from subguard.core.model import Finding, RuleDoc, Severity
-from subguard.report import ReportContext, display_path, for_display, hidden_line, sort_key, summary_line
+from subguard.report import ReportContext, cite, display_path, for_display, hidden_line, sort_key, summary_line
 
 _COLOURS = {Severity.ERROR: "red", Severity.WARNING: "yellow", Severity.NOTE: "cyan"}
 
@@ -28,11 +28,11 @@ def _quoted(value: str | None) -> str:
     return "?" if value is None else json.dumps(value, ensure_ascii=False)
 
 
-def _member_rows(members: Sequence[Member], ctx: ReportContext) -> list[list[str]]:
+def _member_rows(f: Finding, members: Sequence[Member], ctx: ReportContext) -> list[list[str]]:
     structured = any(m.expression is not None or m.topic is not None for m in members)
     rows: list[list[str]] = []
     for m in members:
-        where = f"{display_path(m.location, ctx)}:{m.location.line}"
+        where = cite(f, m.location, ctx)  # a member from the org map: repo:path:line (org map DATE)
         if structured:
             rows.append([where, m.topic or "?", _quoted(m.expression), m.model or ""])
             rows += [["", topic or "?", _quoted(expression), m.model or ""] for topic, expression in m.more]
@@ -58,7 +58,7 @@ def _group_block(group: str, findings: Sequence[Finding], ctx: ReportContext) ->
     lines = [_style(f"group {group}", ctx, bold=True)]
     for f in findings:
         lines.append(f"  {_rule(f, ctx)} [{f.severity.value}] {f.message}")
-        lines += _table(_member_rows(members_of(f), ctx), "      ", ctx)
+        lines += _table(_member_rows(f, members_of(f), ctx), "      ", ctx)
         if f.impact:
             lines += [f"      impact: {line}" if i == 0 else f"              {line}" for i, line in enumerate(f.impact.splitlines())]
     return lines
@@ -68,7 +68,7 @@ def _flat(f: Finding, ctx: ReportContext) -> list[str]:
     loc = f.location
     lines = [f"{display_path(loc, ctx)}:{loc.line}:{loc.column}: {_rule(f, ctx)} {f.message}"]
     for r in f.related:
-        lines.append(f"    {display_path(r.location, ctx)}:{r.location.line}: {r.message}".rstrip())
+        lines.append(f"    {cite(f, r.location, ctx)}: {r.message}".rstrip())
     if f.impact:
         lines.append(f"    impact: {f.impact}")
     return lines

@@ -39,7 +39,8 @@ def test_json_shape_includes_suppressed_and_related() -> None:
     assert set(g) >= {"rule", "severity", "message", "path", "line", "column", "group", "topic", "related",
                       "fingerprint", "suppressed", "impact"}
     assert (g["path"], g["line"], g["column"], g["group"], g["topic"]) == ("app/consumer1.py", 7, 1, "test-consumer", "TopicTest2")
-    assert g["related"] == [{"path": "app/consumer2.py", "line": 9, "column": 5, "message": "subscribes 'tag2'"}]
+    assert g["related"] == [{"path": "app/consumer2.py", "line": 9, "column": 5, "message": "subscribes 'tag2'",
+                             "repo": "shop", "org_map": None}]
     assert g["suppressed"] is None and g["impact"] == "tag1: 10 of 10 lost"
     assert by_msg["waived one"]["suppressed"] == {"kind": "inline", "reason": "legacy, removed in Q3"}
 

@@ -40,7 +40,8 @@ from subguard.rules.waiver_sources import on_disk as waivers_on_disk
 from subguard.scan import gitrev, runrecord
 from subguard.scan.extraction import ScanResult, cache_directory, config_dir
 
-if TYPE_CHECKING:  # the change rules load only with --base
+if TYPE_CHECKING:  # the change rules load only with --base, the org map only with --org-map
+    from subguard.audit.orgcheck import OrgCheck
     from subguard.rules.change import Change
 
 FAIL_ON = ("error", "warning", "note", "none")
@@ -206,6 +207,28 @@ def _context(results: Sequence[ScanResult], color: bool, show_notes: bool = Fals
     )
 
 
+def _org_map_file(cli_value: str | None, config: Config) -> str | None:
+    """The org map to judge with: `--org-map` (relative to the working directory), else config
+    `org-map` (relative to the config file); noted as an input of the run memo."""
+    path = cli_value or (str(_config_dir(config) / config.org_map) if config.org_map else None)
+    if path:
+        runrecord.note_inputs([], [path], [], [])
+    return path
+
+
+def _org_check(cli_value: str | None, results: Sequence[ScanResult], config: Config) -> OrgCheck | None:
+    """The check joined with the org map (`subguard.audit.orgcheck`); a map that cannot be used is exit 2."""
+    path = _org_map_file(cli_value, config)
+    if not path:
+        return None
+    from subguard.audit import orgcheck
+
+    try:
+        return orgcheck.prepare(path, results, config, config.org_map_max_age)
+    except orgcheck.MapError as exc:
+        raise InputError(str(exc)) from None
+
+
 def _base_revisions(roots: Sequence[str], ref: str | None) -> list[gitrev.Revision]:
     """`--base REF` resolved in each root's repository before anything is scanned (exit 2 when not)."""
     if not ref:
@@ -253,12 +276,15 @@ def _base_change(
 @click.option("--show-config", is_flag=True, help="Print the effective settings and where each came from, then exit.")
 @click.option("--base", "base_ref", metavar="REF",
               help="Also judge the change since git revision REF against the rollout that ships it (SG6xx) [config base].")
+@click.option("--org-map", "org_map", type=click.Path(dir_okay=True), metavar="FILE",
+              help="Judge each group declared here with the other repositories' members in this org map "
+                   "(written by `subguard audit`) [config org-map].")
 @guarded
 def check(
     paths: tuple[str, ...], fmt: str, output: str | None, also: tuple[str, ...], fail_on: str | None, select: tuple[str, ...],
     ignore: tuple[str, ...], config_file: str | None, extra_policies: tuple[str, ...], baseline_file: str | None,
     write_baseline: str | None, show_notes: bool | None, stats: bool, no_simulate: bool, no_cache: bool, show_config: bool,
-    base_ref: str | None = None,
+    base_ref: str | None = None, org_map: str | None = None,
 ) -> int:
     """Lint the consumer subscriptions under PATHS (default: the current directory).
 
@@ -302,7 +328,9 @@ def check(
     change = _base_change(roots, revisions, results, config, None if no_cache else digest)
     notes: list[str] = []
     memo = impact_memo() if config.simulate and not no_cache else None
-    judged = judge(
+    org = _org_check(org_map, results, config)
+    notes += org.warnings if org is not None else ()
+    judged = (org.judge if org is not None else judge)(
         results, RuleSet(tuple(policies), docs), config,
         waivers=waivers_on_disk(results, config),
         baseline=_baseline(config, baseline_file, write_baseline, notes),
