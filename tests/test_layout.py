@@ -21,6 +21,7 @@ RANK = {
     "rules": 5,  # policies, engine, waivers, baseline, judge()
     "report": 5,  # one renderer per format
     "audit": 6,  # the Spark job
+    "fix": 6,  # check --fix/--diff: edits per language; imports rules/report/extract/scan/core, the cli imports it
     "cli": 7,  # click commands and the console entry
 }
 NOT_PACKAGES = {"__init__.py", "__main__.py", "__pycache__", "py.typed"}

@@ -265,6 +265,10 @@ CODE_SCOPE = "code"
 # (("ref", REF), ("commit", SHA)), and the before/after rows (member, topic, before, after)
 BASE_REVISION = "base"
 BEFORE_AFTER = "change"
+# key in Finding.properties of a fixable finding (`check` with a SARIF report): its fix, as
+# pairs ("description", str), ("safety", "safe"|"unsafe"), ("reasons", (str, ...)) and ("replacements",
+# ((Location of the replaced characters, new text), ...)): hashable, like every Finding
+FIX = "fix"
 # key in Finding.properties of findings judged with an org map (`check --org-map`): which related
 # locations are rows of the map, and the day it was written, as (("date", "YYYY-MM-DD"), ("repos", (REPO, ...)))
 ORG_MAP = "org_map"
