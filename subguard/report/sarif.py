@@ -12,7 +12,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 from urllib.parse import quote
 
-from subguard.core.model import CODE_SCOPE, Finding, Location, RuleDoc
+from subguard.core.model import CODE_SCOPE, FIX, Finding, Location, RuleDoc
 from subguard.report import (
     ReportContext,
     Root,
@@ -173,7 +173,31 @@ def _result(f: Finding, index: int, ctx: ReportContext) -> dict[str, Any]:
     props = _properties(f)
     if props:
         result["properties"] = props
+    fixes = _fixes(f, ctx)
+    if fixes:
+        result["fixes"] = fixes
     return result
+
+
+def _fixes(f: Finding, ctx: ReportContext) -> list[dict[str, Any]]:
+    """The finding's fix (`check` attaches it under FIX) as one SARIF fix: a change per file, each a
+    deleted region and the inserted text; whether it is safe is in its description and properties."""
+    fix = dict(dict(f.properties).get(FIX) or ())
+    if not fix:
+        return []
+    changes: dict[tuple[str, str], dict[str, Any]] = {}
+    for loc, text in fix.get("replacements", ()):
+        physical = _physical(loc, ctx)
+        region = {"startLine": loc.line, "startColumn": loc.column, "endLine": loc.end_line or loc.line,
+                  "endColumn": loc.end_column or loc.column}
+        change = changes.setdefault((loc.repo, loc.path), {"artifactLocation": physical["artifactLocation"], "replacements": []})
+        change["replacements"].append({"deletedRegion": region, "insertedContent": {"text": text}})
+    if not changes:
+        return []
+    safety = fix.get("safety", "")
+    why = "; ".join(fix.get("reasons", ()))
+    text = f"{fix.get('description', 'fix')} ({safety}{': ' + why if why else ''})"
+    return [{"description": {"text": text}, "artifactChanges": list(changes.values()), "properties": {"safety": safety}}]
 
 
 def _properties(f: Finding) -> dict[str, Any]:

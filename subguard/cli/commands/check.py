@@ -255,6 +255,49 @@ def _base_change(
     return Change(tuple(base), revisions[0].ref, revisions[0].commit, revisions[0].label)
 
 
+def _fix_options(fix: bool, diff: bool, unsafe: bool) -> None:
+    if unsafe and not (fix or diff):
+        raise InputError("--unsafe-fixes needs --fix or --diff")
+
+
+def _with_fixes(results: Sequence[ScanResult], findings: list[Finding], formats: set[str]) -> list[Finding]:
+    """The findings with their fixes attached when a SARIF report shows them (its `fixes`)."""
+    if "sarif" not in formats:
+        return findings
+    from subguard.fix.run import annotate
+
+    return annotate(results, findings)
+
+
+FIX_PASSES = 10  # --fix runs again on the fixed files while a pass fixes something (a fix may unblock another)
+
+
+def _fixes(results: Sequence[ScanResult], findings: Sequence[Finding], *, diff: bool, unsafe: bool) -> int | None:
+    """`--diff`: print the fixes and return the exit code. `--fix`: write them and check again (the
+    same command, until nothing more is fixed); None when the run should go on to report."""
+    from subguard.fix import run as fixing
+
+    ctx = click.get_current_context()
+    done = ctx.meta.setdefault("subguard.fix", {"fixed": 0, "passes": 0})
+    outcome = fixing.fix(results, findings, unsafe=unsafe, apply=not diff)
+    if diff:
+        text = fixing.diff(outcome, Path.cwd())
+        click.echo(text, nl=False)
+        for line in outcome.summary("can fix"):
+            click.echo(line, err=True)
+        return 1 if text else 0
+    if outcome.fixed:
+        runrecord.spoil("fixes files")
+        done["fixed"] += outcome.fixed
+        done["passes"] += 1
+        if done["passes"] < FIX_PASSES:
+            return int(ctx.invoke(ctx.command, **ctx.params))
+    outcome.fixed_before = done["fixed"]
+    for line in outcome.summary("fixed"):
+        click.echo(line, err=True)
+    return None
+
+
 @click.command()
 @click.argument("paths", nargs=-1, type=click.Path())
 @click.option("--format", "fmt", type=click.Choice(sorted(FORMATS)), default="text", show_default=True)
@@ -276,6 +319,9 @@ def _base_change(
 @click.option("--show-config", is_flag=True, help="Print the effective settings and where each came from, then exit.")
 @click.option("--base", "base_ref", metavar="REF",
               help="Also judge the change since git revision REF against the rollout that ships it (SG6xx) [config base].")
+@click.option("--fix", "fix", is_flag=True, help="Apply the safe fixes, then report what is left.")
+@click.option("--diff", "diff", is_flag=True, help="Print the fixes as a unified diff and change nothing (exit 1 when there is one).")
+@click.option("--unsafe-fixes", is_flag=True, help="With --fix or --diff: also the fixes that may change what is delivered.")
 @click.option("--org-map", "org_map", type=click.Path(dir_okay=True), metavar="FILE",
               help="Judge each group declared here with the other repositories' members in this org map "
                    "(written by `subguard audit`) [config org-map].")
@@ -285,6 +331,7 @@ def check(
     ignore: tuple[str, ...], config_file: str | None, extra_policies: tuple[str, ...], baseline_file: str | None,
     write_baseline: str | None, show_notes: bool | None, stats: bool, no_simulate: bool, no_cache: bool, show_config: bool,
     base_ref: str | None = None, org_map: str | None = None,
+    fix: bool = False, diff: bool = False, unsafe_fixes: bool = False,
 ) -> int:
     """Lint the consumer subscriptions under PATHS (default: the current directory).
 
@@ -292,6 +339,7 @@ def check(
     """
     roots = paths or (".",)
     extra_reports = parse_also(also)
+    _fix_options(fix, diff, unsafe_fixes)
     config = load_or_fail(config_file, roots)
     overrides: dict[str, Any] = {}
     if select:
@@ -340,6 +388,10 @@ def check(
     if memo is not None:
         memo.save()
     findings = judged.findings
+    fixed = _fixes(results, findings, diff=diff, unsafe=unsafe_fixes) if fix or diff else None
+    if fixed is not None:
+        return fixed
+    findings = _with_fixes(results, findings, {fmt, *(f for f, _ in extra_reports)})
     note = "\n".join(notes)
     ctx = _context(results, color=output is None and use_color(sys.stdout.isatty()), show_notes=config.show_notes)
     if change is not None:
