@@ -36,7 +36,7 @@ Scope = Literal["subscription", "consumer", "group", "deployment", "consumer+dep
 # diagnostic: a finding about what subguard itself could not read or judge (a tool notification in SARIF,
 # summarised in one line by text and GitHub output)
 Role = Literal["consistency", "diagnostic"]
-FixSafety = Literal["none", "safe", "unsafe"]
+FixSafety = Literal["none", "safe", "unsafe", "mixed"]  # mixed: safe or unsafe by case, the docs say which
 _IMPLEMENTED_BY = re.compile(r"^subguard(?:\.[a-z_][a-z0-9_]*)+:[A-Za-z_][A-Za-z0-9_]*$")
 _ID = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 _NAME = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")

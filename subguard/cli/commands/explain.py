@@ -13,6 +13,7 @@ FIXES = {
     "none": "none (subguard reports it; the repair is yours)",
     "safe": "safe (the repair is mechanical and keeps what the code means)",
     "unsafe": "unsafe (the repair is mechanical but may change what the code means)",
+    "mixed": "safe or unsafe by case (`check --fix` applies the safe ones, `--unsafe-fixes` the others; see above)",
 }
 SECTIONS = (("what", "What it does"), ("why", "Why is this bad?"), ("example", "Example"), ("instead", "Use instead"))
 
