@@ -46,6 +46,14 @@ code=$?
 if [ -n "${GITHUB_STEP_SUMMARY:-}" ] && [ -s "$summary_md" ]; then
   cat "$summary_md" >> "$GITHUB_STEP_SUMMARY"
 fi
+# The suggested fixes (safe and unsafe) as a diff in the summary; nothing is changed in the workspace.
+if [ -n "${GITHUB_STEP_SUMMARY:-}" ]; then
+  fixes=$(subguard check "${paths[@]}" "${common[@]}" --no-simulate --diff --unsafe-fixes 2>/dev/null)
+  if [ -n "$fixes" ]; then
+    printf '\n### Suggested fixes\n\n`subguard check --fix` applies the safe ones, `--fix --unsafe-fixes` all of them.\n\n````diff\n%s\n````\n' \
+      "$fixes" >> "$GITHUB_STEP_SUMMARY"
+  fi
+fi
 count() {
   python3 - "$counts_json" "$1" <<'PY'
 import json, sys
