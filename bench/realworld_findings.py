@@ -35,7 +35,7 @@ def check(tree: Path) -> list[Row]:
     if proc.returncode != 0:
         raise RuntimeError(f"subguard check exited {proc.returncode}: {proc.stderr.strip()[-400:]}")
     data = json.loads(proc.stdout)
-    rows: list[Row] = data if isinstance(data, list) else [*data.get("findings", []), *data.get("tool_notes", [])]
+    rows: list[Row] = data if isinstance(data, list) else [*data.get("findings", []), *data.get("diagnostics", [])]
     return [r for r in rows if not r.get("suppressed")]
 
 
