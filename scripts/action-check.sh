@@ -9,6 +9,8 @@ read -r -d '' -a paths <<< "${SG_PATHS:-.}" || true
 common=()
 [ -n "${SG_CONFIG:-}" ] && common+=(--config "$SG_CONFIG")
 [ -n "${SG_BASELINE:-}" ] && common+=(--baseline "$SG_BASELINE")
+# The organisation's other members of this repository's groups: the map a scheduled audit wrote.
+[ -n "${SG_ORG_MAP:-}" ] && common+=(--org-map "$SG_ORG_MAP")
 if [ -n "${SG_POLICIES:-}" ]; then
   read -r -d '' -a dirs <<< "$SG_POLICIES" || true
   for d in "${dirs[@]}"; do common+=(--policies "$d"); done

@@ -226,3 +226,20 @@ def test_the_check_path_loads_no_spark(org: tuple[Path, Path]) -> None:
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr
+
+
+def test_the_action_passes_its_org_map_input(org: tuple[Path, Path], tmp_path: Path) -> None:
+    """scripts/action-check.sh (the Action's check step) with the `org-map` input."""
+    import os
+
+    root, omap = org
+    outputs = tmp_path / "github_output"
+    env = {**os.environ, "SG_ORG_MAP": str(omap), "GITHUB_OUTPUT": str(outputs), "SG_BASE": "none",
+           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    env.pop("GITHUB_EVENT_PATH", None)
+    proc = subprocess.run(["bash", str(ROOT / "scripts" / "action-check.sh")], cwd=root / "billing", env=env,
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr  # findings fail the Action's last step, after the upload
+    assert f"::error file=billing/consumer.py,line={LINE}" in proc.stdout
+    assert f"also: orders:orders/consumer.py:{LINE} (org map " in proc.stdout
+    assert "exit-code=1" in outputs.read_text(encoding="utf-8")
