@@ -12,8 +12,9 @@ from subguard.simulate.impact import DEFAULT_RUNS
 @click.option("--out", required=True, help="Output folder (any file system Spark writes): replaced as a whole when the run "
               "succeeds (written beside it first), so it must be new, empty or a previous audit output.")
 @click.option("--master", default="local[*]", show_default=True, help="Spark master URL.")
-@click.option("--format", "formats", multiple=True, type=click.Choice(["parquet", "json", "sarif", "html", "markdown"]),
-              help="Outputs to write (repeatable; default: all). markdown: teams/<team>.md, one summary per team.")
+@click.option("--format", "formats", multiple=True, type=click.Choice(["parquet", "json", "sarif", "html", "markdown", "org-map"]),
+              help="Outputs to write (repeatable; default: all). markdown: teams/<team>.md, one summary per team; "
+                   "org-map: org-map.sqlite, for check --org-map.")
 @click.option("--compare", "compare", metavar="PREV_OUT",
               help="A previous audit output (it may be --out itself): findings matched by fingerprint, new, fixed and "
                    "unchanged counts in summary.json and the report, and its run history carried over.")
