@@ -237,7 +237,8 @@ def test_hostile_sarif_name_is_a_literal_file_name(tmp_path: Path) -> None:
     assert run.outputs["check"]["sarif-file"] == name and (ws / name).is_file()
 
 
-@pytest.mark.parametrize("target", ["action.yml", "examples/github/subguard.yml"])
+@pytest.mark.parametrize("target", ["action.yml", "examples/github/subguard.yml", "examples/github/org-audit.yml",
+                                    "examples/github/subguard-org-map.yml"])
 def test_validators_report_nothing(target: str) -> None:
     schema = "vendor.github-actions" if target == "action.yml" else "vendor.github-workflows"
     tools = {name: shutil.which(name, path=str(BIN)) or shutil.which(name) for name in ("check-jsonschema", "zizmor")}
