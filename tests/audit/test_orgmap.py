@@ -243,3 +243,59 @@ def test_the_action_passes_its_org_map_input(org: tuple[Path, Path], tmp_path: P
     assert f"::error file=billing/consumer.py,line={LINE}" in proc.stdout
     assert f"also: orders:orders/consumer.py:{LINE} (org map " in proc.stdout
     assert "exit-code=1" in outputs.read_text(encoding="utf-8")
+
+
+def _base_dependencies() -> set[str]:
+    """The distributions the base install needs (subguard's requirements without extras, transitively)."""
+    import re
+    from importlib import metadata
+
+    todo, seen = ["subguard"], set()
+    while todo:
+        name = todo.pop()
+        try:
+            dist = metadata.distribution(name)
+        except metadata.PackageNotFoundError:
+            continue
+        for req in dist.requires or ():
+            if "extra ==" in req or "extra==" in req:
+                continue
+            dep = re.split(r"[ ;<>=!~\[(]", req, maxsplit=1)[0].lower().replace("_", "-")
+            if dep not in seen:
+                seen.add(dep)
+                todo.append(dep)
+    return seen
+
+
+@pytest.mark.slow
+def test_check_org_map_in_a_base_install_without_spark(org: tuple[Path, Path], tmp_path: Path) -> None:
+    """A plain venv: this checkout installed without dependencies, the base dependencies (and nothing
+    else: no pyspark, pyarrow or py4j) linked in from the running interpreter's site-packages."""
+    from importlib import metadata
+
+    root, omap = org
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=300)
+    py = venv / "bin" / "python"
+    subprocess.run([sys.executable, "-m", "pip", "--python", str(py), "install", "--quiet", "--no-deps", str(ROOT)],
+                   check=True, timeout=900, capture_output=True)
+    deps = tmp_path / "deps"
+    deps.mkdir()
+    wanted = _base_dependencies()
+    assert wanted and not wanted & {"pyspark", "pyarrow", "py4j"}
+    for dist in metadata.distributions():
+        if dist.metadata["Name"].lower().replace("_", "-") not in wanted:
+            continue
+        base = Path(str(dist.locate_file("")))
+        for top in {Path(str(f)).parts[0] for f in dist.files or () if not str(f).startswith("..")}:
+            if (base / top).exists() and not (deps / top).exists():
+                (deps / top).symlink_to(base / top)
+    purelib = subprocess.run([str(py), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+                             capture_output=True, text=True, check=True).stdout.strip()
+    Path(purelib, "base-deps.pth").write_text(f"{deps}\n", encoding="utf-8")
+    probe = subprocess.run([str(py), "-c", "import pyspark"], capture_output=True, text=True)
+    assert probe.returncode != 0  # the venv cannot see Spark
+    proc = subprocess.run([str(venv / "bin" / "subguard"), "check", ".", "--no-cache", "--org-map", str(omap)],
+                          cwd=root / "billing", capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 1, proc.stderr
+    assert f"orders:orders/consumer.py:{LINE} (org map " in proc.stdout and "SG102" in proc.stdout
