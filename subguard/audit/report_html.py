@@ -75,7 +75,27 @@ a{color:#175cd3}
 
 JS = r"""
 (function () {
-  var D = JSON.parse(document.getElementById('report-data').textContent);
+  var D = JSON.parse(document.getElementById('report-data').textContent), S = D.strings;
+  var INTERNED = %(interned)s;
+  function obj(values, cols) {
+    var o = {};
+    cols.forEach(function (c, i) { o[c] = INTERNED[c] ? S[values[i]] : values[i]; });
+    return o;
+  }
+  function str(i) { return S[i]; }
+  D.findings = D.findings.map(function (v) {
+    var f = obj(v, %(finding_cols)s);
+    f.members = f.members.map(function (m) { return obj(m, %(member_cols)s); });
+    f.codeowners = f.codeowners.map(str);
+    return f;
+  });
+  D.groups = D.groups.map(function (v) {
+    var g = obj(v, %(group_cols)s);
+    g.repos = g.repos.map(str); g.owners = g.owners.map(str); g.topics = g.topics.map(str);
+    g.loss = g.loss.map(function (x) { return [S[x[0]], x[1]]; });
+    g.members = g.members.map(function (m) { return m.map(function (x, i) { return i === 9 ? x : S[x]; }); });
+    return g;
+  });
   var PAGE = 20, state = {q: '', owner: '', onlyNew: false, gpage: 0, rpage: 0};
   var F = D.findings, R = D.rules;
   function esc(v) {
@@ -244,6 +264,15 @@ JS = r"""
 """
 
 
+def _script() -> str:
+    """The page's script, told the packed data's columns (`pack`)."""
+    script = JS
+    for key, value in (("interned", dict.fromkeys(sorted(_INTERNED), True)), ("finding_cols", FINDING_COLS),
+                       ("member_cols", MEMBER_COLS), ("group_cols", GROUP_COLS)):
+        script = script.replace(f"%({key})s", json.dumps(value))
+    return script
+
+
 def esc(value: Any) -> str:
     return html.escape("" if value is None else str(value), quote=True)
 
@@ -355,7 +384,8 @@ def _finding(row: Mapping[str, Any], new: set[str] | None, owners: Owners) -> di
         "rule": row["rule"], "severity": row["severity"], "message": row["message"], "repo": row["repo"] or "",
         "path": row["path"], "line": row["line"], "group": row["group"] or "", "scope": row["scope"],
         "fingerprint": row["fingerprint"], "team": row["team"] or "", "owner": row.get("owner") or "",
-        "codeowners": list(row.get("codeowners") or []), "suppressed": row["suppressed"], "impact": f.impact,
+        "codeowners": list(row.get("codeowners") or []), "suppressed": row["suppressed"],
+        "impact": f.impact if row["scope"] != GROUP_SCOPE else None,  # a group finding's is its card's one figure
         "new": (row["fingerprint"] in new and not row["suppressed"]) if new is not None else None, "members": members,
     }
 
@@ -419,6 +449,70 @@ def report_data(
         "new_first": [i for i, f in enumerate(found) if f["new"]],
         "history": list(history),
     }
+
+
+# --- the page's data, packed: positional rows and one table of the strings that repeat (repos, paths,
+# teams, groups, topics...), so 10,000 groups stay a few megabytes; `unpack` (and the page's script) undo it
+FINDING_COLS = ("rule", "severity", "message", "repo", "path", "line", "group", "scope", "fingerprint", "team", "owner",
+                "codeowners", "suppressed", "impact", "new", "members")
+MEMBER_COLS = ("repo", "path", "line", "message", "topic", "expression", "model", "team")
+GROUP_COLS = ("index", "group", "worst", "errors", "warnings", "findings", "repos", "repos_count", "consumers", "owners",
+              "topics", "description", "runs", "loss", "members", "items", "other")
+_INTERNED = frozenset({"repo", "path", "group", "team", "owner", "topic", "expression", "model", "scope", "rule", "severity",
+                       "message", "description"})
+
+
+class _Strings:
+    def __init__(self) -> None:
+        self.table: list[str | None] = []
+        self._index: dict[str | None, int] = {}
+
+    def __call__(self, value: Any) -> int:
+        if value not in self._index:
+            self._index[value] = len(self.table)
+            self.table.append(value)
+        return self._index[value]
+
+
+def pack(data: Mapping[str, Any]) -> dict[str, Any]:
+    """`report_data` as the page embeds it (see `unpack`)."""
+    s = _Strings()
+
+    def row(obj: Mapping[str, Any], cols: Sequence[str]) -> list[Any]:
+        return [s(obj[c]) if c in _INTERNED else obj[c] for c in cols]
+
+    findings = [row({**f, "members": [row(m, MEMBER_COLS) for m in f["members"]],
+                     "codeowners": [s(o) for o in f["codeowners"]]}, FINDING_COLS) for f in data["findings"]]
+    groups = [row({**g, "loss": [[s(label), value] for label, value in g["loss"]], "repos": [s(r) for r in g["repos"]], "owners": [s(o) for o in g["owners"]],
+                   "topics": [s(t) for t in g["topics"]], "members": [[s(v) if isinstance(v, str) or v is None else v for v in m]
+                                                                     for m in g["members"]]}, GROUP_COLS) for g in data["groups"]]
+    rest = {k: v for k, v in data.items() if k not in ("findings", "groups")}
+    return {**rest, "findings": findings, "groups": groups, "strings": s.table}
+
+
+def unpack(packed: Mapping[str, Any]) -> dict[str, Any]:
+    """The data `pack` packed, as `report_data` made it (tests read the page with it)."""
+    table = packed["strings"]
+
+    def obj(values: Sequence[Any], cols: Sequence[str]) -> dict[str, Any]:
+        return {c: table[v] if c in _INTERNED else v for c, v in zip(cols, values)}
+
+    findings = []
+    for values in packed["findings"]:
+        f = obj(values, FINDING_COLS)
+        f["members"] = [obj(m, MEMBER_COLS) for m in f["members"]]
+        f["codeowners"] = [table[o] for o in f["codeowners"]]
+        findings.append(f)
+    groups = []
+    for values in packed["groups"]:
+        g = obj(values, GROUP_COLS)
+        for key in ("repos", "owners", "topics"):
+            g[key] = [table[i] for i in g[key]]
+        g["members"] = [[table[v] if i not in (9,) else v for i, v in enumerate(m)] for m in g["members"]]
+        g["loss"] = [(table[label], value) for label, value in g["loss"]]
+        groups.append(g)
+    rest = {k: v for k, v in packed.items() if k not in ("findings", "groups", "strings")}
+    return {**rest, "findings": findings, "groups": groups}
 
 
 def _changes(summary: Mapping[str, Any], data: Mapping[str, Any]) -> str:
@@ -488,7 +582,7 @@ def render(summary: Mapping[str, Any], data: Mapping[str, Any] | None = None) ->
         '<label><input type="checkbox" id="only-new"> new only</label><span id="shown"></span></div>'
     )
     written = str(summary.get("written") or "").replace("T", " ")
-    payload = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False).replace("</", "<\\/")
+    payload = json.dumps(pack(data), separators=(",", ":"), ensure_ascii=False).replace("</", "<\\/")
     summary_json = json.dumps(summary, sort_keys=True, separators=(",", ":")).replace("</", "<\\/")
     return (
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">'
@@ -503,5 +597,5 @@ def render(summary: Mapping[str, Any], data: Mapping[str, Any] | None = None) ->
         f'single consumers: each is fixed in one repository.</p><div id="repos"></div><nav class="pager" id="repo-pager"></nav>'
         f'<script type="application/json" id="report-data">{payload}</script>'
         f'<script type="application/json" id="summary-data">{summary_json}</script>'
-        f"<script>{JS}</script></main></body></html>\n"
+        f"<script>{_script()}</script></main></body></html>\n"
     )

@@ -21,7 +21,9 @@ CODEOWNERS = "# price-cache\n*  @acme/pricing\n/deploy/ @acme/sre @erin\n"
 def report_data(out: Path) -> dict[str, Any]:
     page = (out / "report.html").read_text()
     start = page.index('id="report-data">') + len('id="report-data">')
-    return json.loads(page[start:page.index("</script>", start)].replace("<\\/", "</"))
+    from subguard.audit.report_html import unpack
+
+    return unpack(json.loads(page[start:page.index("</script>", start)].replace("<\\/", "</")))
 
 
 @pytest.fixture(scope="module")

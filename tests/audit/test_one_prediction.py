@@ -32,7 +32,7 @@ def test_check_simulate_and_audit_predict_every_group_alike(
     predicted = inventory_predictions(capsys, ORG)
     checked = check_impacts(capsys, ORG)
     audited: dict[str, set[str]] = {}
-    for f in json.loads((out / "findings.json").read_text()):
+    for f in json.loads((out / "findings.json").read_text())["findings"]:
         if f.get("impact"):
             audited.setdefault(f["group"], set()).add(f["impact"])
     assert set(rows) == set(predicted)
