@@ -44,7 +44,7 @@ section.group>h3,section.repo>h3{margin:0;font-size:16px;font-family:ui-monospac
 .meta{color:#475467;margin:4px 0;overflow-wrap:anywhere}
 .wrap{overflow-x:auto;max-width:100%}
 table{border-collapse:collapse;width:100%;margin-top:6px;font-size:13px}th,td{border-bottom:1px solid #e4e7ec;padding:4px 6px;
-text-align:left;vertical-align:top;overflow-wrap:anywhere}th{background:#f2f4f7}
+text-align:left;vertical-align:top;overflow-wrap:anywhere}th{background:#f2f4f7;white-space:nowrap;overflow-wrap:normal}
 code,pre{font-family:ui-monospace,monospace;background:#f2f4f7;padding:0 3px;overflow-wrap:anywhere}
 pre{padding:6px 8px;white-space:pre-wrap;margin:4px 0;font-size:12.5px}
 .finding{border-left:4px solid #d0d5dd;padding:6px 10px;margin:10px 0;background:#fcfcfd}
@@ -67,6 +67,7 @@ padding:6px 0;z-index:2}
 .pager{display:flex;gap:8px;align-items:center;margin:8px 0}.pager button{font:inherit;padding:3px 10px}
 .headline{font-size:20px;margin:0 0 6px}.headline.bad{color:#b42318}.headline.good{color:#067647}
 .changes-grid{display:grid;grid-template-columns:repeat(auto-fit,minmax(260px,1fr));gap:12px}
+.trend{max-width:600px;margin-top:12px}
 .also{color:#475467;font-size:13px}
 a{color:#175cd3}
 @media (max-width:600px){header,main{padding-left:10px;padding-right:10px}section.group,section.repo,#changes{padding:10px}
@@ -306,7 +307,7 @@ def trend_chart(history: Sequence[Mapping[str, Any]], chart_id: str = "chart-tre
     title = "Findings per audit run (active; errors in red)"
     if len(points) < 2:
         return f'<div class="chart" id="{chart_id}"><h3>{esc(title)}</h3><p>one run so far: the trend starts with the next one</p></div>'
-    width, height, pad = 520, 140, 28
+    width, height, pad = 420, 150, 30
     top = max(max(int(p["active"]) for p in points), 1)
     step = (width - 2 * pad) / (len(points) - 1)
 
@@ -317,9 +318,9 @@ def trend_chart(history: Sequence[Mapping[str, Any]], chart_id: str = "chart-tre
         return f'<polyline fill="none" stroke="{colour}" stroke-width="2" points="{path}"/>{dots}'
 
     first, last = str(points[0].get("written", ""))[:10], str(points[-1].get("written", ""))[:10]
-    labels = (f'<text x="{pad}" y="{height - 6}" font-size="11">{esc(first)}</text>'
-              f'<text x="{width - pad}" y="{height - 6}" font-size="11" text-anchor="end">{esc(last)}</text>'
-              f'<text x="4" y="{pad - 8}" font-size="11">{top}</text><text x="4" y="{height - pad}" font-size="11">0</text>')
+    labels = (f'<text x="{pad}" y="{height - 8}" font-size="13">{esc(first)}</text>'
+              f'<text x="{width - pad}" y="{height - 8}" font-size="13" text-anchor="end">{esc(last)}</text>'
+              f'<text x="2" y="{pad + 4}" font-size="13">{top}</text><text x="2" y="{height - pad}" font-size="13">0</text>')
     data = esc(json.dumps([[p.get("written", ""), p["active"], p.get("error", 0)] for p in points]))
     return (f'<div class="chart" id="{chart_id}" data-points="{data}"><h3>{esc(title)}</h3><svg role="img" aria-label="{esc(title)}" '
             f'viewBox="0 0 {width} {height}">{line("active", "#2e90fa")}{line("error", "#d92d20")}{labels}</svg></div>')
@@ -515,6 +516,13 @@ def unpack(packed: Mapping[str, Any]) -> dict[str, Any]:
     return {**rest, "findings": findings, "groups": groups}
 
 
+def when(iso: str) -> str:
+    """An ISO 8601 UTC time as people read it: `2026-11-25 14:00 UTC`."""
+    if len(iso) >= 16 and iso[10] == "T":
+        return f"{iso[:10]} {iso[11:16]}" + (" UTC" if iso.endswith(("+00:00", "Z")) else "")
+    return iso
+
+
 def _changes(summary: Mapping[str, Any], data: Mapping[str, Any]) -> str:
     ch = summary.get("changes")
     trend = trend_chart(data.get("history") or [])
@@ -522,18 +530,21 @@ def _changes(summary: Mapping[str, Any], data: Mapping[str, Any]) -> str:
         return ('<p class="meta" id="changes">Not compared with a previous audit: run the next one with '
                 "<code>--compare</code> and this output to see new, fixed and unchanged findings.</p>"
                 + (f'<div class="charts">{trend}</div>' if len(data.get("history") or []) > 1 else ""))
-    since = str(ch["previous"].get("written") or ch["previous"].get("out"))
+    since = when(str(ch["previous"].get("written") or "")) or str(ch["previous"].get("out"))
     errors = ch["new_by_severity"]["error"]
-    head = (f"{errors} new error{'s' if errors != 1 else ''} since {esc(since.replace('T', ' '))}"
-            if errors else f"No new errors since {esc(since.replace('T', ' '))}")
+    head = f"{errors} new error{'s' if errors != 1 else ''} since {esc(since)}" if errors else f"No new errors since {esc(since)}"
     cards = "".join((_card("new", ch["new"], "n-new"), _card("fixed", ch["fixed"], "n-fixed"),
                      _card("unchanged", ch["unchanged"], "n-unchanged")))
 
     def table(key: str, title: str) -> str:
+        moved = [r for r in ch[f"by_{key}"] if r["new"] or r["fixed"]]  # what changed; the rest in one line
         rows = "".join(f'<tr><td>{esc(r[key])}</td><td>{r["new"]}</td><td>{r["fixed"]}</td><td>{r["unchanged"]}</td></tr>'
-                       for r in ch[f"by_{key}"])
-        return (f'<div class="chart" id="changes-{key}"><h3>{title}</h3><div class="wrap"><table><thead><tr><th>{key}</th>'
-                f"<th>new</th><th>fixed</th><th>unchanged</th></tr></thead><tbody>{rows}</tbody></table></div></div>")
+                       for r in moved)
+        still = len(ch[f"by_{key}"]) - len(moved)
+        rest = f'<p class="meta">{still} other {key}{"s" if still != 1 else ""}: no change</p>' if still else ""
+        body = (f'<div class="wrap"><table><thead><tr><th>{key}</th><th>new</th><th>fixed</th><th>unchanged</th></tr></thead>'
+                f"<tbody>{rows}</tbody></table></div>" if moved else "<p>no change</p>")
+        return f'<div class="chart" id="changes-{key}"><h3>{title}</h3>{body}{rest}</div>'
 
     fixed = "".join(
         f'<li><span class="badge {esc(f["severity"])}">{esc(f["severity"])}</span> <b>{esc(f["rule"])}</b> '
@@ -547,7 +558,7 @@ def _changes(summary: Mapping[str, Any], data: Mapping[str, Any]) -> str:
         f'<section id="changes"><p class="headline {"bad" if errors else "good"}" id="headline">{head}</p>'
         f'<p class="meta">compared by fingerprint with {esc(ch["previous"]["out"])}</p><div class="cards">{cards}</div>'
         f'<div class="changes-grid">{table("team", "By team")}{table("repo", "By repository")}{table("rule", "By rule")}'
-        f"{trend}</div>{new_html}{fixed_html}</section>"
+        f'</div><div class="trend">{trend}</div>{new_html}{fixed_html}</section>'
     )
 
 
@@ -581,7 +592,7 @@ def render(summary: Mapping[str, Any], data: Mapping[str, Any] | None = None) ->
         f'aria-label="filter findings"><select id="owner" aria-label="owner"><option value="">every owner</option>{options}</select>'
         '<label><input type="checkbox" id="only-new"> new only</label><span id="shown"></span></div>'
     )
-    written = str(summary.get("written") or "").replace("T", " ")
+    written = when(str(summary.get("written") or ""))
     payload = json.dumps(pack(data), separators=(",", ":"), ensure_ascii=False).replace("</", "<\\/")
     summary_json = json.dumps(summary, sort_keys=True, separators=(",", ":")).replace("</", "<\\/")
     return (
