@@ -55,6 +55,7 @@ def test_rule_roles_come_from_the_yaml() -> None:
     policies = load_policies()
     assert with_role(policies, "consistency") == {"SG101", "SG102", "SG104", "SG105", "SG106"}
     assert with_role(policies, "diagnostic") == {"SG901", "SG902", "SG903", "SG904", "SG905"}
+    assert with_role(policies, "topology") == {"SG201", "SG203", "SG301", "SG302"}
     assert builtin("SG506").links == ("SG301", "SG302")
     assert {p.id for p in policies if p.implemented_by} == {p.id for p in policies if p.condition is None}
 

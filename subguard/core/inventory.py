@@ -139,7 +139,9 @@ def group_name(consumer: Consumer) -> str | None:
     if group is None:
         return None
     ns = consumer.namespace.value if consumer.namespace is not None else None
-    return f"{ns}%{group}" if ns else group
+    if not ns or group.startswith(f"{ns}%"):  # a group written with its namespace is never prefixed twice
+        return group
+    return f"{ns}%{group}"
 
 
 def group_map(consumers: Iterable[Consumer]) -> GroupMap:

@@ -53,11 +53,23 @@ def _pattern(globs: tuple[str, ...]) -> re.Pattern[str]:
     return re.compile("|".join(f"(?:{p})" for p in parts) or "(?!)")
 
 
+_SOURCE_ROOT = re.compile(r"(?:^|/)src/(?:main|test|it|integrationTest)/[^/]+/")
+
+
+def _layout(path: str) -> str:
+    """The path with a JVM source root's package folders dropped: `com/example/demo/` under
+    `src/main/java/` names a package, not an example module, so only the module folders and the file
+    name are matched (`orders/src/main/java/App.java`)."""
+    m = _SOURCE_ROOT.search(path)
+    return path if m is None else path[: m.end()] + path.rsplit("/", 1)[-1]
+
+
 def code_kind(path: str, config: Config) -> str:
     """"test", "example" or "" for a repository-relative POSIX path."""
-    if _pattern(config.test_paths).fullmatch(path):
+    layout = _layout(path)
+    if _pattern(config.test_paths).fullmatch(layout):
         return "test"
-    if _pattern(config.example_paths).fullmatch(path):
+    if _pattern(config.example_paths).fullmatch(layout):
         return "example"
     return ""
 
@@ -71,14 +83,17 @@ def _kind(f: Finding, config: Config) -> str:
     return ""
 
 
-def mark(findings: Sequence[Finding], config: Config, diagnostic: frozenset[str]) -> list[Finding]:
+def mark(findings: Sequence[Finding], config: Config, diagnostic: frozenset[str], topology: frozenset[str] = frozenset()) -> list[Finding]:
     """Mark findings in test or example code and about placeholder groups; drop what the settings
-    drop (`test-code: ignore`; diagnostic notes in test code unless `test-notes`)."""
+    drop (`test-code: ignore`; diagnostic notes in test code unless `test-notes`) and what cannot
+    apply: a deployment-topology rule (`roles: [topology]`) about code that is never deployed."""
     out: list[Finding] = []
     for f in findings:
         kind = _kind(f, config)
         if not kind:
             out.append(f)
+        elif f.rule in topology and kind != "placeholder":
+            continue
         elif f.rule in diagnostic and f.severity is Severity.NOTE and kind != "placeholder" and not config.test_notes:
             continue
         elif config.test_code != "ignore":

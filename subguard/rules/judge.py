@@ -45,7 +45,10 @@ class RuleSet:
     @property
     def diagnostic(self) -> frozenset[str]:
         """Rules whose findings are about subguard's own view (`roles: [diagnostic]`)."""
-        return frozenset(rule for rule, doc in self.docs.items() if "diagnostic" in doc.roles)
+        return self.with_role("diagnostic")
+
+    def with_role(self, role: str) -> frozenset[str]:
+        return frozenset(rule for rule, doc in self.docs.items() if role in doc.roles)
 
     def scope(self, rule: str) -> str:
         """The rule's scope kind: `group` for `group`, `group/topic`, `group/cluster`, ...; "" if unknown."""
@@ -110,7 +113,7 @@ def judge(
     found = attach_members([baseline_mod.with_fingerprint(f) for f in evaluated], consumers)
     if waivers is not None:
         found = apply_waivers(found, waivers(found), config, rules.docs)
-    found = code_scope.mark(found, config, rules.diagnostic)
+    found = code_scope.mark(found, config, rules.diagnostic, rules.with_role("topology"))
     if keep is not None:
         found = [f for f in found if keep(f)]
     stale = 0

@@ -35,7 +35,9 @@ Scope = Literal["subscription", "consumer", "group", "deployment", "consumer+dep
 # consistency: a group rule the simulator's self-check (SG905) must agree with;
 # diagnostic: a finding about what subguard itself could not read or judge (a tool notification in SARIF,
 # summarised in one line by text and GitHub output)
-Role = Literal["consistency", "diagnostic"]
+# topology: a rule about how services are deployed (services or environments sharing a group, workloads):
+# test and example code is not deployed, so a finding of it whose members all live there is dropped
+Role = Literal["consistency", "diagnostic", "topology"]
 FixSafety = Literal["none", "safe", "unsafe", "mixed"]  # mixed: safe or unsafe by case, the docs say which
 _IMPLEMENTED_BY = re.compile(r"^subguard(?:\.[a-z_][a-z0-9_]*)+:[A-Za-z_][A-Za-z0-9_]*$")
 _ID = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")

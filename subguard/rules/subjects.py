@@ -501,12 +501,19 @@ def name_problem(kind: str, name: str, client: ClientFamily) -> tuple[str, str] 
     return None
 
 
+def _declared_at(value: Value, where: Location) -> Location:
+    """Where a name is reported: its own location in the declaring file, else the declaration."""
+    loc = _loc_of(value, where)
+    return loc if loc.path == where.path else where
+
+
 def _build_names(u: Universe) -> Iterable[Subject]:
     for c in u.consumers:
         base = _consumer_fields(c)
         seen: set[tuple[str, str]] = set()
-        named: list[tuple[str, Value, Location]] = [("group", c.group, _loc_of(c.group, c.location))]
-        named += [("topic", s.topic, _loc_of(s.topic, s.location)) for s in c.subscriptions]
+        # at the declaration: a name written in another file (a constant) is provenance, not the place to report
+        named: list[tuple[str, Value, Location]] = [("group", c.group, _declared_at(c.group, c.location))]
+        named += [("topic", s.topic, _declared_at(s.topic, s.location)) for s in c.subscriptions]
         for kind, value, loc in named:
             ident = (kind, value.value if value.value is not None else f"?{loc.line}")
             if ident in seen:
@@ -518,6 +525,8 @@ def _build_names(u: Universe) -> Iterable[Subject]:
                     un for s in c.subscriptions if s.topic is value for un in _sub_unknowns(c, s) if un.what.startswith("topic")
                 )
                 yield Subject("consumer/name", fields, loc, (*_ident(c), kind, "?"), group=c.group.value or "", unknowns=unknowns)
+                continue
+            if "${" in (value.value or ""):  # an unresolved Spring placeholder: the name is set at run time
                 continue
             problem = name_problem(kind, value.value or "", c.client)
             fields = {**base, "name_kind": kind, "name": value.value, "name_error": problem[1] if problem else None,

@@ -37,6 +37,11 @@ def _found(*consumers: Consumer, config: Config | None = None) -> list[tuple[str
     ("orders/src/main/java/org/acme/OrderConsumer.java", ""),
     ("app/consumer.py", ""),
     ("contest/consumer.py", ""),
+    # a Java package named example or demo is no example module (Spring Initializr's com.example.demo)
+    ("src/main/java/com/example/demo/OrderConsumer.java", ""),
+    ("orders/src/main/java/com/acme/demo/OrderConsumer.java", ""),
+    ("src/test/java/com/example/demo/OrderConsumerTest.java", "test"),
+    ("samples/orders/src/main/java/com/acme/OrderConsumer.java", "example"),
     ("latest/consumer.py", ""),
 ])
 def test_code_kind_defaults(path: str, kind: str) -> None:
@@ -86,3 +91,14 @@ def test_check_exit_code_and_json_carry_it(tmp_path: Path, capsys: pytest.Captur
     assert f["code"] == "test"
     (tmp_path / ".subguard.yaml").write_text("test-code: fail\n")
     assert main(["check", str(tmp_path), "--no-cache"]) == 1
+
+
+def test_deployment_topology_rules_do_not_judge_code_that_is_never_deployed() -> None:
+    """Two sample apps sharing a group are alternatives, not two services splitting its queues: a
+    topology rule (SG203, roles: [topology]) gives nothing when every member is example code."""
+    def member(folder: str) -> Consumer:
+        path = f"{folder}/app.py"
+        return consumer("GID_DEMO", sub("TopicA", "*", path, 5), path=path, line=4).model_copy(update={"service": folder})
+
+    assert [f for f in _found(member("samples/push-demo"), member("samples/pull-demo")) if f[0] == "SG203"] == []
+    assert [f[0] for f in _found(member("push-service"), member("pull-service")) if f[0] == "SG203"] == ["SG203"]

@@ -61,3 +61,12 @@ def test_a_template_is_listed_never_judged_and_never_noted() -> None:
     assert group_map([template, member]).passive == (template,)
     [row] = subscription_rows([template])
     assert row["template"] == ["consumerGroup", "topic"]
+
+
+def test_a_group_written_with_its_namespace_is_not_prefixed_twice() -> None:
+    from subguard.core.inventory import group_name
+    from subguard.core.model import Value
+
+    written = consumer("inst|ns1%orders", sub("T", "*", "a.py", 2)).model_copy(update={"namespace": Value.literal("inst|ns1")})
+    bare = consumer("orders", sub("T", "*", "b.py", 2)).model_copy(update={"namespace": Value.literal("inst|ns1")})
+    assert group_name(written) == group_name(bare) == "inst|ns1%orders"

@@ -369,3 +369,26 @@ public class OrderListener implements RocketMQListener<String> {
     topic = consumer.subscriptions[0].topic
     assert topic.value == "${app.topic}" and "unresolved ${app.topic}" in (topic.detail or "")
     assert "src/main/resources/application.yml could not be parsed: see SG901" in (topic.detail or "")
+
+
+def test_unicode_escapes_are_translated_as_javac_does(tmp_path: Path) -> None:
+    """JavaCC-generated parsers write a backslash char as '\\u005c' (JLS 3.3: escapes are translated
+    before lexing); such a file is valid Java, never an SG901, and its consumers are read."""
+    source = r"""package com.acme;
+
+import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
+
+public class Escaped {
+    static final char BACKSLASH = '\u005c\';
+    static final String NAME = "GID_\u0045SCAPED";
+    public void start() throws Exception {
+        DefaultMQPushConsumer consumer = new DefaultMQPushConsumer(NAME);
+        consumer.subscribe("TOPIC_ESCAPED", "a || b");
+    }
+}
+"""
+    result = _scan_java(tmp_path, source)
+    assert [f for f in result.files if f.status.value == "failed"] == []
+    [consumer] = result.consumers
+    assert consumer.group.value == "GID_ESCAPED"
+    assert (consumer.subscriptions[0].topic.value, consumer.subscriptions[0].location.line) == ("TOPIC_ESCAPED", 10)

@@ -755,10 +755,30 @@ def _builder(node: Node, fp: _FileParser) -> ConsumerDecl:
                         node.start_point[0] + 1, node.start_point[1] + 1, method, params)
 
 
+_UNICODE_ESCAPE = re.compile(rb"(?<!\\)((?:\\\\)*)\\u+([0-9a-fA-F]{4})")
+
+
+def _translate_unicode_escapes(data: bytes) -> bytes:
+    """Java's first translation step (JLS 3.3): an eligible `\\uXXXX` (after an even number of
+    backslashes) is the character it names, anywhere in the source. Line terminators are left
+    escaped so that line numbers stay those of the file."""
+
+    def one(m: re.Match[bytes]) -> bytes:
+        char = chr(int(m.group(2), 16))
+        return m.group(0) if char in "\r\n" else m.group(1) + char.encode("utf-8", "surrogatepass")
+
+    return _UNICODE_ESCAPE.sub(one, data)
+
+
 def java_facts(data: bytes) -> JavaFacts:
-    """Parse one Java file; a syntax error gives facts with `error` set (and nothing else)."""
+    """Parse one Java file; a syntax error gives facts with `error` set (and nothing else). Unicode
+    escapes are translated first when the file only parses with them translated, as javac does."""
     tree = _parser().parse(data)
     root = tree.root_node
+    if root.has_error and b"\\u" in data:
+        translated = _parser().parse(_translate_unicode_escapes(data))
+        if not translated.root_node.has_error:
+            tree, root = translated, translated.root_node
     if root.has_error:
         bad = _first_error(root)
         line = bad.start_point[0] + 1 if bad is not None else 1
