@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from subguard.core.inventory import group_name
 from subguard.core.model import Consumer, Finding, Location, Record, Subscription
@@ -50,10 +50,28 @@ def _match(finding: Finding, loc: Location, consumers: Sequence[Consumer]) -> tu
     return None
 
 
-def member_list(finding: Finding, consumers: Sequence[Consumer]) -> tuple[Member, ...]:
-    """One Member per location of the finding, filled from the consumer declared there."""
+def _by_group(consumers: Sequence[Consumer]) -> dict[str, list[Consumer]]:
+    """Consumers by each name a finding may give their group (its name, and namespace%group), in order."""
+    out: dict[str, list[Consumer]] = {}
+    for c in consumers:
+        for name in {c.group.value, group_name(c)}:
+            if isinstance(name, str):
+                out.setdefault(name, []).append(c)
+    return out
+
+
+def member_list(
+    finding: Finding, consumers: Sequence[Consumer], by_group: Mapping[str, Sequence[Consumer]] | None = None,
+) -> tuple[Member, ...]:
+    """One Member per location of the finding, filled from the consumer declared there (`by_group`:
+    `consumers` indexed by group name, when the caller has it)."""
     # group findings name a namespaced group as the broker does (namespace%group); consumer-level ones by its name
-    group = [c for c in consumers if finding.group in (c.group.value, group_name(c))] if finding.group else list(consumers)
+    if not finding.group:
+        group: Sequence[Consumer] = list(consumers)
+    elif by_group is not None:
+        group = by_group.get(finding.group, ())
+    else:
+        group = [c for c in consumers if finding.group in (c.group.value, group_name(c))]
     out: list[Member] = []
     for loc, message in _locations(finding):
         hit = _match(finding, loc, group)
@@ -80,9 +98,11 @@ def member_list(finding: Finding, consumers: Sequence[Consumer]) -> tuple[Member
 def attach_members(findings: Iterable[Finding], consumers: Sequence[Consumer]) -> list[Finding]:
     """Add a `members` property to every group finding that has related locations and none yet."""
     out: list[Finding] = []
+    index: dict[str, list[Consumer]] | None = None
     for f in findings:
         if f.group and f.related and MEMBERS not in dict(f.properties):
-            f = f.model_copy(update={"properties": (*f.properties, (MEMBERS, member_list(f, consumers)))})
+            index = _by_group(consumers) if index is None else index
+            f = f.model_copy(update={"properties": (*f.properties, (MEMBERS, member_list(f, consumers, index)))})
         out.append(f)
     return out
 
