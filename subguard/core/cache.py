@@ -6,7 +6,9 @@ config invalidates everything when any of them changes. The user's cache directo
 signed memos keyed by content (parsed policies, simulated group impacts: `read_signed`, `MemoFile`).
 Entries are pickles signed (`subguard.core.signing`: keyed BLAKE2b) with a key that lives in the user's
 cache directory, outside every scanned repo, so a cache file planted in a repository is never
-unpickled. A corrupt or unwritable cache is ignored with one warning, never fatal; one written by
+unpickled. The per-file state is appended to, not rewritten: a run that changed a few files adds
+one signed frame with what it changed (`scan-*.log`), and the snapshot (`scan-*.pickle`) is rewritten
+only when the frames outgrow half of it. A corrupt or unwritable cache is ignored with one warning, never fatal; one written by
 another release of subguard is a silent miss.
 """
 
@@ -16,6 +18,7 @@ import contextlib
 import hashlib
 import os
 import pickle
+import struct
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -31,19 +34,35 @@ def user_cache_dir() -> Path:
     return Path(signing.cache_home())
 
 
+_FRAME = struct.Struct(">Q")  # the length of one sealed frame of the append log
+_COMPACT_FRAMES = 64  # a log of more frames than this (or half the snapshot's size) is folded into it
+
+
 class ContentCache:
-    """The cache of one scan root and namespace, in two signed files loaded on first use: the
+    """The cache of one scan root and namespace, in signed files loaded on first use: the
     whole-repo result (`result-*.pickle`, all a warm run with nothing changed reads) and the per-file
-    state (`scan-*.pickle`: prefilter verdicts and parse results, read only when something changed)."""
+    state (`scan-*.pickle` plus its append log `scan-*.log`: prefilter verdicts, parse results, which
+    extractor claims each path, and each extractor's last result with the inputs it read; read only
+    when something changed)."""
 
     def __init__(self, directory: Path, namespace: str, warn: Callable[[str], None]) -> None:
         self.directory = directory
         self.file = directory / f"scan-{namespace}.pickle"
+        self.log_file = directory / f"scan-{namespace}.log"
         self.result_file = directory / f"result-{namespace}.pickle"
         self._warn = warn
         self._key = b""
         self._stats: dict[str, tuple[int, int, bool]] | None = None  # path -> (size, mtime_ns, needle hit)
-        self._parses: dict[tuple[str, str, str], Any] = {}  # (extractor, path, sha1) -> facts
+        self._parses: dict[tuple[str, str, str], bytes] = {}  # (extractor, path, sha1) -> pickled facts
+        self._incremental: dict[str, Any] = {}  # section -> {key: value}: claims, extractor states (`scan.extraction`)
+        self._generation = ""  # the snapshot's id: frames of another snapshot's log are ignored
+        self._snapshot_size = 0
+        self._log_size = 0
+        self._log_frames = 0
+        self._new_stats: set[str] = set()
+        self._new_parses: set[tuple[str, str, str]] = set()
+        self._new_incremental: dict[str, set[str]] = {}
+        self._present: frozenset[str] | None = None  # the paths of this run's scan, for pruning
         self._results: tuple[str, bytes] | None = None  # (manifest key, the pickled ScanResult)
         self._dirty = self._results_dirty = False
         self._used: set[tuple[str, str, str]] = set()
@@ -78,24 +97,91 @@ class ContentCache:
             self._warn(f"subguard: warning: cache ignored: {file} is corrupt or was not written by this user")
             return None
         try:
+            self._snapshot_size = len(blob) if file == self.file else self._snapshot_size
             return pickle.loads(body)
         except Exception as exc:  # noqa: BLE001 - a signed but unreadable cache (older format): start over
             self._warn(f"subguard: warning: cache ignored: {file}: {type(exc).__name__}")
             return None
 
+    def _load_state(self) -> None:
+        state = self._read(self.file)
+        ok = (isinstance(state, dict) and isinstance(state.get("stats"), dict) and isinstance(state.get("parses"), dict)
+              and isinstance(state.get("incremental", {}), dict))
+        self._stats = state["stats"] if ok else {}
+        self._parses = state["parses"] if ok else {}
+        self._incremental = state.get("incremental", {}) if ok else {}
+        self._generation = str(state.get("generation", "")) if ok else ""
+        if ok and self._generation:
+            self._replay_log()
+
+    def _replay_log(self) -> None:
+        """Apply the frames appended since the snapshot; a torn last frame (a run killed while
+        appending) ends the log, a frame not signed by this user or of another snapshot is ignored."""
+        try:
+            blob = self.log_file.read_bytes()
+        except OSError:
+            return
+        self._log_size = len(blob)
+        at = 0
+        while at + _FRAME.size <= len(blob):
+            (size,) = _FRAME.unpack_from(blob, at)
+            frame = blob[at + _FRAME.size:at + _FRAME.size + size]
+            if len(frame) < size:
+                break
+            at += _FRAME.size + size
+            body = signing.unseal(self._key, frame)
+            if body is None:
+                self._warn(f"subguard: warning: cache log frame ignored: {self.log_file} is corrupt or was not written by this user")
+                continue
+            try:
+                delta = pickle.loads(body)
+            except Exception:  # noqa: BLE001 - signed but unreadable: skip it
+                continue
+            if not isinstance(delta, dict) or delta.get("generation") != self._generation:
+                continue
+            self._log_frames += 1
+            assert self._stats is not None
+            self._stats.update(delta.get("stats", {}))
+            self._parses.update(delta.get("parses", {}))
+            for section, entries in delta.get("incremental", {}).items():
+                self._incremental.setdefault(section, {}).update(entries)
+
     @property
     def stats(self) -> dict[str, tuple[int, int, bool]]:
         if self._stats is None:
-            state = self._read(self.file)
-            ok = isinstance(state, dict) and isinstance(state.get("stats"), dict) and isinstance(state.get("parses"), dict)
-            self._stats = state["stats"] if ok else {}
-            self._parses = state["parses"] if ok else {}
+            self._load_state()
+        assert self._stats is not None
         return self._stats
 
     @property
-    def parses(self) -> dict[tuple[str, str, str], Any]:
+    def parses(self) -> dict[tuple[str, str, str], bytes]:
         self.stats  # noqa: B018 - loads the per-file state
         return self._parses
+
+    def section(self, name: str) -> dict[str, Any]:
+        """One section of the incremental state (read it; write through `put`)."""
+        self.stats  # noqa: B018 - loads the per-file state
+        section = self._incremental.get(name)
+        if not isinstance(section, dict):
+            section = self._incremental[name] = {}
+        return section
+
+    def put(self, section: str, key: str, value: Any) -> None:
+        """Store one entry of the incremental state (appended to the log when the run is saved)."""
+        self.section(section)[key] = value
+        self._new_incremental.setdefault(section, set()).add(key)
+        self._dirty = True
+
+    def drop_section(self, name: str) -> None:
+        """Forget a section (its entries were made for other extractors)."""
+        self.section(name).clear()
+        self._new_incremental.pop(name, None)
+        self._generation = ""  # a removal cannot be appended: the next save writes a snapshot
+        self._dirty = True
+
+    def retain(self, paths: frozenset[str]) -> None:
+        """The paths of this run's scan: a snapshot keeps no prefilter verdict or parse of another path."""
+        self._present = paths
 
     @property
     def results(self) -> tuple[str, bytes]:
@@ -117,6 +203,7 @@ class ContentCache:
     def record_needle(self, path: str, size: int, mtime_ns: int, hit: bool) -> None:
         if mtime_ns and self.stats.get(path) != (size, mtime_ns, hit):
             self.stats[path] = (size, mtime_ns, hit)
+            self._new_stats.add(path)
             self._dirty = True
 
     def has_parse(self, extractor: str, path: str, data: bytes) -> bool:
@@ -129,9 +216,16 @@ class ContentCache:
         self._used.add(key)
         parses = self.parses
         if key in parses:
-            return parses[key]  # type: ignore[no-any-return]
+            try:
+                return pickle.loads(parses[key])  # type: ignore[no-any-return]
+            except Exception:  # noqa: BLE001 - signed by us but unreadable: compute it again
+                pass
         value = compute()
-        parses[key] = value
+        try:  # kept pickled: loading the cache does not unpickle (and import the classes of) every parse
+            parses[key] = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+        except Exception:  # noqa: BLE001 - an unpicklable parse is not cached
+            return value
+        self._new_parses.add(key)
         self._dirty = True
         return value
 
@@ -154,7 +248,9 @@ class ContentCache:
         self._results_dirty = True
 
     def save(self) -> None:
-        """Write what changed, atomically; drop parse entries not used in this run."""
+        """Write what changed: one frame appended to the log, or (no snapshot yet, or a log grown
+        past half of it) a new snapshot that drops the parses this run replaced and those of paths
+        no longer scanned."""
         if not self.enabled or not (self._dirty or self._results_dirty):
             return
         try:
@@ -163,14 +259,51 @@ class ContentCache:
             if not ignore.exists():
                 ignore.write_text(_GITIGNORE, encoding="utf-8")
             if self._dirty:
-                if self._used:
-                    self._parses = {k: v for k, v in self.parses.items() if k in self._used}
-                write_signed(self.file, {"stats": self.stats, "parses": self.parses})
+                self._save_state()
             if self._results_dirty:
                 write_signed(self.result_file, self.results)
         except Exception as exc:  # noqa: BLE001 - unwritable directory, full disk, unpicklable facts: never fatal
             self._warn(f"subguard: warning: cache not written: {type(exc).__name__}: {exc}")
         self._dirty = self._results_dirty = False
+
+    def _save_state(self) -> None:
+        if self._generation and self._log_frames < _COMPACT_FRAMES and self._log_size * 2 < self._snapshot_size:
+            delta = {
+                "generation": self._generation,
+                "stats": {p: self.stats[p] for p in self._new_stats},
+                "parses": {k: self.parses[k] for k in self._new_parses if k in self.parses},
+                "incremental": {s: {k: self._incremental[s][k] for k in keys if k in self._incremental.get(s, {})}
+                                for s, keys in self._new_incremental.items()},
+            }
+            frame = signing.seal(self._key, pickle.dumps(delta, protocol=pickle.HIGHEST_PROTOCOL))
+            fd = os.open(self.log_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            with os.fdopen(fd, "ab") as fh:  # one write: concurrent runs append whole frames
+                fh.write(_FRAME.pack(len(frame)) + frame)
+            self._log_size += _FRAME.size + len(frame)
+            self._log_frames += 1
+        else:
+            self._compact()
+        self._new_stats.clear()
+        self._new_parses.clear()
+        self._new_incremental.clear()
+
+    def _compact(self) -> None:
+        replaced = {(k, p) for k, p, _sha in self._used}
+        present = self._present
+        self._parses = {
+            key: value for key, value in self.parses.items()
+            if (key in self._used or (key[0], key[1]) not in replaced) and (present is None or key[1] in present)
+        }
+        if present is not None:
+            self._stats = {p: v for p, v in self.stats.items() if p in present}
+        self._generation = os.urandom(8).hex()
+        body = {"stats": self.stats, "parses": self.parses, "incremental": self._incremental, "generation": self._generation}
+        blob = signing.seal(self._key, pickle.dumps(body, protocol=pickle.HIGHEST_PROTOCOL))
+        write_signed_blob(self.file, blob)
+        self._snapshot_size = len(blob)
+        with contextlib.suppress(FileNotFoundError):
+            self.log_file.unlink()
+        self._log_size = self._log_frames = 0
 
 
 def namespace(*parts: str) -> str:
@@ -194,6 +327,20 @@ def write_signed(path: Path, value: Any) -> None:
     """Pickle `value` to `path` atomically, signed with the user's key. Raises OSError (or a pickling
     error) on failure; callers treat the cache as optional."""
     signing.write_sealed(str(path), pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
+
+
+def write_signed_blob(path: Path, blob: bytes) -> None:
+    """Write an already sealed blob to `path` atomically (see `signing.write_sealed`)."""
+    tmp = path.with_name(f".tmp-{os.getpid()}-{os.urandom(6).hex()}")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(blob)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
 
 
 def code_stamp(*folders: Path) -> str:
