@@ -101,9 +101,19 @@ def find_roots(paths: Iterable[str]) -> ModuleRoots:
     return ModuleRoots(roots)
 
 
+_KNOWN: dict[frozenset[str], ModuleRoots] = {}  # roots a caller already had for a path set (`know_roots`)
+
+
+def know_roots(paths: frozenset[str], roots: ModuleRoots) -> None:
+    """Tell `module_roots` the roots of `paths` (kept from an earlier run of the same path set)."""
+    _KNOWN.clear()
+    _KNOWN[paths] = roots
+
+
 @functools.lru_cache(maxsize=8)
 def _roots_of(paths: frozenset[str]) -> ModuleRoots:
-    return find_roots(paths)  # a frozenset caches its hash: one walk per repo, not one per record
+    known = _KNOWN.get(paths)
+    return known if known is not None else find_roots(paths)  # a frozenset caches its hash: one walk per repo
 
 
 def module_roots(paths: Iterable[str]) -> ModuleRoots:

@@ -9,8 +9,9 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import os
+import pickle
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -19,8 +20,8 @@ from subguard.core.cache import ContentCache, code_stamp, namespace
 from subguard.core.config import Config
 from subguard.core.limits import FileFailure, describe, guard_memo, scrub
 from subguard.core.model import Consumer, Deployment, FileRecord, FileStatus, Finding
-from subguard.deploy.service import attribute
-from subguard.extract import load_extractors
+from subguard.deploy.service import ModuleRoots, attribute, know_roots, module_roots
+from subguard.extract import REGISTRY, load_extractors
 from subguard.extract.base import Extractor, ExtractResult, RepoContext, SourceFile, no_memo
 from subguard.scan import globs
 from subguard.scan.discover import Candidate, discover, excluded_record, read_limited
@@ -35,7 +36,7 @@ class ScanResult:
     consumers: tuple[Consumer, ...]
     deployments: tuple[Deployment, ...]
     findings: tuple[Finding, ...] = ()
-    facts: dict[str, object] = field(default_factory=dict)
+    facts: Mapping[str, object] = field(default_factory=dict)
 
     def counts(self) -> dict[str, int]:
         out = {s.value: 0 for s in FileStatus}
@@ -94,13 +95,6 @@ def _load(cand: Candidate, max_size: int) -> bytes:
     return read_limited(cand.abspath, max_size)
 
 
-def _claim(extractors: Sequence[Extractor], path: str) -> Extractor | None:
-    for ex in extractors:
-        if ex.claims(path):
-            return ex
-    return None
-
-
 def scan_files(
     root: str,
     repo: str,
@@ -119,7 +113,7 @@ def scan_files(
         cached = cache.result(manifest)
         if isinstance(cached, ScanResult) and cached.root == root:
             return cached
-    result = _scan_files(root, repo, candidates, skipped, config, extractors, cache)
+    result = _scan_files(root, repo, candidates, skipped, config, extractors, cache, incremental=bool(manifest))
     if cache is not None and manifest:
         cache.store_result(manifest, result)
     return result
@@ -145,42 +139,22 @@ def _scan_files(
     config: Config,
     extractors: Sequence[Extractor] | None,
     cache: ContentCache | None,
+    incremental: bool = False,
 ) -> ScanResult:
-    extractors = list(extractors) if extractors is not None else load_extractors()
+    """Extract `candidates`. With `incremental` (a cache, every file on disk with an mtime), an
+    extractor whose inputs are as the cache last saw them is not run (not even imported): its last
+    result is reused (`_Incremental`)."""
+    registry = _Registry(extractors)
     records: dict[str, FileRecord] = {r.path: r.model_copy(update={"repo": repo}) for r in skipped}
     by_path = {c.path: c for c in candidates}
-    chosen: dict[str, list[SourceFile]] = {ex.name: [] for ex in extractors}
-    kept: dict[str, bytes] = {}
-    kept_bytes = 0
+    inc = _Incremental(cache, registry.names, candidates) if incremental and cache is not None and cache.enabled else None
 
     def skip(cand: Candidate, reason: str, extractor: str = "") -> None:
         records[cand.path] = FileRecord(
             path=cand.path, status=FileStatus.SKIPPED, reason=reason, extractor=extractor, repo=repo, size=cand.size
         )
 
-    for cand in candidates:
-        ex = _claim(extractors, cand.path)
-        if ex is None:
-            skip(cand, NO_EXTRACTOR)
-            continue
-        if cache is not None and cache.needle_hit(cand.path, cand.size, cand.mtime_ns) is False and ex.needles:
-            skip(cand, NO_REFERENCE, ex.name)
-            continue
-        try:
-            data = _load(cand, config.max_file_size)
-        except OSError as exc:
-            skip(cand, f"{UNREADABLE}: {exc.strerror or exc}", ex.name)
-            continue
-        if kept_bytes + len(data) <= KEEP_BYTES:  # extractors' lazy `read` of skipped files: no second read
-            kept[cand.path] = data
-            kept_bytes += len(data)
-        hit = not ex.needles or any(n in data for n in ex.needles)
-        if cache is not None:
-            cache.record_needle(cand.path, cand.size, cand.mtime_ns, hit)
-        if not hit:
-            skip(cand, NO_REFERENCE, ex.name)
-            continue
-        chosen[ex.name].append(SourceFile(cand.path, data))
+    chosen, kept = _prefilter(candidates, registry, inc, cache, config.max_file_size, skip)
 
     def read(path: str) -> bytes | None:
         if path in kept:
@@ -197,35 +171,46 @@ def _scan_files(
     consumers: list[Consumer] = []
     deployments: list[Deployment] = []
     findings: list[Finding] = []
-    facts: dict[str, object] = {}
+    facts = Facts()
     paths = frozenset(by_path)
+    if inc is not None:
+        inc.module_roots(paths)
     memo = cache.memo if cache is not None and cache.enabled else no_memo
     known = (lambda k, p, d: cache.has_parse(k, p, d)) if cache is not None and cache.enabled else (lambda *_: False)
     ahead = Prefetcher(memo, worker_count(config.jobs), config.parse_timeout, known)
     guarded = guard_memo(ahead.memo, config.parse_timeout)
-    for ex in extractors:
-        files = chosen[ex.name]
-
-        def context(failed: frozenset[str]) -> RepoContext:
-            def read_ok(wanted: str) -> bytes | None:
-                return None if wanted in failed else read(wanted)
-
-            return RepoContext(
-                root=root, repo=repo, config=config, paths=paths, read=read_ok, prior=dict(prior), memo=guarded,
-                prefetch=ahead.prefetch,
-            )
-
-        result = _extract_isolated(ex, files, context)
-        prior[ex.name] = result
-        given = {f.path for f in files}
+    for name in registry.names:
+        reused = inc.reuse(name, chosen[name]) if inc is not None else None
+        if reused is not None:
+            result, given = reused, {c.path for c in chosen[name]}
+        else:
+            ex = registry.get(name)
+            files: list[SourceFile] = []
+            for cand in chosen[name]:
+                data_or_none = kept.get(cand.path)
+                if data_or_none is None:
+                    try:
+                        data_or_none = _load(cand, config.max_file_size)
+                    except OSError as exc:
+                        skip(cand, f"{UNREADABLE}: {exc.strerror or exc}", name)
+                        continue
+                files.append(SourceFile(cand.path, data_or_none))
+            base = RepoContext(root=root, repo=repo, config=config, paths=paths, read=read, memo=guarded, prefetch=ahead.prefetch)
+            result, isolated, reads, seen_priors = _run_recorded(ex, files, base, prior, by_path)
+            given = {f.path for f in files}
+            if inc is not None:
+                inc.ran(name, chosen[name], reads, seen_priors, result, isolated)
+        prior[name] = result
         for rec in result.files:
-            records[rec.path] = rec.model_copy(update={"repo": repo, "extractor": rec.extractor or ex.name, "size": by_path[rec.path].size if rec.path in by_path else rec.size})
+            records[rec.path] = rec.model_copy(update={"repo": repo, "extractor": rec.extractor or name, "size": by_path[rec.path].size if rec.path in by_path else rec.size})
         for path in given - {r.path for r in result.files}:
-            records[path] = FileRecord(path=path, status=FileStatus.PARSED, extractor=ex.name, repo=repo, size=by_path[path].size)
+            records[path] = FileRecord(path=path, status=FileStatus.PARSED, extractor=name, repo=repo, size=by_path[path].size)
         consumers.extend(result.consumers)
         deployments.extend(result.deployments)
         findings.extend(result.findings)
-        facts.update({f"{ex.name}.{k}": v for k, v in result.facts.items()})
+        facts.add(name, result.facts)
+    if inc is not None:
+        inc.cache.retain(paths)
     consumers_out, deployments_out = attribute(consumers, deployments, paths, repo, config)
     # lone surrogates from escapes in scanned text would crash every UTF-8 writer downstream
     return ScanResult(
@@ -239,7 +224,258 @@ def _scan_files(
     )
 
 
-def _extract_isolated(ex: Extractor, files: Sequence[SourceFile], context: Callable[[frozenset[str]], RepoContext]) -> ExtractResult:
+def _prefilter(
+    candidates: Sequence[Candidate], registry: _Registry, inc: _Incremental | None, cache: ContentCache | None,
+    max_size: int, skip: Callable[[Candidate, str, str], None],
+) -> tuple[dict[str, list[Candidate]], dict[str, bytes]]:
+    """Each candidate's extractor (the claims kept by path, else asked) and prefilter verdict (kept
+    by size and mtime, else the file is read and searched for the extractor's needles): the files
+    each extractor is given, and the contents read on the way."""
+    chosen: dict[str, list[Candidate]] = {name: [] for name in registry.names}
+    kept: dict[str, bytes] = {}
+    kept_bytes = 0
+    for cand in candidates:
+        name = inc.claims.get(cand.path) if inc is not None else None
+        if name is None:
+            name = registry.claim(cand.path)
+            if inc is not None:
+                inc.claimed(cand.path, name)
+        if not name:
+            skip(cand, NO_EXTRACTOR, "")
+            continue
+        verdict = cache.needle_hit(cand.path, cand.size, cand.mtime_ns) if cache is not None else None
+        if verdict is False:  # recorded False only for an extractor with needles
+            skip(cand, NO_REFERENCE, name)
+            continue
+        if verdict is True and inc is not None:  # unchanged and relevant: read only if its extractor runs
+            chosen[name].append(cand)
+            continue
+        try:
+            data = _load(cand, max_size)
+        except OSError as exc:
+            skip(cand, f"{UNREADABLE}: {exc.strerror or exc}", name)
+            continue
+        if kept_bytes + len(data) <= KEEP_BYTES:  # extractors' lazy `read` of skipped files: no second read
+            kept[cand.path] = data
+            kept_bytes += len(data)
+        needles = registry.get(name).needles
+        hit = not needles or any(n in data for n in needles)
+        if cache is not None:
+            cache.record_needle(cand.path, cand.size, cand.mtime_ns, hit)
+        if not hit:
+            skip(cand, NO_REFERENCE, name)
+            continue
+        chosen[name].append(cand)
+
+    return chosen, kept
+
+
+def _run_recorded(
+    ex: Extractor, files: Sequence[SourceFile], base: RepoContext, prior: Mapping[str, ExtractResult],
+    by_path: Mapping[str, Candidate],
+) -> tuple[ExtractResult, bool, dict[str, tuple[int, int] | None], set[str]]:
+    """`_extract_isolated`, noting what the extractor read besides its files: other files (with their
+    size and mtime), and earlier extractors' results."""
+    reads: dict[str, tuple[int, int] | None] = {}
+    seen: set[str] = set()
+
+    def context(failed: frozenset[str]) -> RepoContext:
+        def read_ok(wanted: str) -> bytes | None:
+            cand = by_path.get(wanted)
+            reads[wanted] = (cand.size, cand.mtime_ns) if cand is not None else None
+            return None if wanted in failed else base.read(wanted)
+
+        return dataclasses.replace(base, read=read_ok, prior=_Seen(prior, seen))
+
+    result, isolated = _extract_isolated(ex, files, context)
+    return result, isolated, reads, seen
+
+
+class _Registry:
+    """The extractors of a scan by name, in order; without an explicit list, each registered one is
+    imported only when it has to run, claim a new path or prefilter a changed file."""
+
+    def __init__(self, extractors: Sequence[Extractor] | None) -> None:
+        self._loaded: dict[str, Extractor] = {ex.name: ex for ex in extractors} if extractors is not None else {}
+        self.names: tuple[str, ...] = tuple(ex.name for ex in extractors) if extractors is not None else tuple(REGISTRY)
+
+    def get(self, name: str) -> Extractor:
+        if name not in self._loaded:
+            self._loaded[name] = load_extractors([name])[0]
+        return self._loaded[name]
+
+    def claim(self, path: str) -> str:
+        """The name of the first extractor that claims `path` ("" for none), importing only as far as it."""
+        return next((name for name in self.names if self.get(name).claims(path)), "")
+
+
+class _Seen(Mapping[str, ExtractResult]):
+    """`RepoContext.prior` that notes which earlier extractors' results were looked at."""
+
+    def __init__(self, prior: Mapping[str, ExtractResult], seen: set[str]) -> None:
+        self._prior = dict(prior)
+        self._seen = seen
+
+    def __getitem__(self, key: str) -> ExtractResult:
+        self._seen.add(key)
+        return self._prior[key]
+
+    def __iter__(self) -> Iterator[str]:
+        self._seen.update(self._prior)
+        return iter(self._prior)
+
+    def __len__(self) -> int:
+        return len(self._prior)
+
+    def __contains__(self, key: object) -> bool:
+        if isinstance(key, str):
+            self._seen.add(key)
+        return key in self._prior
+
+
+_CLAIMS, _STATES, _ROOTS = "claims", "extract", "roots"
+
+
+@dataclass(frozen=True)
+class _State:
+    """What one extractor read in the run that produced `blob` (its pickled result): the files it was
+    given and the files it read (path, size, mtime; None: not a file of the scan), the digest of the
+    scan's path set, and the earlier extractors whose results it looked at. The result's facts are
+    pickled one by one (`Facts`): reusing a result does not import the extractor that defines them."""
+
+    chosen: tuple[tuple[str, int, int], ...]
+    reads: tuple[tuple[str, tuple[int, int] | None], ...]
+    paths: str
+    priors: frozenset[str]
+    blob: bytes
+    facts: tuple[tuple[str, bytes], ...] = ()
+
+
+class Facts(Mapping[str, object]):
+    """Extractors' facts, each unpickled when first read: a reused result's facts are classes of its
+    extractor, which a run that reads no fact of it never imports. Pickles as the pickled values."""
+
+    def __init__(self, blobs: Mapping[str, bytes] | None = None) -> None:
+        self._blobs: dict[str, bytes] = dict(blobs or {})
+        self._values: dict[str, object] = {}
+
+    @staticmethod
+    def pickled(facts: Mapping[str, object]) -> dict[str, bytes]:
+        if isinstance(facts, Facts):
+            return {k: facts._blob(k) for k in facts}
+        return {k: pickle.dumps(v, protocol=pickle.HIGHEST_PROTOCOL) for k, v in facts.items()}
+
+    def _blob(self, key: str) -> bytes:
+        if key not in self._blobs:
+            self._blobs[key] = pickle.dumps(self._values[key], protocol=pickle.HIGHEST_PROTOCOL)
+        return self._blobs[key]
+
+    def add(self, prefix: str, facts: Mapping[str, object]) -> None:
+        """Take one extractor's facts as `prefix.key` (unread ones stay pickled)."""
+        for key in facts:
+            if isinstance(facts, Facts) and key not in facts._values:
+                self._blobs[f"{prefix}.{key}"] = facts._blobs[key]
+                self._values.pop(f"{prefix}.{key}", None)
+            else:
+                self._values[f"{prefix}.{key}"] = facts[key]
+                self._blobs.pop(f"{prefix}.{key}", None)
+
+    def __getitem__(self, key: str) -> object:
+        if key not in self._values:
+            self._values[key] = pickle.loads(self._blobs[key])
+        return self._values[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(dict.fromkeys([*self._blobs, *self._values]))
+
+    def __len__(self) -> int:
+        return len(self._blobs.keys() | self._values.keys())
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._values or key in self._blobs
+
+    def __reduce__(self) -> tuple[type[Facts], tuple[dict[str, bytes]]]:
+        return Facts, (Facts.pickled(self),)
+
+    def __repr__(self) -> str:
+        return f"Facts({sorted(self)!r})"
+
+
+class _Incremental:
+    """Per-extractor reuse between runs over one cache. An extractor runs again when a file it was
+    given or read changed (size or mtime), when it is given other files, when a path was added or
+    removed, or when an earlier extractor whose result it looked at now gives another result;
+    otherwise its last result is the result (the extractor is a pure function of those inputs). The
+    claims (which extractor takes a path) are kept by path, so an unchanged path needs no extractor."""
+
+    def __init__(self, cache: ContentCache, names: Sequence[str], candidates: Sequence[Candidate]) -> None:
+        self.cache = cache
+        key = "\0".join(names)
+        if cache.section("names").get("names") != key:
+            cache.drop_section(_CLAIMS)
+            cache.drop_section(_STATES)
+            cache.put("names", "names", key)
+        self.claims: dict[str, str] = cache.section(_CLAIMS)
+        self.states: dict[str, _State] = cache.section(_STATES)
+        self.stat = {c.path: (c.size, c.mtime_ns) for c in candidates}
+        h = hashlib.sha256()
+        for path in sorted(self.stat):
+            h.update(path.encode("utf-8", "surrogateescape") + b"\0")
+        self.paths = h.hexdigest()
+        self.changed: set[str] = set()  # extractors whose result differs from the stored one
+
+    def module_roots(self, paths: frozenset[str]) -> None:
+        """The module roots of the path set (`deploy.service`), kept while no path is added or removed."""
+        kept = self.cache.section(_ROOTS).get("roots")
+        if isinstance(kept, tuple) and len(kept) == 2 and kept[0] == self.paths and isinstance(kept[1], ModuleRoots):
+            know_roots(paths, kept[1])
+        else:
+            self.cache.put(_ROOTS, "roots", (self.paths, module_roots(paths)))
+
+    def claimed(self, path: str, name: str) -> None:
+        self.cache.put(_CLAIMS, path, name)
+
+    def reuse(self, name: str, chosen: Sequence[Candidate]) -> ExtractResult | None:
+        state = self.states.get(name)
+        if not isinstance(state, _State) or state.paths != self.paths or state.priors & self.changed:
+            return None
+        if state.chosen != tuple((c.path, c.size, c.mtime_ns) for c in chosen):
+            return None
+        if any(self.stat.get(path) != stat for path, stat in state.reads):
+            return None
+        try:
+            result = pickle.loads(state.blob)
+        except Exception:  # noqa: BLE001 - signed by us but unreadable: run it
+            return None
+        if not isinstance(result, ExtractResult):
+            return None
+        return dataclasses.replace(result, facts=Facts(dict(state.facts)))
+
+    def ran(
+        self, name: str, chosen: Sequence[Candidate], reads: Mapping[str, tuple[int, int] | None], priors: set[str],
+        result: ExtractResult, isolated: bool,
+    ) -> None:
+        old = self.states.get(name)
+        try:
+            blob = pickle.dumps(dataclasses.replace(result, facts={}), protocol=pickle.HIGHEST_PROTOCOL)
+            facts = tuple(sorted(Facts.pickled(result.facts).items()))
+        except Exception:  # noqa: BLE001 - unpicklable facts: nothing to reuse
+            blob, facts = b"", ()
+        if not isinstance(old, _State) or old.blob != blob or old.facts != facts:
+            self.changed.add(name)
+        if isolated or not blob or any(not c.mtime_ns for c in chosen):  # a failure may be a timeout: never reused
+            if name in self.states:
+                self.cache.put(_STATES, name, None)
+            return
+        state = _State(tuple((c.path, c.size, c.mtime_ns) for c in chosen), tuple(sorted(reads.items())), self.paths,
+                       frozenset(priors), blob, facts)
+        if state != old:
+            self.cache.put(_STATES, name, state)
+
+
+def _extract_isolated(
+    ex: Extractor, files: Sequence[SourceFile], context: Callable[[frozenset[str]], RepoContext],
+) -> tuple[ExtractResult, bool]:
     """Run one extractor so that one file's failure never costs the others their results.
 
     A per-file parse that raises or runs over its time budget (`limits.FileFailure`) fails that file
@@ -273,10 +509,10 @@ def _extract_isolated(ex: Extractor, files: Sequence[SourceFile], context: Calla
             failed.update(culprits)
         todo = [f for f in todo if f.path not in failed]
     if not failed:
-        return result
+        return result, False
     kept = tuple(r for r in result.files if r.path not in failed)
     lost = tuple(FileRecord(path=p, status=FileStatus.FAILED, reason=why, extractor=ex.name) for p, why in failed.items())
-    return dataclasses.replace(result, files=kept + lost)
+    return dataclasses.replace(result, files=kept + lost), True
 
 
 def _all_failed(ex: Extractor, files: Sequence[SourceFile], reason: str) -> ExtractResult:
