@@ -32,7 +32,8 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from subguard.audit import codeowners, jvm, local, orgmap, tasks
+from subguard.audit import codeowners, jvm, local, orgmap, stamps, tasks
+from subguard.audit import incremental as inc
 from subguard.audit import output as outdir
 from subguard.audit import previous as prev
 from subguard.audit import sources as src
@@ -69,6 +70,7 @@ class AuditArgs:
     jvm_archive: bool = False  # a class-data archive for a local driver JVM (subguard.audit.jvm)
     verbose: bool = False  # JVM and Spark start-up messages on the terminal (else in `--out`/audit.log)
     compare: str | None = None  # a previous output: new, fixed and unchanged findings by fingerprint
+    since: str | None = None  # a previous output whose state is reused for unchanged repositories and groups
 
 
 def parse_args(argv: Sequence[str]) -> AuditArgs:
@@ -86,10 +88,12 @@ def parse_args(argv: Sequence[str]) -> AuditArgs:
     p.add_argument("--jvm-archive", action="store_true")
     p.add_argument("-v", "--verbose", action="store_true")
     p.add_argument("--compare", metavar="PREV_OUT")
+    p.add_argument("--since", metavar="PREVIOUS_OUT")
     a = p.parse_args(list(argv))
     return AuditArgs(
         tuple(a.sources), a.out, a.master, tuple(a.formats or FORMATS), a.config, tuple(a.evidence), a.top, a.runs,
         reader=a.reader, fail_on=a.fail_on, jvm_archive=a.jvm_archive, verbose=a.verbose, compare=a.compare,
+        since=a.since,
     )
 
 
@@ -494,6 +498,10 @@ def _pipeline(
     plan = plan_sources(spark, fs, args.sources, progress)
     previous = prev.read(spark, args.compare) if args.compare else None
     written = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+    settings = stamps.settings_key(config, args.runs, options.today)
+    since, why = inc.read_since(spark, args.since, settings) if args.since else (None, "")
+    if why:
+        progress(f"since: {why}")
     hints = hints_frame(spark, plan)
     empty = spark.createDataFrame([], T.RECORDS)
     records = empty
@@ -502,7 +510,8 @@ def _pipeline(
         units = local.plan_units(local_roots)
         sc = spark.sparkContext
         slices = max(1, min(len(units), sc.defaultParallelism * 8))
-        records = records.unionByName(T.extract_local(spark, sc.parallelize(units, slices), options))
+        stamped = since.stamps if since is not None else {}
+        records = records.unionByName(inc.extract_local(spark, sc.parallelize(units, slices), options, stamped))
         progress(f"local folders to list and scan in tasks: {len(units)}")
     if other_roots:
         raw = (
@@ -524,7 +533,7 @@ def _pipeline(
         records = records.unionByName(T.inventory_records(lines))
     if plan.missing:
         records = records.unionByName(T.missing_repo_records(spark.createDataFrame(plan.missing, "repo string, uri string")))
-    cached = records.persist(StorageLevel.MEMORY_AND_DISK)
+    cached = inc.with_reused(records, since).persist(StorageLevel.MEMORY_AND_DISK)
     progress(f"extract: {cached.count()} records from {len(plan.roots)} root(s), {len(plan.jsonl)} inventory output(s)")
     # the records are few and small next to the files they came from: a few partitions, not one per
     # extraction slice, keep every later stage from paying a task per slice
@@ -536,7 +545,7 @@ def _pipeline(
     consumers = T.effective_environment(T.with_hints(T.table(records, "consumer", T.CONSUMERS), hints)).persist()
     deployments = T.table(records, "deployment", T.DEPLOYMENTS)
     waivers = records.where(F.col("kind") == "waiver").select("repo", "payload")
-    group_records = T.judge_groups(consumers, waivers, options).persist(StorageLevel.MEMORY_AND_DISK)
+    group_records = inc.judge_groups(consumers, waivers, options, since).persist(StorageLevel.MEMORY_AND_DISK)
     found = T.table(records, "finding", T.FINDINGS).unionByName(T.table(group_records, "finding", T.FINDINGS))
     if args.evidence:
         found = found.unionByName(evidence_findings(spark, args.evidence, consumers, found, progress))
@@ -544,6 +553,7 @@ def _pipeline(
     subs = T.with_owners(T.with_hints(T.subscriptions(consumers), hints.drop("env_hint")), owned).persist()
     groups_df = T.groups(subs, consumers, findings, T.impacts(group_records)).persist()
     progress(f"group tasks done: {group_records.count()} result rows")  # the one heavy stage, run once
+    state = {inc.REPOS: inc.state_repos(records, settings), inc.GROUPS: inc.state_groups(group_records)}
     tables = {
         "files": files_df, "consumers": consumers, "subscriptions": subs, "deployments": deployments,
         "groups": groups_df, "findings": findings,
@@ -551,7 +561,9 @@ def _pipeline(
     # the rest are a dozen small jobs over cached data: run them side by side (Spark runs the jobs of
     # several driver threads at once), so that their planning and their tasks overlap, not queue
     with ThreadPoolExecutor(max_workers=CONCURRENT_JOBS, thread_name_prefix="subguard-audit") as pool:
-        writes = [pool.submit(_write_parquet, df, f"{out}/{name}") for name, df in tables.items()]
+        writes = [pool.submit(_write_parquet, df, f"{out}/{name}") for name, df in {**tables, **state}.items()]
+        reused_f = pool.submit(lambda: [r.asDict() for r in group_records.groupBy("reused").agg(
+            F.countDistinct("group").alias("count")).collect()])
         group_sizes_f = pool.submit(lambda: [r.asDict() for r in groups_df.groupBy("repos_count").agg(
             F.count("*").alias("count"), F.sum(F.when(F.col("findings") > 0, 1).otherwise(0)).alias("flagged"),
         ).collect()])
@@ -603,6 +615,8 @@ def _pipeline(
                                       output, args.sources, progress))
         rows = rows_f.result()
         collected = [Finding.model_validate_json(r["json"]) for r in rows]
+        summary["incremental"] = inc.summary(args.since if since is not None else None, kinds, reused_f.result())
+        progress(inc.headline(summary["incremental"]))
         if previous is not None:
             summary["changes"] = summ.changes(rows, previous.findings, previous.out, previous.written)
         for w in writes:

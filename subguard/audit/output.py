@@ -46,6 +46,7 @@ TABLES = ("files", "consumers", "subscriptions", "deployments", "groups", "findi
 REPORTS = ("summary.json", "findings.json", "findings.sarif", "report.html", "history.jsonl")
 OURS = frozenset({*TABLES, *REPORTS, MANIFEST, LOG, "teams"}) | {f".{n}.crc" for n in REPORTS}  # .crc: outputs of older versions
 OURS |= {"org-map.sqlite"}  # the org map (`subguard.audit.orgmap`)
+OURS |= {"state"}  # what an incremental audit reuses (`subguard.audit.incremental`)
 _RENAME_EXCHANGE = 2
 _AT_FDCWD = -100
 

@@ -18,6 +18,9 @@ from subguard.simulate.impact import DEFAULT_RUNS
 @click.option("--compare", "compare", metavar="PREV_OUT",
               help="A previous audit output (it may be --out itself): findings matched by fingerprint, new, fixed and "
                    "unchanged counts in summary.json and the report, and its run history carried over.")
+@click.option("--since", "since", metavar="PREVIOUS_OUT",
+              help="A previous audit output (it may be --out itself): repositories whose commit (or tree hash) is "
+                   "unchanged and groups whose members are unchanged are not scanned or judged again; same results.")
 @click.option("--config", "config_file", type=click.Path(dir_okay=False), help="Config for group rules and waivers.")
 @click.option("--evidence", multiple=True, help="Runtime evidence file (broker/client log, mqadmin output): adds SG5xx findings (repeatable).")
 @click.option("--top", default=50, show_default=True, help="Groups listed in summary.json (worst_groups), worst first; report.html lists every flagged group, 20 a page.")
@@ -35,7 +38,7 @@ from subguard.simulate.impact import DEFAULT_RUNS
               help="Show the JVM's and Spark's own messages on the terminal (else they go to OUT/audit.log).")
 def audit(sources: tuple[str, ...], out: str, master: str, formats: tuple[str, ...], config_file: str | None,
           evidence: tuple[str, ...], top: int, runs: int, fail_on: str, reader: str, jvm_archive: bool, verbose: bool,
-          compare: str | None = None) -> int:
+          compare: str | None = None, since: str | None = None) -> int:
     """Audit SOURCE... (folders of repos, inventory files, `inventory --format jsonl` outputs) on Spark.
 
     Exit 0 when the audit completed (with --fail-on: and nothing at or above it), 1 when --fail-on
@@ -63,6 +66,8 @@ def audit(sources: tuple[str, ...], out: str, master: str, formats: tuple[str, .
         argv.append("--jvm-archive")
     if compare:
         argv += ["--compare", compare]
+    if since:
+        argv += ["--since", since]
     if verbose:
         argv.append("--verbose")
     return job.main(argv)

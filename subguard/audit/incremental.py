@@ -1,0 +1,187 @@
+"""Incremental audits (`subguard audit --since PREVIOUS_OUT`): what an audit keeps for the next one,
+and how the next one reuses it. DataFrame transforms plus the extraction tasks' stamp check; the
+job reads and writes.
+
+Every audit writes its state into `state/` of its output: `state/repos`, the extraction records
+of each repository read from a local or mounted folder, with a `stamp` record holding its commit or
+tree hash (`subguard.audit.stamps`) and one `settings` record (the run's settings key); and
+`state/groups`, every group task's records with the group and a digest of the group task's
+input (its members' consumer JSON and environment hints, and its member repositories' inline
+waivers).
+
+A run with `--since` whose settings key equals the previous one's: each extraction task stamps its
+repository and, when the stamp equals the previous one, emits a `reuse` marker instead of scanning;
+the previous records of those repositories take the place of a scan (a join, in Spark). Then each
+group's input digest is compared with the previous run's: equal -> the previous records of that
+group, else the group task runs. A group's input changes only when one of its member
+repositories changed (or an inventory hint did), so exactly the groups a changed repository
+touches are judged again, and the outputs equal those of a full audit.
+
+Repositories read through Spark's binaryFile source (HDFS, object stores) and inventory outputs are
+always read in full; their groups are still reused when their inputs are unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from pyspark import RDD
+from pyspark.errors import AnalysisException
+from pyspark.sql import DataFrame, Row, SparkSession
+from pyspark.sql import functions as F
+
+from subguard.audit import stamps, tasks
+from subguard.audit import transforms as T
+from subguard.audit.local import Unit
+
+STATE = "state"
+REPOS = f"{STATE}/repos"
+GROUPS = f"{STATE}/groups"
+GROUP_RECORDS = f"group string, input string, reused boolean, {T.RECORDS}"
+MARKERS = ("stamp", "reuse", "settings")  # record kinds of this module; every table ignores them
+
+
+@dataclass(frozen=True)
+class Since:
+    """The previous audit's state, when it can be reused."""
+
+    uri: str
+    repos: DataFrame
+    groups: DataFrame
+    stamps: Mapping[str, str]  # repo -> stamp of the previous run
+
+
+def read_since(spark: SparkSession, uri: str, settings: str) -> tuple[Since | None, str]:
+    """The previous output's state, or None and why it cannot be reused."""
+    base = uri.rstrip("/")
+    try:
+        repos = spark.read.schema(T.RECORDS).parquet(f"{base}/{REPOS}")
+        groups = spark.read.schema(GROUP_RECORDS.replace("reused boolean, ", "")).parquet(f"{base}/{GROUPS}")
+        marks = repos.where(F.col("kind").isin("settings", "stamp")).select("repo", "kind", "key").collect()
+    except AnalysisException:
+        return None, f"{uri} holds no audit state ({REPOS}): a full audit"
+    if [r.key for r in marks if r.kind == "settings"] != [settings]:
+        return None, f"{uri} was written with other settings (code, config, policies, --runs or a waiver's expiry): a full audit"
+    seen: dict[str, list[str]] = {}
+    for r in marks:
+        if r.kind == "stamp":
+            seen.setdefault(str(r.repo), []).append(str(r.key))
+    # a name two folders share is never reused: its records could not be told apart
+    return Since(uri, repos.where(F.col("kind") != "settings"), groups, {k: v[0] for k, v in seen.items() if len(v) == 1}), ""
+
+
+# --- repositories ----------------------------------------------------------------------------------
+
+
+def marker(repo: str, kind: str, key: str) -> dict[str, Any]:
+    return {"repo": repo, "kind": kind, "key": key, "payload": ""}
+
+
+def unit_rows(unit: Unit, options: tasks.AuditOptions, previous: Mapping[str, str]) -> Iterator[dict[str, Any]]:
+    """A unit's records (`tasks.unit_task`), with the repository's stamp; only a `reuse` marker when
+    the stamp equals the previous run's."""
+    if unit.kind != "repo":
+        yield from tasks.unit_task(unit, options)
+        return
+    try:
+        stamp = stamps.stamp(unit.path, unit.nested)
+    except OSError:
+        stamp = ""
+    if stamp and previous.get(unit.repo) == stamp:
+        yield marker(unit.repo, "reuse", stamp)
+        return
+    yield from tasks.unit_task(unit, options)
+    if stamp:
+        yield marker(unit.repo, "stamp", stamp)
+
+
+def _units(units: Iterable[Unit], options: tasks.AuditOptions, previous: Mapping[str, str]) -> Iterator[dict[str, Any]]:
+    for unit in units:
+        yield from unit_rows(unit, options, previous)
+
+
+def extract_local(
+    spark: SparkSession, units: RDD[Unit], options: tasks.AuditOptions, previous: Mapping[str, str],
+) -> DataFrame:
+    """`transforms.extract_local` with stamps: repositories whose stamp is unchanged are not scanned."""
+    known = dict(previous)
+    rows = units.mapPartitions(lambda part: _units(part, options, known))
+    return T._records(spark, rows)
+
+
+def with_reused(records: DataFrame, since: Since | None) -> DataFrame:
+    """The records with the previous records of every repository marked `reuse` added (the marker
+    stays: it counts the reused repositories)."""
+    if since is None:
+        return records
+    reused = records.where(F.col("kind") == "reuse").select("repo")
+    return records.unionByName(since.repos.join(F.broadcast(reused), "repo", "left_semi"))
+
+
+def state_repos(records: DataFrame, settings: str) -> DataFrame:
+    """`state/repos`: every record of each stamped repository, and the settings record."""
+    stamped = records.where(F.col("kind") == "stamp").select("repo")
+    rows = records.where(F.col("kind") != "reuse").join(stamped, "repo", "left_semi")
+    key = records.sparkSession.createDataFrame([("", "settings", settings, "", None)], T.RECORDS)
+    return rows.unionByName(key)
+
+
+# --- groups ----------------------------------------------------------------------------------------
+
+
+def group_inputs(consumers: DataFrame, waivers: DataFrame) -> DataFrame:
+    """(group, members, waived, input): what each group task gets, and a digest of it."""
+    known = consumers.where(F.col("group").isNotNull() & (F.col("group") != ""))
+    members = known.groupBy("group").agg(F.sort_array(F.collect_list(F.struct("json", "env_hint"))).alias("members"))
+    waived = (
+        known.select("group", "repo").distinct().join(waivers.select("repo", "payload"), "repo")
+        .groupBy("group").agg(F.sort_array(F.collect_list("payload")).alias("waived"))
+    )
+    joined = members.join(waived, "group", "left").withColumn(
+        "waived", F.coalesce(F.col("waived"), F.array().cast("array<string>")))
+    return joined.withColumn("input", F.sha2(F.to_json(F.struct("members", "waived")), 256))
+
+
+def _judged(r: Row, options: tasks.AuditOptions) -> list[tuple[Any, ...]]:
+    rows = T._judge(r.group, r.members, r.waived, options)
+    return [(r.group, r.input, False, d["repo"], d["kind"], d["key"], d["payload"], None) for d in rows]
+
+
+def judge_groups(consumers: DataFrame, waivers: DataFrame, options: tasks.AuditOptions, since: Since | None) -> DataFrame:
+    """`transforms.judge_groups` keyed by group and input digest (GROUP_RECORDS): groups whose input
+    is unchanged since the previous run take its records (`reused`), the others run the group task."""
+    inputs = group_inputs(consumers, waivers)
+    spark = consumers.sparkSession
+    to_run = inputs
+    reused = None
+    if since is not None:
+        keys = inputs.select("group", "input")
+        to_run = inputs.join(since.groups.select("group", "input").distinct(), ["group", "input"], "left_anti")
+        reused = since.groups.join(keys, ["group", "input"], "left_semi").withColumn("reused", F.lit(True))
+    judged = spark.createDataFrame(to_run.rdd.flatMap(lambda r: _judged(r, options)), GROUP_RECORDS, verifySchema=False)
+    return judged if reused is None else judged.unionByName(reused)
+
+
+def state_groups(group_records: DataFrame) -> DataFrame:
+    return group_records.drop("reused")
+
+
+# --- what the run says about it --------------------------------------------------------------------
+
+
+def summary(since: str | None, kinds: Mapping[str, int], groups: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """summary.json's `incremental`: what was reused from `since` (None: a full audit)."""
+    by = {bool(g["reused"]): int(g["count"]) for g in groups}
+    reused = int(kinds.get("reuse", 0))
+    return {
+        "since": since, "repos_reused": reused, "repos_scanned": int(kinds.get("stamp", 0)) - reused,
+        "groups_reused": by.get(True, 0), "groups_judged": by.get(False, 0),
+    }
+
+
+def headline(info: Mapping[str, Any]) -> str:
+    what = f"since {info['since']}" if info["since"] else "full audit"
+    return (f"incremental: {what}: {info['repos_scanned']} repositories scanned, {info['repos_reused']} reused; "
+            f"{info['groups_judged']} groups judged, {info['groups_reused']} reused")

@@ -1,0 +1,120 @@
+"""Incremental audits (`--since PREVIOUS_OUT`): only repositories whose commit (git work trees) or
+tree hash (plain folders) changed are scanned, only the groups whose input changed are judged, and
+the outputs equal a full audit's."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.audit import equality
+from tests.audit.conftest import ORG, REPOS, run
+
+pytestmark = pytest.mark.slow
+
+GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@example.com", "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
+
+
+def git(path: Path, *args: str) -> None:
+    subprocess.run(["git", "-C", str(path), *args], check=True, capture_output=True, env={**os.environ, **GIT_ENV})
+
+
+def commit_all(path: Path, message: str) -> None:
+    git(path, "add", "-A")
+    git(path, "commit", "-q", "-m", message)
+
+
+@pytest.fixture()
+def org(tmp_path: Path) -> Path:
+    """The example organisation, with orders-py and billing-java as git work trees."""
+    dest = tmp_path / "org"
+    shutil.copytree(ORG, dest, ignore=shutil.ignore_patterns(".subguard_cache"))
+    for name in ("orders-py", "billing-java"):
+        git(dest / name, "init", "-q", "-b", "main")
+        commit_all(dest / name, "initial")
+    return dest
+
+
+def same(a: Path, b: Path) -> None:
+    diff = equality.differences(equality.result(a), equality.result(b))
+    assert not diff, "\n".join(diff)
+
+
+def test_since_equals_a_full_audit(spark: Any, org: Path, tmp_path: Path) -> None:
+    first = run(spark, [str(org)], tmp_path / "first")
+    assert first["incremental"]["repos_scanned"] == len(REPOS) and first["incremental"]["repos_reused"] == 0
+    before = equality.result(tmp_path / "first")
+    # nothing changed, and the output folder is its own previous state (read before it is replaced)
+    again = run(spark, [str(org)], tmp_path / "first", since=str(tmp_path / "first"))
+    info = again["incremental"]
+    assert (info["repos_scanned"], info["repos_reused"], info["groups_judged"]) == (0, len(REPOS), 0), info
+    assert info["groups_reused"] == first["totals"]["groups"]
+    assert not equality.differences(before, equality.result(tmp_path / "first"))
+
+    # a committed change in a git work tree: the group's tag set changes (SG102 on GID_ORDER_EVENTS)
+    consumer = org / "orders-py" / "orders" / "consumer.py"
+    consumer.write_text(consumer.read_text().replace('"created||paid"', '"created||paid||refunded"'))
+    commit_all(org / "orders-py", "subscribe refunded too")
+    # an uncommitted change in a work tree: its tree hash stands in for the commit
+    pom = org / "billing-java" / "pom.xml"
+    pom.write_text(pom.read_text() + "\n<!-- edited -->\n")
+    # a plain folder edited, one removed, one added
+    worker = next((org / "inventory-worker").rglob("*.py"))
+    worker.write_text(worker.read_text() + "\n# edited\n")
+    shutil.rmtree(org / "price-cache")
+    shutil.copytree(org / "orders-loadtest", org / "orders-loadtest-2")
+
+    since = run(spark, [str(org)], tmp_path / "since", since=str(tmp_path / "first"))
+    full = run(spark, [str(org)], tmp_path / "full")
+    same(tmp_path / "full", tmp_path / "since")
+    assert full["findings"] != first["findings"]  # the changes changed the results
+    info = since["incremental"]
+    assert info["repos_scanned"] == 4, info  # orders-py, billing-java, inventory-worker, orders-loadtest-2
+    assert info["repos_reused"] == len(REPOS) - 4, info  # price-cache is gone
+    assert 0 < info["groups_judged"] < full["totals"]["groups"], info
+    assert info["groups_judged"] + info["groups_reused"] == full["totals"]["groups"]
+
+    # other settings (here --runs): nothing is reused
+    from subguard.audit import incremental, stamps
+    from subguard.core.config import Config
+
+    assert incremental.read_since(spark, str(tmp_path / "since"), stamps.settings_key(Config(), 21, dt.date.today()))[0] is None
+    assert incremental.read_since(spark, str(tmp_path / "nowhere"), "x")[0] is None
+
+
+def test_stamps(tmp_path: Path) -> None:
+    from subguard.audit import stamps
+
+    plain = tmp_path / "plain"
+    (plain / "sub").mkdir(parents=True)
+    (plain / "sub" / "a.py").write_text("x = 1\n")
+    first = stamps.stamp(str(plain))
+    assert "tree:" in first and stamps.stamp(str(plain)) == first
+    (plain / "sub" / "a.py").write_text("x = 22\n")
+    assert stamps.stamp(str(plain)) != first
+    assert stamps.stamp(str(plain), nested=[str(plain / "sub")]) == stamps.stamp(str(plain), nested=[str(plain / "sub")])
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "a.py").write_text("x = 1\n")
+    git(repo, "init", "-q", "-b", "main")
+    commit_all(repo, "one")
+    clean = stamps.stamp(str(repo))
+    assert "commit:" in clean
+    (repo / "a.py").write_text("x = 2\n")
+    assert "tree:" in stamps.stamp(str(repo))  # dirty: the tree hash
+    commit_all(repo, "two")
+    assert "commit:" in stamps.stamp(str(repo)) != clean
+    (repo / ".gitignore").write_text("build/\n")
+    (repo / "build").mkdir()
+    commit_all(repo, "ignore build")
+    ignored = stamps.stamp(str(repo))
+    (repo / "build" / "out.txt").write_text("x")
+    assert stamps.stamp(str(repo)) == ignored  # an ignored file is not in the commit
+    assert stamps.stamp(str(repo), commit="abc").endswith("commit:abc")
