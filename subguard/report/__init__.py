@@ -14,7 +14,7 @@ from pathlib import Path, PurePosixPath
 from typing import Protocol
 
 from subguard import __version__
-from subguard.core.model import BASE_REVISION, BEFORE_AFTER, ORG_MAP, Finding, Location, RuleDoc, Severity
+from subguard.core.model import BASE_REVISION, BEFORE_AFTER, CODE_SCOPE, ORG_MAP, Finding, Location, RuleDoc, Severity
 
 # format name -> "module:function" (explicit registry; a format's module loads only when used)
 FORMATS: dict[str, str] = {
@@ -52,6 +52,9 @@ class ReportContext:
     failed: int = 0
     color: bool = False
     show_notes: bool = False  # text and GitHub output: list notes too (else one line counts them)
+    # findings only in test or example code, or about a placeholder group (rules.code_scope), are
+    # counted, not listed, by text and GitHub output, and suppressed in SARIF: unless `test-code: fail`
+    hide_marked: bool = True
     base_ref: str = ""  # `check --base REF`: the revision the change was judged against, as given
     base_commit: str = ""  # ... and the commit it named
 
@@ -139,26 +142,50 @@ def is_diagnostic(f: Finding, docs: Mapping[str, RuleDoc]) -> bool:
     return doc is not None and "diagnostic" in doc.roles
 
 
+def marked(f: Finding, ctx: ReportContext) -> str:
+    """The code scope a finding is marked with ("test", "example", "placeholder") when the terminal
+    formats count it instead of listing it (and SARIF suppresses it), else ""."""
+    kind = str(dict(f.properties).get(CODE_SCOPE) or "")
+    return kind if ctx.hide_marked else ""
+
+
 def for_display(findings: Sequence[Finding], ctx: ReportContext) -> tuple[list[Finding], list[Finding]]:
     """(shown, hidden) unsuppressed findings of the terminal formats (text, GitHub annotations): notes
-    are hidden unless `ctx.show_notes`; the machine formats (JSON, SARIF, ...) keep everything."""
+    and findings only in test or example code are hidden unless `ctx.show_notes`; the machine formats
+    (JSON, SARIF, ...) keep everything."""
     live = active(findings)
     if ctx.show_notes:
         return live, []
-    return [f for f in live if f.severity is not Severity.NOTE], [f for f in live if f.severity is Severity.NOTE]
+    shown: list[Finding] = []
+    hidden: list[Finding] = []
+    for f in live:
+        (hidden if f.severity is Severity.NOTE or marked(f, ctx) else shown).append(f)
+    return shown, hidden
 
 
-def hidden_line(hidden: Sequence[Finding], docs: Mapping[str, RuleDoc]) -> str:
-    """One line for the notes a terminal format did not show, by rule:
-    `67 notes not shown (60 SG902 unresolved-value, 7 SG904 deployment-link-ambiguous); --show-notes lists them`."""
+def hidden_line(hidden: Sequence[Finding], docs: Mapping[str, RuleDoc], ctx: ReportContext | None = None) -> str:
+    """One line for what a terminal format did not show, by rule:
+    `67 notes not shown (60 SG902 unresolved-value, 7 SG904 deployment-link-ambiguous); --show-notes lists them`,
+    and the findings only in test or example code counted apart."""
     if not hidden:
         return ""
-    by_rule: dict[str, int] = {}
-    for f in hidden:
-        by_rule[f.rule] = by_rule.get(f.rule, 0) + 1
-    parts = ", ".join(f"{n} {rule} {docs[rule].name}" if rule in docs else f"{n} {rule}" for rule, n in sorted(by_rule.items()))
-    noun = "note" if len(hidden) == 1 else "notes"
-    return f"{len(hidden)} {noun} not shown ({parts}); --show-notes lists them"
+    context = ctx or ReportContext()
+    in_code = [f for f in hidden if marked(f, context)]
+    notes = [f for f in hidden if not marked(f, context)]
+
+    def by_rule(fs: Sequence[Finding]) -> str:
+        counts: dict[str, int] = {}
+        for f in fs:
+            counts[f.rule] = counts.get(f.rule, 0) + 1
+        return ", ".join(f"{n} {rule} {docs[rule].name}" if rule in docs else f"{n} {rule}" for rule, n in sorted(counts.items()))
+
+    parts = []
+    if notes:
+        parts.append(f"{len(notes)} {'note' if len(notes) == 1 else 'notes'} not shown ({by_rule(notes)})")
+    if in_code:
+        noun = "finding" if len(in_code) == 1 else "findings"
+        parts.append(f"{len(in_code)} {noun} only in test or example code not shown ({by_rule(in_code)})")
+    return "; ".join(parts) + "; --show-notes lists them"
 
 
 def severity_counts(findings: Sequence[Finding]) -> dict[Severity, int]:

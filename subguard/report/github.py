@@ -60,5 +60,5 @@ def render(findings: Sequence[Finding], docs: Mapping[str, RuleDoc], ctx: Report
     with `--show-notes`; every one stays in the SARIF and JSON reports)."""
     shown, hidden = for_display(findings, ctx)
     out = "".join(annotation(f, docs, ctx) + "\n" for f in sorted(shown, key=sort_key))
-    out += hidden_line(hidden, docs) + "\n" if hidden else ""
+    out += hidden_line(hidden, docs, ctx) + "\n" if hidden else ""
     return out + (f"subguard: the change was judged against base {ctx.base}\n" if ctx.base else "")

@@ -20,6 +20,7 @@ from subguard.report import (
     before_after,
     is_diagnostic,
     map_date,
+    marked,
     root_of,
     root_prefix,
     sort_key,
@@ -29,6 +30,11 @@ SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 SRCROOT = "%SRCROOT%"
 FINGERPRINT_KEY = "subguard/v1"
 _SUPPRESSION_KIND = {"inline": "inSource"}  # config waivers and baselines live outside the source
+_JUSTIFY = {
+    "test": "only test code declares it (setting test-code: report)",
+    "example": "only example code declares it (setting test-code: report)",
+    "placeholder": "a placeholder group name that samples use on purpose (setting test-code: report)",
+}
 
 
 def _dir_uri(path: str) -> str:
@@ -162,6 +168,9 @@ def _result(f: Finding, index: int, ctx: ReportContext) -> dict[str, Any]:
         result["relatedLocations"] = [_related(f, r.location, r.message, i, ctx) for i, r in enumerate(f.related, 1)]
     if f.fingerprint:
         result["partialFingerprints"] = {FINGERPRINT_KEY: f.fingerprint}
+    scope = marked(f, ctx)
+    if f.suppressed is None and scope:  # counted, not raised: only test or example code, or a placeholder group
+        result["suppressions"] = [{"kind": "external", "status": "accepted", "justification": _JUSTIFY[scope]}]
     if f.suppressed is not None:
         result["suppressions"] = [
             {

@@ -95,5 +95,5 @@ def render(findings: Sequence[Finding], docs: Mapping[str, RuleDoc], ctx: Report
         lines.append("")
     lines.append(summary_line(findings, ctx))
     if hidden:
-        lines.append(hidden_line(hidden, docs))
+        lines.append(hidden_line(hidden, docs, ctx))
     return "\n".join(lines) + "\n"

@@ -102,3 +102,29 @@ def test_deployment_topology_rules_do_not_judge_code_that_is_never_deployed() ->
 
     assert [f for f in _found(member("samples/push-demo"), member("samples/pull-demo")) if f[0] == "SG203"] == []
     assert [f[0] for f in _found(member("push-service"), member("pull-service")) if f[0] == "SG203"] == ["SG203"]
+
+
+def test_terminal_output_counts_test_code_findings_and_sarif_suppresses_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], sarif_validator: object
+) -> None:
+    """What a user acts on is shown; a conflict only in test code is counted on one line (listed with
+    --show-notes), and SARIF carries it as a suppressed result, so code scanning raises no alert."""
+    body = 'from rocketmq.client import PushConsumer\n\nc = PushConsumer("GID_T")\nc.subscribe("TopicA", None, expression="{}")\n'
+    for name, tag in (("a_test.py", "tag1"), ("b_test.py", "tag2")):
+        path = tmp_path / "tests" / name
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(body.format(tag))
+    assert main(["check", str(tmp_path), "--no-cache"]) == 0
+    out = capsys.readouterr().out
+    assert "GID_T" not in out
+    assert "1 finding only in test or example code not shown (1 SG102 group-tag-set-mismatch); --show-notes lists them" in out
+    assert main(["check", str(tmp_path), "--no-cache", "--show-notes"]) == 0
+    assert "[test code]" in capsys.readouterr().out
+    assert main(["check", str(tmp_path), "--no-cache", "--format", "sarif"]) == 0
+    log = json.loads(capsys.readouterr().out)
+    [result] = [r for r in log["runs"][0]["results"] if r["ruleId"] == "SG102"]
+    assert result["suppressions"][0]["justification"].startswith("only test code declares it")
+    assert not list(sarif_validator.iter_errors(log))  # type: ignore[attr-defined]
+    (tmp_path / ".subguard.yaml").write_text("test-code: fail\n")
+    assert main(["check", str(tmp_path), "--no-cache"]) == 1
+    assert "GID_T" in capsys.readouterr().out

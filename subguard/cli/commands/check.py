@@ -193,7 +193,7 @@ def _note_inputs(
     runrecord.note_inputs(roots, files, caches, [*outputs, *caches], config.exclude, config_dir(config))
 
 
-def _context(results: Sequence[ScanResult], color: bool, show_notes: bool = False) -> ReportContext:
+def _context(results: Sequence[ScanResult], color: bool, show_notes: bool = False, hide_marked: bool = True) -> ReportContext:
     per_root = [r.counts() for r in results]  # one pass over each root's files, not one per status
     counts = {s: sum(c[s.value] for c in per_root) for s in FileStatus}
     return ReportContext(
@@ -204,6 +204,7 @@ def _context(results: Sequence[ScanResult], color: bool, show_notes: bool = Fals
         failed=counts[FileStatus.FAILED],
         color=color,
         show_notes=show_notes,
+        hide_marked=hide_marked,
     )
 
 
@@ -393,7 +394,8 @@ def check(
         return fixed
     findings = _with_fixes(results, findings, {fmt, *(f for f, _ in extra_reports)})
     note = "\n".join(notes)
-    ctx = _context(results, color=output is None and use_color(sys.stdout.isatty()), show_notes=config.show_notes)
+    ctx = _context(results, color=output is None and use_color(sys.stdout.isatty()), show_notes=config.show_notes,
+                   hide_marked=config.test_code != "fail")
     if change is not None:
         ctx = dataclasses.replace(ctx, base_ref=change.ref, base_commit=change.commit)
     report = render(fmt, findings, docs, ctx)
