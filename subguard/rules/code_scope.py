@@ -57,11 +57,15 @@ _SOURCE_ROOT = re.compile(r"(?:^|/)src/(?:main|test|it|integrationTest)/[^/]+/")
 
 
 def _layout(path: str) -> str:
-    """The path with a JVM source root's package folders dropped: `com/example/demo/` under
-    `src/main/java/` names a package, not an example module, so only the module folders and the file
-    name are matched (`orders/src/main/java/App.java`)."""
+    """The path with the organisation's part of a JVM package dropped: under `src/main/java/`, the
+    first three package folders are a reverse domain and a project (`com/example/demo`, Spring
+    Initializr's default, names no example module), so only the module folders, the deeper package
+    folders (`org/apache/rocketmq/example/` keeps `example/`) and the file name are matched."""
     m = _SOURCE_ROOT.search(path)
-    return path if m is None else path[: m.end()] + path.rsplit("/", 1)[-1]
+    if m is None:
+        return path
+    folders = path[m.end():].split("/")[:-1]
+    return path[: m.end()] + "".join(f"{f}/" for f in folders[3:]) + path.rsplit("/", 1)[-1]
 
 
 def code_kind(path: str, config: Config) -> str:

@@ -42,6 +42,8 @@ def _found(*consumers: Consumer, config: Config | None = None) -> list[tuple[str
     ("orders/src/main/java/com/acme/demo/OrderConsumer.java", ""),
     ("src/test/java/com/example/demo/OrderConsumerTest.java", "test"),
     ("samples/orders/src/main/java/com/acme/OrderConsumer.java", "example"),
+    ("java/client/src/main/java/org/apache/rocketmq/client/java/example/PushConsumerExample.java", "example"),
+    ("src/main/java/com/example/demo/consumer/OrderConsumer.java", ""),
     ("latest/consumer.py", ""),
 ])
 def test_code_kind_defaults(path: str, kind: str) -> None:
