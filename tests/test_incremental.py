@@ -1,0 +1,279 @@
+"""An incremental run (the content cache and per-extractor reuse, issue 20) gives what a cold run gives.
+
+A generated repository (Python consumers reading shared constants, a factory and its callers, Java,
+Spring YAML, a Kubernetes manifest) is edited at random, file by file on disk; after each edit the
+real console entry runs in a subprocess with its caches, and again with `--no-cache`: the two JSON
+reports must be byte-identical. Edits: add or remove a consumer, change a constant other files use,
+rename a group, add or delete a file, break a file's syntax and fix it, call a factory again.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+CONSTANTS = '''"""Names shared by the consumers."""
+GROUP_A = "{group_a}"
+GROUP_B = "GID_B"
+TOPIC = "{topic}"
+TAGS = "{tags}"
+'''
+
+CONSUMER = '''from rocketmq.client import PushConsumer
+
+from common.names import GROUP_A, TAGS, TOPIC
+
+
+def handle(msg):
+    return None
+
+
+c{n} = PushConsumer({group})
+c{n}.set_name_server_address("ns:9876")
+c{n}.subscribe(TOPIC, handle, expression={expr})
+c{n}.start()
+'''
+
+FACTORY = '''from rocketmq.client import PushConsumer
+
+
+def make(group, tags="*"):
+    consumer = PushConsumer(group)
+    consumer.subscribe("TopicFactory", None, expression=tags)
+    return consumer
+'''
+
+CALLER = '''from common.factory import make
+
+first = make("{group}", "{tags}")
+'''
+
+JAVA = '''package demo;
+
+import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
+
+public class Listener{n} {{
+    public void start() throws Exception {{
+        DefaultMQPushConsumer consumer = new DefaultMQPushConsumer("{group}");
+        consumer.subscribe("TopicJava", "{tags}");
+        consumer.start();
+    }}
+}}
+'''
+
+SPRING = '''rocketmq:
+  name-server: ns:9876
+  consumer:
+    group: {group}
+    topic: TopicSpring
+'''
+
+DEPLOY = '''apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: svc
+spec:
+  replicas: {replicas}
+  template:
+    spec:
+      containers:
+        - name: app
+          image: svc:1
+'''
+
+GROUPS = ["GID_A", "GID_B", "GID_C", "GID_SHARED"]
+TAGS = ["TagA", "TagA || TagB", "TagB", "*"]
+
+
+def make_repo(root: Path) -> None:
+    files = {
+        "common/__init__.py": "",
+        "common/names.py": CONSTANTS.format(group_a="GID_A", topic="TopicOrders", tags="TagA"),
+        "common/factory.py": FACTORY,
+        "svc1/callers.py": CALLER.format(group="GID_F", tags="TagA"),
+        "svc2/callers.py": CALLER.format(group="GID_F", tags="TagB"),
+        "svc1/requirements.txt": "rocketmq-client-python==2.0.0\n",
+        "deploy/svc.yaml": DEPLOY.format(replicas=2),
+        "java/src/main/resources/application.yml": SPRING.format(group="GID_SPRING"),
+        "java/src/main/java/demo/Listener1.java": JAVA.format(n=1, group="GID_JAVA", tags="TagA"),
+        "java/src/main/java/demo/Listener2.java": JAVA.format(n=2, group="GID_JAVA", tags="TagB"),
+        "docs/readme.md": "nothing here\n",
+    }
+    for n in range(1, 7):
+        group = "GROUP_A" if n % 2 else f'"{GROUPS[n % len(GROUPS)]}"'
+        files[f"svc{n % 3}/consumer_{n}.py"] = CONSUMER.format(n=n, group=group, expr="TAGS" if n % 3 else '"TagB"')
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
+
+
+class Editor:
+    """Random edits of the generated repository; every write gets a new, later mtime (the cache,
+    like the tools it stands beside, trusts size and mtime: two edits in one timestamp tick are out
+    of scope)."""
+
+    def __init__(self, root: Path, seed: int) -> None:
+        self.root = root
+        self.rng = random.Random(seed)
+        self.clock = 1_700_000_000_000_000_000
+        self.broken: Path | None = None
+        self.saved = ""
+        self.counter = 100
+
+    def write(self, path: Path, text: str) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        self.clock += 1_000_000_000
+        os.utime(path, ns=(self.clock, self.clock))
+
+    def files(self, pattern: str) -> list[Path]:
+        return sorted(p for p in self.root.rglob(pattern) if ".subguard_cache" not in p.parts)
+
+    def edit(self) -> str:
+        if self.broken is not None:  # a broken file is fixed by the next edit
+            path, self.broken = self.broken, None
+            self.write(path, self.saved)
+            return f"fix {path.name}"
+        ops: list[Callable[[], str]] = [
+            self.add_consumer, self.remove_consumer, self.change_constant, self.rename_group, self.delete_file,
+            self.break_file, self.add_caller, self.edit_java, self.edit_spring, self.edit_manifest, self.touch,
+        ]
+        return self.rng.choice(ops)()
+
+    def add_consumer(self) -> str:
+        self.counter += 1
+        n = self.counter
+        group = self.rng.choice(["GROUP_A", *(f'"{g}"' for g in GROUPS)])
+        expr = self.rng.choice(["TAGS", *(f'"{t}"' for t in TAGS)])
+        path = self.root / f"svc{self.rng.randrange(3)}" / f"consumer_{n}.py"
+        self.write(path, CONSUMER.format(n=n, group=group, expr=expr))
+        return f"add {path.name}"
+
+    def remove_consumer(self) -> str:
+        consumers = self.files("consumer_*.py")
+        if not consumers:
+            return self.add_consumer()
+        path = self.rng.choice(consumers)
+        text = path.read_text(encoding="utf-8")
+        keep = "\n".join(line for line in text.splitlines() if "PushConsumer(" not in line and ".subscribe(" not in line)
+        self.write(path, keep + "\n")
+        return f"remove the consumer of {path.name}"
+
+    def change_constant(self) -> str:
+        text = CONSTANTS.format(group_a=self.rng.choice(GROUPS), topic=self.rng.choice(["TopicOrders", "TopicPay"]),
+                                tags=self.rng.choice(TAGS))
+        self.write(self.root / "common" / "names.py", text)
+        return "change common/names.py"
+
+    def rename_group(self) -> str:
+        consumers = self.files("*.py")
+        path = self.rng.choice(consumers)
+        text = path.read_text(encoding="utf-8")
+        old, new = self.rng.sample(GROUPS, 2)
+        self.write(path, text.replace(old, new) if old in text else text.replace("GROUP_A", f'"{new}"', 1))
+        return f"rename a group in {path.name}"
+
+    def delete_file(self) -> str:
+        victims = [p for p in self.files("*") if p.is_file() and p.name not in ("names.py", "__init__.py")]
+        if len(victims) < 6:
+            return self.add_consumer()
+        path = self.rng.choice(victims)
+        path.unlink()
+        return f"delete {path.relative_to(self.root)}"
+
+    def break_file(self) -> str:
+        path = self.rng.choice(self.files("*.py") + self.files("*.java"))
+        self.saved = path.read_text(encoding="utf-8")
+        self.broken = path
+        self.write(path, self.saved + "\ndef broken(:\n" if path.suffix == ".py" else self.saved + "\nclass {\n")
+        return f"break {path.name}"
+
+    def add_caller(self) -> str:
+        self.counter += 1
+        path = self.root / f"svc{self.rng.randrange(3)}" / f"caller_{self.counter}.py"
+        self.write(path, CALLER.format(group=self.rng.choice(GROUPS), tags=self.rng.choice(TAGS)))
+        return f"add {path.name}"
+
+    def edit_java(self) -> str:
+        path = self.root / "java/src/main/java/demo" / f"Listener{self.rng.randrange(1, 4)}.java"
+        self.write(path, JAVA.format(n=path.stem[-1], group=self.rng.choice(["GID_JAVA", *GROUPS]), tags=self.rng.choice(TAGS)))
+        return f"edit {path.name}"
+
+    def edit_spring(self) -> str:
+        self.write(self.root / "java/src/main/resources/application.yml", SPRING.format(group=self.rng.choice(["GID_SPRING", *GROUPS])))
+        return "edit application.yml"
+
+    def edit_manifest(self) -> str:
+        self.write(self.root / "deploy/svc.yaml", DEPLOY.format(replicas=self.rng.randrange(1, 4)))
+        return "edit deploy/svc.yaml"
+
+    def touch(self) -> str:
+        path = self.rng.choice(self.files("*.py"))
+        self.write(path, path.read_text(encoding="utf-8") + "\n")
+        return f"append a blank line to {path.name}"
+
+
+def _env(root: Path) -> dict[str, str]:
+    env = {**os.environ, "XDG_CACHE_HOME": str(root.parent / "xdg"), "NO_COLOR": "1"}
+    env.pop("SUBGUARD_CACHE_DIR", None)  # the default: <root>/.subguard_cache
+    return env
+
+
+def _check(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = _env(root)
+    cmd = [sys.executable, "-m", "subguard", "check", ".", "--format", "json", "--fail-on", "none", *args]
+    return subprocess.run(cmd, cwd=root, capture_output=True, text=True, timeout=300, env=env, check=False)
+
+
+def _run_sequence(tmp_path: Path, seed: int, edits: int) -> None:
+    root = tmp_path / "repo"
+    make_repo(root)
+    first = _check(root)
+    assert first.returncode == 0, first.stderr
+    editor = Editor(root, seed)
+    done: list[str] = []
+    for _ in range(edits):
+        done.append(editor.edit())
+        warm, cold = _check(root), _check(root, "--no-cache")
+        assert warm.returncode == cold.returncode == 0, (done, warm.stderr, cold.stderr)
+        assert warm.stdout == cold.stdout, f"after {done}"
+        assert "warning" not in warm.stderr, warm.stderr
+
+
+def test_incremental_equals_cold_over_random_edits(tmp_path: Path) -> None:
+    _run_sequence(tmp_path, seed=20, edits=24)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [1, 2, 3, 4])
+def test_incremental_equals_cold_over_many_random_edits(tmp_path: Path, seed: int) -> None:
+    _run_sequence(tmp_path, seed=seed, edits=50)  # 200 edits over the four seeds
+
+
+def test_a_python_edit_loads_no_other_extractor(tmp_path: Path) -> None:
+    """After one Python file changed, the run imports neither the Java, Spring, build nor manifest
+    extractors (their last results are reused), nor tree-sitter or YAML parsers for them."""
+    root = tmp_path / "repo"
+    make_repo(root)
+    assert _check(root).returncode == 0
+    Editor(root, 0).touch()
+    env = _env(root)
+    out = tmp_path / "out.json"  # outside the scanned tree: a new file there would be a new path
+    code = (f"import sys, runpy; sys.argv = ['subguard', 'check', '.', '--format', 'json', '--output', {str(out)!r}]\n"
+            "try:\n    runpy.run_module('subguard', run_name='__main__')\n"
+            "except SystemExit:\n    pass\n"
+            "print(' '.join(sorted(sys.modules)), file=sys.stderr)")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=300, env=env, check=False)
+    loaded = set(proc.stderr.split())
+    assert "subguard.extract.python.extractor" in loaded, proc.stderr[-2000:]
+    unwanted = {
+        "subguard.extract.java.extractor", "subguard.extract.spring.extractor", "subguard.extract.build",
+        "subguard.extract.manifests.extractor", "tree_sitter", "subguard.audit", "pyspark",
+    }
+    assert not loaded & unwanted, loaded & unwanted
