@@ -2,8 +2,9 @@
 
 For every repository of tests/realworld/repos.json whose snapshot is under --mirror-root, the pinned
 commit is exported (as bench/realworld.py does) and `subguard check TREE --format json` is run in it
-with no config of ours. Per repository it prints the findings a default text run shows (errors and
-warnings), the notes it only counts, and the diagnostic (SG9xx) notes among them; with --list, every
+with no config of ours, in a folder named like the repository (as `git clone` names it). Per repository it prints the findings a default text run shows (errors and
+warnings), those it only counts because only test or example code (or a placeholder group) is
+involved, the notes it only counts, and the diagnostic (SG9xx) notes among them; with --list, every
 finding as a row of tests/realworld/findings.md (`| repo | rule | location | verdict | why |`, the
 verdict left for a person to judge), so a new run can be diffed against the judged table.
 
@@ -49,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
     totals: Counter[str] = Counter()
     listed: list[str] = []
     present = 0
-    print(f"{'repo':38} {'shown':>6} {'notes':>6} {'sg9xx':>6}  rules shown")
+    print(f"{'repo':38} {'shown':>6} {'marked':>6} {'notes':>6} {'sg9xx':>6}  rules shown")
     for spec in specs:
         if args.repo and spec["repo"] not in args.repo:
             continue
@@ -59,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
             continue
         present += 1
         with tempfile.TemporaryDirectory() as tmp:
-            tree = Path(tmp) / "tree"
+            tree = Path(tmp) / spec["repo"].split("/")[-1]  # as `git clone` names the checkout
             tree.mkdir()
             export_commit(git_dir, spec["commit"], tree)
             try:
@@ -68,18 +69,20 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{spec['repo']:38} failed: {exc}")
                 totals.update(failed=1)
                 continue
-        shown = [r for r in rows if r["severity"] in SHOWN]
+        shown = [r for r in rows if r["severity"] in SHOWN and not r.get("code")]
+        marked = [r for r in rows if r["severity"] in SHOWN and r.get("code")]  # test/example/placeholder: counted
         notes = [r for r in rows if r["severity"] not in SHOWN]
         diag = [r for r in notes if str(r["rule"]).startswith("SG9")]
         rules = Counter(str(r["rule"]) for r in shown)
-        print(f"{spec['repo']:38} {len(shown):6} {len(notes):6} {len(diag):6}  {' '.join(f'{k}x{v}' for k, v in sorted(rules.items()))}")
-        totals.update(shown=len(shown), notes=len(notes), diag=len(diag), repos=1)
+        print(f"{spec['repo']:38} {len(shown):6} {len(marked):6} {len(notes):6} {len(diag):6}  "
+              f"{' '.join(f'{k}x{v}' for k, v in sorted(rules.items()))}")
+        totals.update(shown=len(shown), marked=len(marked), notes=len(notes), diag=len(diag), repos=1)
         listed += [f"| {spec['repo']} | {r['rule']} | {r['path']}:{r['line']} | ? | {r['message'][:160]} |" for r in rows]
     if not present:
         print("no mirror present", file=sys.stderr)
         return 2
     failed = f", {totals['failed']} failed" if totals["failed"] else ""
-    print(f"{'TOTAL':38} {totals['shown']:6} {totals['notes']:6} {totals['diag']:6}  over {totals['repos']} repos{failed}")
+    print(f"{'TOTAL':38} {totals['shown']:6} {totals['marked']:6} {totals['notes']:6} {totals['diag']:6}  over {totals['repos']} repos{failed}")
     if args.list:
         print("\n".join(listed))
     return 0

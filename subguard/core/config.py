@@ -55,6 +55,12 @@ DEFAULT_TEST_PATHS = (
     "**/src/test/**", "**/src/*Test/**", "test/**", "tests/**", "**/test/**", "**/tests/**", "**/testing/**",
     "**/test_*.py", "**/*_test.py", "**/conftest.py", "**/*Test.java", "**/*Tests.java", "**/*IT.java", "**/*TestCase.java",
 )
+# repositories that are samples as a whole (matched against the repository's name: its folder, or the
+# audit's repository name): a vendor's "rocketmq-demo", a "springcloud-rocketmq-example"
+DEFAULT_EXAMPLE_REPOS = (
+    "demo", "demos", "example", "examples", "sample", "samples", "*-demo", "*_demo", "*-demos", "*-example",
+    "*_example", "*-examples", "*-sample", "*-samples", "*-learning", "*-tutorial", "demo-*", "example-*", "sample-*",
+)
 DEFAULT_EXAMPLE_PATHS = (
     "example/**", "examples/**", "sample/**", "samples/**", "demo/**", "demos/**", "**/example/**", "**/examples/**",
     "**/sample/**", "**/samples/**", "**/demo/**", "**/demos/**", "**/*-example/**", "**/*-examples/**",
@@ -82,6 +88,7 @@ class Config(_Strict):
     show_notes: bool = Field(default=False, alias="show-notes")  # text and GitHub output list notes (else one line)
     test_paths: tuple[str, ...] = Field(default=DEFAULT_TEST_PATHS, alias="test-paths")
     example_paths: tuple[str, ...] = Field(default=DEFAULT_EXAMPLE_PATHS, alias="example-paths")
+    example_repos: tuple[str, ...] = Field(default=DEFAULT_EXAMPLE_REPOS, alias="example-repos")
     test_code: Literal["report", "fail", "ignore"] = Field(default="report", alias="test-code")
     test_notes: bool = Field(default=False, alias="test-notes")  # diagnostic notes in test code
     base: str | None = None  # `check --base`: the git revision the change is judged against (SG6xx)
@@ -101,7 +108,7 @@ def _normalise(data: dict[str, Any]) -> dict[str, Any]:
 
 _ALIASES = {
     "fail-on", "max-file-size", "parse-timeout", "no-inline-waivers", "topic-environment-patterns", "cache-dir",
-    "show-notes", "test-paths", "example-paths", "test-code", "test-notes", "org-map", "org-map-max-age",
+    "show-notes", "test-paths", "example-paths", "example-repos", "test-code", "test-notes", "org-map", "org-map-max-age",
 }
 
 

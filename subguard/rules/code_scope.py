@@ -17,6 +17,7 @@ it is what a sample asks its reader to rename, not a production conflict. Diagno
 
 from __future__ import annotations
 
+import fnmatch
 import functools
 import re
 from collections.abc import Sequence
@@ -68,18 +69,21 @@ def _layout(path: str) -> str:
     return path[: m.end()] + "".join(f"{f}/" for f in folders[3:]) + path.rsplit("/", 1)[-1]
 
 
-def code_kind(path: str, config: Config) -> str:
-    """"test", "example" or "" for a repository-relative POSIX path."""
+def code_kind(path: str, config: Config, repo: str = "") -> str:
+    """"test", "example" or "" for a repository-relative POSIX path (of repository `repo`, whose
+    name may say that it is a sample as a whole: `example-repos`)."""
     layout = _layout(path)
     if _pattern(config.test_paths).fullmatch(layout):
         return "test"
     if _pattern(config.example_paths).fullmatch(layout):
         return "example"
+    if repo and any(fnmatch.fnmatchcase(repo.lower(), p) for p in config.example_repos):
+        return "example"
     return ""
 
 
 def _kind(f: Finding, config: Config) -> str:
-    kinds = {code_kind(loc.path, config) for loc in (f.location, *(r.location for r in f.related))}
+    kinds = {code_kind(loc.path, config, loc.repo) for loc in (f.location, *(r.location for r in f.related))}
     if kinds <= {"test", "example"} and "" not in kinds:
         return "test" if "test" in kinds else "example"
     if f.group and f.related and PLACEHOLDER_GROUPS.fullmatch(f.group.rpartition("%")[2]):

@@ -521,7 +521,7 @@ def _all_failed(ex: Extractor, files: Sequence[SourceFile], reason: str) -> Extr
 
 _AFTER_SCAN = {
     "select", "ignore", "fail_on", "baseline", "waivers", "no_inline_waivers", "simulate", "cache_dir",
-    "show_notes", "test_paths", "example_paths", "test_code", "test_notes",
+    "show_notes", "test_paths", "example_paths", "example_repos", "test_code", "test_notes",
 }
 
 

@@ -50,6 +50,14 @@ def test_code_kind_defaults(path: str, kind: str) -> None:
     assert code_kind(path, Config()) == kind
 
 
+@pytest.mark.parametrize(("repo", "kind"), [
+    ("rocketmq-demo", "example"), ("rocketmq_demo", "example"), ("springcloud-rocketmq-example", "example"),
+    ("rocketmq-learning", "example"), ("samples", "example"), ("orders-service", ""), ("demolition-svc", ""),
+])
+def test_a_repository_named_as_a_sample_is_example_code(repo: str, kind: str) -> None:
+    assert code_kind("v4/java/src/main/java/com/acme/shop/Consumer.java", Config(), repo) == kind
+
+
 def test_a_conflict_only_in_test_code_is_marked_and_does_not_fail_the_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     a = consumer("GID_T", sub("TopicA", "tag1", "src/test/a_test.py", 5), path="src/test/a_test.py", line=4)
     b = consumer("GID_T", sub("TopicA", "tag2", "src/test/b_test.py", 5), path="src/test/b_test.py", line=4)
