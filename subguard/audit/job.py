@@ -496,7 +496,8 @@ def _pipeline(
     options = tasks.AuditOptions(config=config, runs=args.runs, config_waiver_locations=_config_locations(config))
     out = output.staging if output.local is None else f"file:{output.staging}"
     plan = plan_sources(spark, fs, args.sources, progress)
-    previous = prev.read(spark, args.compare) if args.compare else None
+    compare = args.compare or args.since  # an incremental run reports what changed since the output it builds on
+    previous = prev.read(spark, compare) if compare else None
     written = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
     settings = stamps.settings_key(config, args.runs, options.today)
     since, why = inc.read_since(spark, args.since, settings) if args.since else (None, "")
