@@ -107,6 +107,18 @@ def shuffle_partitions(master: str) -> int:
     return max(2, 2 * cores)
 
 
+def cluster_partitions(conf: dict[str, str]) -> int | None:
+    """On a cluster, twice the cores the application may use when its settings say (`spark.cores.max`,
+    else executors x cores each); None when they do not (Spark's 200 stand, adaptive execution
+    coalesces them). A run on 2 executors otherwise pays 200 tasks for every small shuffle."""
+    try:
+        cores = int(conf.get("spark.cores.max") or 0) or (
+            int(conf.get("spark.executor.instances") or 0) * int(conf.get("spark.executor.cores") or 0))
+    except ValueError:
+        return None
+    return max(2, 2 * cores) if cores else None
+
+
 JIT_OPTIONS = "-XX:TieredStopAtLevel=1"
 # the driver JVM's log4j2 configuration (local masters): warnings and errors only, no "default
 # profile" banner; where they go is the process's stderr (`main` sends it to `--out`/audit.log)
@@ -118,7 +130,8 @@ def session(master: str, app: str = "subguard-audit", java_options: str = "", qu
     `java_options` are added to a local driver JVM's (see `launch`); `quiet`: with subguard's log4j2
     configuration (else Spark's default one, as `-v` shows it)."""
     builder = SparkSession.builder.appName(app).config("spark.ui.showConsoleProgress", "false")
-    builder = builder.config("spark.sql.shuffle.partitions", str(shuffle_partitions(master)))
+    if master.startswith("local"):
+        builder = builder.config("spark.sql.shuffle.partitions", str(shuffle_partitions(master)))
     builder = builder.config("spark.ui.enabled", "false")
     builder = builder.config("spark.log.level", "ERROR")
     # repositories are many small files: pack thousands per read task instead of Spark's 32
@@ -138,6 +151,11 @@ def session(master: str, app: str = "subguard-audit", java_options: str = "", qu
     active = SparkSession.getActiveSession()
     spark = active or builder.master(master).getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
+    conf = dict(spark.sparkContext.getConf().getAll())
+    if not str(conf.get("spark.master", master)).startswith("local") and "spark.sql.shuffle.partitions" not in conf:
+        wanted = cluster_partitions(conf)
+        if wanted:
+            spark.conf.set("spark.sql.shuffle.partitions", str(wanted))
     return spark
 
 
@@ -535,7 +553,9 @@ def _pipeline(
     if plan.missing:
         records = records.unionByName(T.missing_repo_records(spark.createDataFrame(plan.missing, "repo string, uri string")))
     cached = inc.with_reused(records, since).persist(StorageLevel.MEMORY_AND_DISK)
-    progress(f"extract: {cached.count()} records from {len(plan.roots)} root(s), {len(plan.jsonl)} inventory output(s)")
+    t_extract = time.monotonic()
+    progress(f"extract: {cached.count()} records from {len(plan.roots)} root(s), {len(plan.jsonl)} inventory output(s) "
+             f"in {time.monotonic() - t_extract:.1f} s (the first Python job: worker start-up and imports included)")
     # the records are few and small next to the files they came from: a few partitions, not one per
     # extraction slice, keep every later stage from paying a task per slice
     records = cached.coalesce(spark.sparkContext.defaultParallelism)
@@ -561,6 +581,7 @@ def _pipeline(
     } if "parquet" in args.formats else {}
     # the rest are a dozen small jobs over cached data: run them side by side (Spark runs the jobs of
     # several driver threads at once), so that their planning and their tasks overlap, not queue
+    t_outputs = time.monotonic()
     with ThreadPoolExecutor(max_workers=CONCURRENT_JOBS, thread_name_prefix="subguard-audit") as pool:
         writes = [pool.submit(_write_parquet, df, f"{out}/{name}") for name, df in {**tables, **state}.items()]
         reused_f = pool.submit(lambda: [r.asDict() for r in group_records.groupBy("reused").agg(
@@ -624,6 +645,7 @@ def _pipeline(
             w.result()
     if tables:
         progress(f"wrote {len(tables)} Parquet tables")
+    progress(f"outputs: {time.monotonic() - t_outputs:.1f} s for the tables, the state and the report aggregates, side by side")
     summary["seconds"] = round(time.monotonic() - t0, 2)
     _write_reports(fs, output, args, config, collected, summary, repo_roots, progress)
     owners = codeowners.Owners({h.name: (h.team or h.owner, h.owner) for h in src.merge_hints(plan.hints).values()}, owned)
@@ -725,6 +747,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.close(handle)
     with stderr_to(log):
         spark, cds = launch(args.master, args.jvm_archive, quiet=not args.verbose)
+    progress(f"session: Spark started in {time.monotonic() - start:.1f} s (Python imports, JVM start, SparkContext)")
     done = False
     try:
         summary = run_audit(spark, args, progress, log)
