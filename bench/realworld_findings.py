@@ -40,6 +40,14 @@ def check(tree: Path) -> list[Row]:
     return [r for r in rows if not r.get("suppressed")]
 
 
+def state(row: Row) -> str:
+    """What a default text run does with a finding: shows it, counts it (test/example code or a
+    placeholder group: `marked`), or counts it as a note."""
+    if row["severity"] not in SHOWN:
+        return "note"
+    return f"marked {row['code']}" if row.get("code") else "shown"
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     ap.add_argument("--mirror-root", type=Path, default=Path("/work/.mirror"))
@@ -77,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{spec['repo']:38} {len(shown):6} {len(marked):6} {len(notes):6} {len(diag):6}  "
               f"{' '.join(f'{k}x{v}' for k, v in sorted(rules.items()))}")
         totals.update(shown=len(shown), marked=len(marked), notes=len(notes), diag=len(diag), repos=1)
-        listed += [f"| {spec['repo']} | {r['rule']} | {r['path']}:{r['line']} | ? | {r['message'][:160]} |" for r in rows]
+        listed += [f"| {spec['repo']} | {r['rule']} | {r['path']}:{r['line']} | ? | {state(r)}: {r['message'][:160]} |" for r in rows]
     if not present:
         print("no mirror present", file=sys.stderr)
         return 2
