@@ -392,3 +392,24 @@ public class Escaped {
     [consumer] = result.consumers
     assert consumer.group.value == "GID_ESCAPED"
     assert (consumer.subscriptions[0].topic.value, consumer.subscriptions[0].location.line) == ("TOPIC_ESCAPED", 10)
+
+
+def test_a_consumer_built_from_a_getter_of_its_own_state_is_a_template(tmp_path: Path) -> None:
+    """A framework's container builds its consumer from a configuration object someone else fills
+    (`this.getConsumerGroup()`, `properties.getGroup()`): a template, listed and never noted."""
+    source = """package com.acme;
+
+import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
+
+public class ListenerContainer {
+    private ConsumerProperties properties;
+
+    public void start() throws Exception {
+        DefaultMQPushConsumer consumer = new DefaultMQPushConsumer(this.getConsumerGroup());
+        consumer.subscribe(properties.getTopic(), "*");
+        consumer.start();
+    }
+}
+"""
+    [consumer] = _scan_java(tmp_path, source).consumers
+    assert consumer.template == ("this", "properties")

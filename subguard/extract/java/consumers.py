@@ -326,8 +326,25 @@ class _Reader:
             root = expr.qual
             while root.qual is not None and root.kind in ("call", "field"):
                 root = root.qual
-            return self._refs(root, where) if root.kind == "name" else None
+            refs = self._refs(root, where) if root.kind == "name" else None
+            return refs if refs is not None else _state_getter(expr)
+        return _state_getter(expr)
+
+
+def _state_getter(expr: Expr) -> list[str] | None:
+    """The object whose state a getter reads (`config.getGroup()`, `this.getConsumerGroup()`,
+    `getConsumerGroup()`): whoever configures that object sets the value, so a consumer built from it
+    is a template like one built from a parameter. A static call on a type (`Config.getGroup()`) is not."""
+    if expr.kind != "call" or not expr.text.startswith("get") or expr.text in OPTION_GETTERS or expr.args:
         return None
+    root = expr.qual
+    while root is not None and root.qual is not None and root.kind in ("call", "field"):
+        root = root.qual
+    if root is None or root.text == "this":
+        return ["this"]
+    if root.kind == "name" and root.text[:1].islower():
+        return [root.text]
+    return None
 
 
 def _site_of(where: Where, site: Site | None, topic: Expr) -> Location | None:
