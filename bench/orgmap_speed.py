@@ -3,9 +3,10 @@ then time `subguard check --org-map` on a monorepo against the same check withou
 
     python bench/orgmap_speed.py MONOREPO [--subscriptions 1000000] [--repos 10000] [--rounds 5] [--spark]
 
-MONOREPO is a tree of `bench/gen_monorepo.py` (its groups are `group-N`, topics `TopicN`); one in a
-hundred of the map's consumers declares one of those groups (other repositories' members of the
-monorepo's groups, half of them with tags that disagree), the rest groups of their own.
+MONOREPO is a tree of `bench/gen_monorepo.py` (its groups are `group-N`, topics `TopicN`, tags
+`TagA||TagB`); 200 of the map's consumers are other repositories' members of one group in ten of the
+monorepo's (so those groups are shared across services), in one of five of them with tags that
+disagree; the rest declare groups of their own.
 
 Prints: the time and size of writing the map (`orgmap.write`, the driver's part of the audit's map;
 with `--spark` also `orgmap.write_audit` over a DataFrame of the same consumers, the audit's whole
@@ -48,10 +49,10 @@ def rows(n: int, repos: int, monorepo_groups: int) -> Iterator[orgmap.Row]:
     per_repo = max(1, n // repos)
     for i in range(n):
         repo = f"repo-{i // per_repo:05d}"
-        if i % 100 == 0 and monorepo_groups:  # a member of one of the monorepo's groups
-            g = (i // 100) % monorepo_groups
+        if i % 5000 == 0 and monorepo_groups:  # 200 members of the monorepo's groups: 10 each in 1 group of 10
+            g = (i // 5000) % (monorepo_groups // 10) * 10
             group, topic = f"group-{g}", f"Topic{g % 97}"
-            tags = ("TagA", "TagB") if (i // 100) % 2 else ("TagC",)
+            tags = ("TagC",) if g % 50 == 0 else ("TagA", "TagB")  # 1 group in 5 of those disagrees
         else:
             group, topic, tags = f"GID_{repo}_{i % per_repo}", f"Topic{i % 97}", ("TagA",)
         path = f"svc{i % 7}/consumer_{i}.py"

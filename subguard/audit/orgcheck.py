@@ -22,6 +22,7 @@ working tree's paths in this tree's groups, that repository is taken as this one
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -58,7 +59,7 @@ class OrgCheck:
     warnings: tuple[str, ...] = ()
     replaced: Mapping[str, int] = field(default_factory=dict)  # map repo -> own rows replaced by the working tree
 
-    @property
+    @functools.cached_property
     def map_repos(self) -> frozenset[str]:
         return frozenset(r.repo for r in self.others)
 
