@@ -12,7 +12,7 @@ A group finding about a placeholder group name (`please_rename_unique_group_name
 `yourConsumerGroup`, `CID_XXX`, ...) is marked `[placeholder group name]` and treated the same way:
 it is what a sample asks its reader to rename, not a production conflict. Diagnostic notes (SG902,
 ...) in test code are dropped unless `test-notes` is on. Paths are matched with the globs of
-`test-paths` and `example-paths` (`**` spans folders, `*` one name).
+`test-paths` and `example-paths` (the `exclude` setting's glob semantics: `**` spans folders, `*` one name, a folder names what is below it).
 """
 
 from __future__ import annotations
@@ -20,10 +20,11 @@ from __future__ import annotations
 import fnmatch
 import functools
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from subguard.core.config import Config
 from subguard.core.model import CODE_SCOPE, Finding, Severity
+from subguard.scan.globs import matcher as globs_matcher
 
 TAGS = {"test": "test code", "example": "example code", "placeholder": "placeholder group name"}
 PLACEHOLDER_GROUPS = re.compile(
@@ -34,24 +35,9 @@ PLACEHOLDER_GROUPS = re.compile(
 
 
 @functools.lru_cache(maxsize=64)
-def _pattern(globs: tuple[str, ...]) -> re.Pattern[str]:
-    """One regex for a tuple of path globs (`**/` any folders, `**` anything, `*` within one name)."""
-    parts = []
-    for glob in globs:
-        out, i = "", 0
-        while i < len(glob):
-            if glob.startswith("**/", i):
-                out, i = out + "(?:.*/)?", i + 3
-            elif glob.startswith("**", i):
-                out, i = out + ".*", i + 2
-            elif glob[i] == "*":
-                out, i = out + "[^/]*", i + 1
-            elif glob[i] == "?":
-                out, i = out + "[^/]", i + 1
-            else:
-                out, i = out + re.escape(glob[i]), i + 1
-        parts.append(out)
-    return re.compile("|".join(f"(?:{p})" for p in parts) or "(?!)")
+def _matcher(globs: tuple[str, ...]) -> Callable[[str], str | None]:
+    """One matcher for a tuple of path globs, with the `exclude` setting's semantics (`scan.globs`)."""
+    return globs_matcher(globs) or (lambda path: None)
 
 
 _SOURCE_ROOT = re.compile(r"(?:^|/)src/(?:main|test|it|integrationTest)/[^/]+/")
@@ -73,9 +59,9 @@ def code_kind(path: str, config: Config, repo: str = "") -> str:
     """"test", "example" or "" for a repository-relative POSIX path (of repository `repo`, whose
     name may say that it is a sample as a whole: `example-repos`)."""
     layout = _layout(path)
-    if _pattern(config.test_paths).fullmatch(layout):
+    if _matcher(config.test_paths)(layout):
         return "test"
-    if _pattern(config.example_paths).fullmatch(layout):
+    if _matcher(config.example_paths)(layout):
         return "example"
     if repo and any(fnmatch.fnmatchcase(repo.lower(), p) for p in config.example_repos):
         return "example"
