@@ -87,3 +87,36 @@ def test_hook_fails_on_inconsistent_group_and_passes_after_fix(tmp_path: Path) -
     # the hook's content cache lives in the repository but is ignored by git
     assert (project / ".subguard_cache" / ".gitignore").is_file()
     assert _git(project, "status", "--porcelain") == ""
+
+
+@pytest.mark.slow
+def test_fix_hook_rewrites_the_tag_order_and_passes_on_the_next_run(tmp_path: Path) -> None:
+    """The `subguard-fix` hook under real pre-commit: it fails the run in which it changed a file (as
+    formatters do), the fix is the canonical tag order, and the next run passes."""
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    source, head = _snapshot(tmp_path)
+    project = tmp_path / "svc"
+    project.mkdir()
+    _git(project, "init", "-q")
+    _git(project, "config", "user.email", "t@example.com")
+    _git(project, "config", "user.name", "t")
+    for folder, tags in (("billing", "tag1||tag2"), ("shipping", "tag1||tag2"), ("audit", "tag2 || tag1")):
+        (project / folder).mkdir()
+        (project / folder / "consumer.py").write_text(CONSUMER.format(tags=tags), encoding="utf-8")
+    (project / ".pre-commit-config.yaml").write_text(
+        f"repos:\n  - repo: {source}\n    rev: {head}\n    hooks:\n      - id: subguard-fix\n", encoding="utf-8"
+    )
+    _git(project, "add", "-A")
+    _git(project, "commit", "-qm", "consumers")
+    env = {**os.environ, "PRE_COMMIT_HOME": str(REPO / ".pytest_cache" / "pre-commit-home"), "NO_COLOR": "1"}
+    env.pop("VIRTUAL_ENV", None)
+    env.pop("SUBGUARD_CACHE_DIR", None)
+
+    fixed = _pre_commit(project, env)
+    assert fixed.returncode == 1, fixed.stdout + fixed.stderr
+    assert "files were modified by this hook" in fixed.stdout
+    assert CONSUMER.format(tags="tag1||tag2") == (project / "audit" / "consumer.py").read_text(encoding="utf-8")
+    _git(project, "add", "-A")
+    again = _pre_commit(project, env)
+    assert again.returncode == 0, again.stdout + again.stderr
