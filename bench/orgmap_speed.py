@@ -46,19 +46,21 @@ def record(repo: str, i: int, group: str, topic: str, tags: tuple[str, ...]) -> 
 
 
 def rows(n: int, repos: int, monorepo_groups: int) -> Iterator[orgmap.Row]:
-    per_repo = max(1, n // repos)
-    for i in range(n):
-        repo = f"repo-{i // per_repo:05d}"
-        if i % 5000 == 0 and monorepo_groups:  # 200 members of the monorepo's groups: 10 each in 1 group of 10
-            g = (i // 5000) % (monorepo_groups // 10) * 10
-            group, topic = f"group-{g}", f"Topic{g % 97}"
-            tags = ("TagC",) if g % 50 == 0 else ("TagA", "TagB")  # 1 group in 5 of those disagrees
-        else:
-            group, topic, tags = f"GID_{repo}_{i % per_repo}", f"Topic{i % 97}", ("TagA",)
-        path = f"svc{i % 7}/consumer_{i}.py"
-        sub = (topic, "||".join(tags), "TAG", json.dumps(list(tags)), path, 9, 1)
-        yield (repo, group, f"{repo}:{path}:8", path, 8, 1, None, None, "python-native-4x", "CLUSTERING",
-               "CONCURRENTLY", repo, "", record(repo, i, group, topic, tags), [sub])
+    return (row(i, max(1, n // repos), monorepo_groups) for i in range(n))
+
+
+def row(i: int, per_repo: int, monorepo_groups: int) -> orgmap.Row:
+    repo = f"repo-{i // per_repo:05d}"
+    if i % 5000 == 0 and monorepo_groups:  # 200 members of the monorepo's groups: 10 each in 1 group of 10
+        g = (i // 5000) % (monorepo_groups // 10) * 10
+        group, topic = f"group-{g}", f"Topic{g % 97}"
+        tags = ("TagC",) if g % 50 == 0 else ("TagA", "TagB")  # 1 group in 5 of those disagrees
+    else:
+        group, topic, tags = f"GID_{repo}_{i % per_repo}", f"Topic{i % 97}", ("TagA",)
+    path = f"svc{i % 7}/consumer_{i}.py"
+    sub = (topic, "||".join(tags), "TAG", json.dumps(list(tags)), path, 9, 1)
+    return (repo, group, f"{repo}:{path}:8", path, 8, 1, None, None, "python-native-4x", "CLUSTERING",
+        "CONCURRENTLY", repo, "", record(repo, i, group, topic, tags), [sub])
 
 
 def run(cmd: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, int, int]:
@@ -82,9 +84,10 @@ def spark_write(n: int, repos: int, groups: int, out: Path) -> float:
     from subguard.audit.output import Output
 
     spark: SparkSession = job.session("local[*]", app="subguard-orgmap-bench")
-    data = [(r[0], r[1], r[13], "") for r in rows(n, repos, groups)]
-    consumers = spark.createDataFrame(data, "repo string, group string, json string, env_hint string").repartition(
-        spark.sparkContext.defaultParallelism * 4).cache()
+    per_repo = max(1, n // repos)
+    made = spark.sparkContext.parallelize(range(n), spark.sparkContext.defaultParallelism * 8).map(
+        lambda i: (lambda r: (r[0], r[1], r[13], ""))(row(i, per_repo, groups)))
+    consumers = spark.createDataFrame(made, "repo string, group string, json string, env_hint string").cache()
     consumers.count()
     waivers = spark.createDataFrame([], "repo string, payload string")
     output = Output(str(out))
