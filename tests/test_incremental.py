@@ -251,9 +251,11 @@ def test_incremental_equals_cold_over_random_edits(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("seed", [1, 2, 3, 4])
+@pytest.mark.parametrize("seed", [1, 2])
 def test_incremental_equals_cold_over_many_random_edits(tmp_path: Path, seed: int) -> None:
-    _run_sequence(tmp_path, seed=seed, edits=50)  # 200 edits over the four seeds
+    # 80 edits over the two seeds (plus the 24 above): each edit is two real CLI runs, ~2 s a pair on
+    # 2 cores, and the whole suite must stay under 15 minutes there
+    _run_sequence(tmp_path, seed=seed, edits=40)
 
 
 def test_a_python_edit_loads_no_other_extractor(tmp_path: Path) -> None:
