@@ -51,7 +51,8 @@ def generate(out: Path, scale: float, seed: int) -> dict[str, list[str]]:
             if rng.random() < consumer_share:
                 kind = rng.choice(("py", "java"))
                 text = (PY_CONSUMER if kind == "py" else JAVA_CONSUMER).format(
-                    n=n, r=r, group=f"GID_R{r}_{n}", topic=f"TOPIC_{rng.randrange(50)}", tags="a||b")
+                    n=n, r=r, group=f"GID_R{r}_{n}", topic=f"TOPIC_{rng.randrange(50)}", tags="a||b"
+                )
                 path = root / "src" / f"consumer_{n}.{kind}"
             else:
                 kind = rng.choice(tuple(FILLER))

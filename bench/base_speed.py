@@ -35,7 +35,13 @@ HERE = Path(__file__).resolve().parent
 
 
 def git(root: Path, *args: str) -> None:
-    env = {**os.environ, "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@e", "GIT_COMMITTER_NAME": "b", "GIT_COMMITTER_EMAIL": "b@e"}
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "b",
+        "GIT_AUTHOR_EMAIL": "b@e",
+        "GIT_COMMITTER_NAME": "b",
+        "GIT_COMMITTER_EMAIL": "b@e",
+    }
     subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True, env=env)
 
 
@@ -58,8 +64,11 @@ def main() -> int:
     try:
         root = work / "repo"
         if args.tree is None:
-            subprocess.run([sys.executable, str(HERE / "gen_monorepo.py"), str(root), "--files", str(args.files)],
-                           check=True, capture_output=True)
+            subprocess.run(
+                [sys.executable, str(HERE / "gen_monorepo.py"), str(root), "--files", str(args.files)],
+                check=True,
+                capture_output=True,
+            )
         else:
             shutil.copytree(args.tree, root)
         git(root, "init", "-q")
@@ -67,13 +76,28 @@ def main() -> int:
         git(root, "commit", "-qm", "base")
         target = next(p for p in sorted(root.rglob("*.py")) if b'expression="' in p.read_bytes())
         text = target.read_text(encoding="utf-8")
-        target.write_text(re.sub(r'expression="([^"]*)"', r'expression="\1||refunded"', text, count=1), encoding="utf-8")
+        target.write_text(
+            re.sub(r'expression="([^"]*)"', r'expression="\1||refunded"', text, count=1), encoding="utf-8"
+        )
         env = {**os.environ, "SUBGUARD_NO_RUN_MEMO": "1", "XDG_CACHE_HOME": str(work / "xdg")}
         cache = work / "cache"
         cfg = work / ".subguard.yaml"
         cfg.write_text(f"cache-dir: {cache}\n", encoding="utf-8")
-        check = [sys.executable, "-m", "subguard", "check", str(root), "--config", str(cfg), "--format", "json",
-                 "--output", os.devnull, "--fail-on", "none"]
+        check = [
+            sys.executable,
+            "-m",
+            "subguard",
+            "check",
+            str(root),
+            "--config",
+            str(cfg),
+            "--format",
+            "json",
+            "--output",
+            os.devnull,
+            "--fail-on",
+            "none",
+        ]
         base = [*check, "--base", "HEAD"]
         files = sum(1 for _ in root.rglob("*") if _.is_file() and ".git" not in _.parts)
         timed(check, env)  # fill the content cache (head)

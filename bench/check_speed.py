@@ -60,10 +60,16 @@ def install(work: Path) -> str:
     py = venv / "bin" / "python"
     subprocess.run(
         [sys.executable, "-m", "pip", "--python", str(py), "install", "--quiet", "--no-deps", str(checkout)],
-        check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        check=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
-    purelib = subprocess.run([str(py), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
-                             capture_output=True, text=True, check=True).stdout.strip()
+    purelib = subprocess.run(
+        [str(py), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     Path(purelib, "subguard-bench-deps.pth").write_text("\n".join(site.getsitepackages()) + "\n", encoding="utf-8")
     return str(venv / "bin" / "subguard")
 
@@ -74,8 +80,11 @@ def edit_target(tree: Path) -> Path:
     from subguard.scan.listing import excluded_dir
 
     sources = sorted(
-        p for p in tree.rglob("*")
-        if p.suffix in (".py", ".java") and p.is_file() and not any(excluded_dir(d) for d in p.relative_to(tree).parts[:-1])
+        p
+        for p in tree.rglob("*")
+        if p.suffix in (".py", ".java")
+        and p.is_file()
+        and not any(excluded_dir(d) for d in p.relative_to(tree).parts[:-1])
     )
     return next((p for p in sources if b"rocketmq" in p.read_bytes()), sources[0])
 
@@ -85,6 +94,7 @@ def edit_rounds(n: int, cmd: list[str], target: Path, before: Callable[[], None]
     again); the file's bytes and times are restored afterwards."""
     original, st = target.read_bytes(), target.stat()
     try:
+
         def edit() -> None:
             current = target.read_bytes()
             target.write_bytes(original + b"\n" if current == original else original)
@@ -116,9 +126,23 @@ def main() -> int:
     ENV["XDG_CACHE_HOME"] = str(user_cache)
     cfg = work / ".subguard.yaml"
     cfg.write_text(f"cache-dir: {cache}\n", encoding="utf-8")
-    check = [subguard, "check", str(tree), "--config", str(cfg), "--format", "json", "--output", os.devnull, "--fail-on", "none"]
+    check = [
+        subguard,
+        "check",
+        str(tree),
+        "--config",
+        str(cfg),
+        "--format",
+        "json",
+        "--output",
+        os.devnull,
+        "--fail-on",
+        "none",
+    ]
     files = sum(len(f) for _, _, f in os.walk(tree))
-    stats = subprocess.run([*check, "--stats", "--no-cache"], capture_output=True, text=True, env=ENV, check=False).stderr
+    stats = subprocess.run(
+        [*check, "--stats", "--no-cache"], capture_output=True, text=True, env=ENV, check=False
+    ).stderr
     seen = next((line.split()[1] for line in stats.splitlines() if line.startswith("files: ")), "?")
     print(f"tree: {tree} ({files} files on disk, {seen} discovered by subguard), rounds: {args.rounds}")
     print(f"subguard: {subguard}")
@@ -126,7 +150,9 @@ def main() -> int:
     def read_tree() -> None:
         """Bring the tree into the page cache before every timed run, so that no command profits
         from the one run before it (this VM reclaims page cache quickly)."""
-        subprocess.run(["grep", "-rl", "rocketmq", str(tree)], stdout=subprocess.DEVNULL, check=False)  # not -q: it stops at the first match
+        subprocess.run(
+            ["grep", "-rl", "rocketmq", str(tree)], stdout=subprocess.DEVNULL, check=False
+        )  # not -q: it stops at the first match
 
     def empty_caches() -> None:
         shutil.rmtree(cache, ignore_errors=True)
@@ -142,8 +168,12 @@ def main() -> int:
     grep_r = rounds(args.rounds, ["grep", "-rl", "rocketmq", str(tree)], read_tree)
     shutil.rmtree(work, ignore_errors=True)
 
-    rows = [("subguard check (cold)", cold), ("subguard check (warm)", warm), ("subguard check (1 edit)", edited),
-            ("grep -rl rocketmq", grep_r)]
+    rows = [
+        ("subguard check (cold)", cold),
+        ("subguard check (warm)", warm),
+        ("subguard check (1 edit)", edited),
+        ("grep -rl rocketmq", grep_r),
+    ]
     if ruff_r:
         rows.insert(3, ("ruff check --no-cache", ruff_r))
     print(f"{'command':26} {'median s':>9} {'files/s':>10} {'max RSS MB':>11} {'exit':>5}")

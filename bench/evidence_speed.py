@@ -23,8 +23,10 @@ import tempfile
 import time
 from typing import IO
 
-SUB = ("SubscriptionData [classFilterMode=false, topic={topic}, subString={sub}, tagsSet=[{tags}], codeSet=[], "
-       "subVersion={ver}, expressionType=TAG]")
+SUB = (
+    "SubscriptionData [classFilterMode=false, topic={topic}, subString={sub}, tagsSet=[{tags}], codeSet=[], "
+    "subVersion={ver}, expressionType=TAG]"
+)
 CHATTER = (
     "{ts} INFO PullMessageThread_{n} - get message from commit log, topic=t{n}, queueId=3, offset=918{n}2, size=1024\n",
     "{ts} INFO BrokerControllerScheduledThread1 - dispatch behind commit log 0 bytes\n",
@@ -42,21 +44,35 @@ def block(second: int) -> str:
     ts = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(1709280000 + second))
     out = [CHATTER[i % len(CHATTER)].format(ts=ts, n=i % 16) for i in range(36)]
     if second % 20 == 0:
-        out.append(f"{ts} INFO PullMessageThread_49 - the request offset too small. group=digg-group, topic=digg-topic, "
-                   "requestOffset=156798, brokerMinOffset=172289, clientIp=/10.12.4.31:54437\n")
-        out.append(f"{ts} INFO ClientManageThread_27 - subscription changed, group: digg-group OLD: "
-                   + SUB.format(topic="digg-topic", sub="*", tags="", ver=second) + " NEW: "
-                   + SUB.format(topic="digg-topic", sub="*", tags="", ver=second + 1) + "\n")
+        out.append(
+            f"{ts} INFO PullMessageThread_49 - the request offset too small. group=digg-group, topic=digg-topic, "
+            "requestOffset=156798, brokerMinOffset=172289, clientIp=/10.12.4.31:54437\n"
+        )
+        out.append(
+            f"{ts} INFO ClientManageThread_27 - subscription changed, group: digg-group OLD: "
+            + SUB.format(topic="digg-topic", sub="*", tags="", ver=second)
+            + " NEW: "
+            + SUB.format(topic="digg-topic", sub="*", tags="", ver=second + 1)
+            + "\n"
+        )
     if second % 30 == 5:
         a, b = ("tag1", "tag2") if second % 60 == 5 else ("tag2", "tag1")
-        out.append(f"{ts} INFO ClientManageThread_3 - subscription changed, group: tagflip-group OLD: "
-                   + SUB.format(topic="TagTopic", sub=a, tags=a, ver=second) + " NEW: "
-                   + SUB.format(topic="TagTopic", sub=b, tags=b, ver=second + 1) + "\n")
-        out.append(f"{ts} WARN PullMessageThread_7 - The broker's subscription is not latest, group: tagflip-group {a}\n")
+        out.append(
+            f"{ts} INFO ClientManageThread_3 - subscription changed, group: tagflip-group OLD: "
+            + SUB.format(topic="TagTopic", sub=a, tags=a, ver=second)
+            + " NEW: "
+            + SUB.format(topic="TagTopic", sub=b, tags=b, ver=second + 1)
+            + "\n"
+        )
+        out.append(
+            f"{ts} WARN PullMessageThread_7 - The broker's subscription is not latest, group: tagflip-group {a}\n"
+        )
     if second % 600 == 7:
-        out.append(f"{ts} INFO ClientManageThread_1 - new consumer connected, group: g{second % 97} CONSUME_PASSIVELY CLUSTERING "
-                   "channel: ClientChannelInfo [channel=[id: 0x1a, L:/10.0.0.5:10911 - R:/10.0.1.7:54437], clientId=10.0.1.7@1, "
-                   "language=JAVA, version=399, lastUpdateTimestamp=1]\n")
+        out.append(
+            f"{ts} INFO ClientManageThread_1 - new consumer connected, group: g{second % 97} CONSUME_PASSIVELY CLUSTERING "
+            "channel: ClientChannelInfo [channel=[id: 0x1a, L:/10.0.0.5:10911 - R:/10.0.1.7:54437], clientId=10.0.1.7@1, "
+            "language=JAVA, version=399, lastUpdateTimestamp=1]\n"
+        )
     return "".join(out)
 
 
@@ -72,7 +88,7 @@ def generate(fh: IO[str], size: int) -> int:
 
 def count_lines(path: str, compressed: bool) -> int:
     """Newlines in the (decompressed) log, read in large blocks."""
-    with (gzip.open(path, "rb") if compressed else open(path, "rb")) as fh:
+    with gzip.open(path, "rb") if compressed else open(path, "rb") as fh:
         return sum(block.count(b"\n") for block in iter(lambda: fh.read(1 << 24), b""))
 
 
@@ -85,7 +101,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="sg-evidence-bench-") as tmp:
         path = os.path.join(tmp, "broker.log.gz" if args.gzip else "broker.log")
         t0 = time.perf_counter()
-        with (gzip.open(path, "wt", compresslevel=1) if args.gzip else open(path, "w", encoding="utf-8")) as fh:
+        with gzip.open(path, "wt", compresslevel=1) if args.gzip else open(path, "w", encoding="utf-8") as fh:
             written = generate(fh, size)
         gen = time.perf_counter() - t0
         # the CLI as users run it, in its own process (peak RSS of that process alone)
@@ -106,12 +122,18 @@ def main() -> int:
         lines = count_lines(path, args.gzip)
         with open(report, encoding="utf-8") as fh:
             rules = sorted({f["rule"] for f in json.load(fh)})
-        print(f"file: {written / 1e6:.0f} MB of log text{' (gzip)' if args.gzip else ''}, {lines} lines, "
-              f"generated in {gen:.1f} s")
-        print(f"subguard evidence: {elapsed:.1f} s wall, {lines / elapsed:,.0f} lines/s, "
-              f"{written / 1e6 / elapsed:.1f} MB/s, findings: {', '.join(rules)}")
-        print(f"{' '.join(ref_cmd[:3])} (reference): {ref_elapsed:.1f} s wall, {lines / ref_elapsed:,.0f} lines/s, "
-              f"{ref.stdout.strip()} matching lines")
+        print(
+            f"file: {written / 1e6:.0f} MB of log text{' (gzip)' if args.gzip else ''}, {lines} lines, "
+            f"generated in {gen:.1f} s"
+        )
+        print(
+            f"subguard evidence: {elapsed:.1f} s wall, {lines / elapsed:,.0f} lines/s, "
+            f"{written / 1e6 / elapsed:.1f} MB/s, findings: {', '.join(rules)}"
+        )
+        print(
+            f"{' '.join(ref_cmd[:3])} (reference): {ref_elapsed:.1f} s wall, {lines / ref_elapsed:,.0f} lines/s, "
+            f"{ref.stdout.strip()} matching lines"
+        )
         print(f"ratio evidence/grep: {elapsed / ref_elapsed:.2f}x time")
         print(f"peak RSS of the evidence process: {usage.ru_maxrss / 1024:.1f} MiB; target < 200 MiB")
     return 0

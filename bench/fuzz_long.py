@@ -18,7 +18,17 @@ def main(argv: list[str]) -> int:
     examples = argv[0] if argv else "2000"
     env = {**os.environ, "SUBGUARD_FUZZ_EXAMPLES": examples, "SUBGUARD_FUZZ_RANDOM": "1"}
     root = Path(__file__).resolve().parent.parent
-    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-W", "ignore::DeprecationWarning", "tests/fuzz"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "-W",
+        "ignore::DeprecationWarning",
+        "tests/fuzz",
+    ]
     return subprocess.run(cmd, cwd=root, env=env, check=False).returncode
 
 

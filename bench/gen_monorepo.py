@@ -59,7 +59,7 @@ def start() -> PushConsumer:
     return consumer
 '''
 
-JAVA_PLAIN = '''package com.example.{pkg};
+JAVA_PLAIN = """package com.example.{pkg};
 
 import java.util.List;
 import java.util.Map;
@@ -79,9 +79,9 @@ public class Service{i} {{
         return attrs.getOrDefault("name", "unknown-" + LIMIT);
     }}
 }}
-'''
+"""
 
-JAVA_CONSUMER = '''package com.example.{pkg};
+JAVA_CONSUMER = """package com.example.{pkg};
 
 import org.apache.rocketmq.spring.annotation.RocketMQMessageListener;
 import org.apache.rocketmq.spring.core.RocketMQListener;
@@ -95,16 +95,16 @@ public class Listener{i} implements RocketMQListener<String> {{
         System.out.println(message);
     }}
 }}
-'''
+"""
 
-YAML_PLAIN = '''server:
+YAML_PLAIN = """server:
   port: {port}
 logging:
   level:
     root: INFO
 feature:
   flag-{i}: true
-'''
+"""
 
 MD = "# Notes {i}\n\nNothing about messaging here, just prose for service {svc}.\n"
 
@@ -165,7 +165,9 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args()
     made = generate(args.out, args.files, args.consumer_share, args.seed)
-    print(f"wrote {made['files']} files ({made['consumers']} consumers, {made['planted']} planted conflicts) to {args.out}")
+    print(
+        f"wrote {made['files']} files ({made['consumers']} consumers, {made['planted']} planted conflicts) to {args.out}"
+    )
 
 
 if __name__ == "__main__":

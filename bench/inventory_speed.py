@@ -82,10 +82,16 @@ def _run(tree: Path, rounds: int) -> int:
     files = sum(counts.values())
     sg, gr = statistics.median(sg_times), statistics.median(grep_times)
     print(f"tree: {tree}")
-    print(f"files: {files} discovered ({counts['parsed']} parsed, {counts['skipped']} skipped, {counts['failed']} failed); "
-          f"{len(result.consumers)} consumers, {nrows} rows; grep matched {hits} files")
-    print(f"subguard inventory: median {sg:.3f} s over {args.rounds} rounds (min {min(sg_times):.3f} s), {files / sg:,.0f} files/s")
-    print(f"grep -rl rocketmq:  median {gr:.3f} s over {args.rounds} rounds (min {min(grep_times):.3f} s), {files / gr:,.0f} files/s")
+    print(
+        f"files: {files} discovered ({counts['parsed']} parsed, {counts['skipped']} skipped, {counts['failed']} failed); "
+        f"{len(result.consumers)} consumers, {nrows} rows; grep matched {hits} files"
+    )
+    print(
+        f"subguard inventory: median {sg:.3f} s over {args.rounds} rounds (min {min(sg_times):.3f} s), {files / sg:,.0f} files/s"
+    )
+    print(
+        f"grep -rl rocketmq:  median {gr:.3f} s over {args.rounds} rounds (min {min(grep_times):.3f} s), {files / gr:,.0f} files/s"
+    )
     print(f"ratio subguard/grep: {sg / gr:.2f}x")
     return 0
 

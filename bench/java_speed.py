@@ -157,8 +157,10 @@ def run(tree: Path, rounds: int) -> int:
     print(f"tree: {tree}  (median of {rounds} rounds, all three timed in each round)")
     print(f"java files: {java} ({parsed} parsed, {java - parsed} skipped by prefilter or failed)")
     print(f"consumers: {len(result.consumers)}")
-    print(f"subguard scan (spring + java):     {scan:6.2f} s  {java / scan:8.0f} java files/s"
-          f"  ({parsed / scan:.0f} parsed java files/s)")
+    print(
+        f"subguard scan (spring + java):     {scan:6.2f} s  {java / scan:8.0f} java files/s"
+        f"  ({parsed / scan:.0f} parsed java files/s)"
+    )
     print(f"tree-sitter parse of every file:    {parse:6.2f} s  {java / parse:8.0f} java files/s")
     print(f"grep -rl rocketmq:                  {grep:6.2f} s  {java / grep:8.0f} java files/s")
     print(f"ratio scan/parse-only: {scan / parse:.2f}x   ratio scan/grep: {scan / grep:.2f}x")

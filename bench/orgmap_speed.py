@@ -38,11 +38,20 @@ def record(repo: str, i: int, group: str, topic: str, tags: tuple[str, ...]) -> 
     path = f"svc{i % 7}/consumer_{i}.py"
     loc = {"path": path, "line": 9, "column": 1, "repo": repo}
     expr = "||".join(tags)
-    return json.dumps({
-        "consumer_id": f"{repo}:{path}:8", "group": {"value": group}, "client": "python-native-4x", "repo": repo,
-        "service": repo, "location": {**loc, "line": 8},
-        "subscriptions": [{"topic": {"value": topic}, "expression": {"value": expr}, "tags": list(tags), "location": loc}],
-    }, separators=(",", ":"))
+    return json.dumps(
+        {
+            "consumer_id": f"{repo}:{path}:8",
+            "group": {"value": group},
+            "client": "python-native-4x",
+            "repo": repo,
+            "service": repo,
+            "location": {**loc, "line": 8},
+            "subscriptions": [
+                {"topic": {"value": topic}, "expression": {"value": expr}, "tags": list(tags), "location": loc}
+            ],
+        },
+        separators=(",", ":"),
+    )
 
 
 def rows(n: int, repos: int, monorepo_groups: int) -> Iterator[orgmap.Row]:
@@ -59,8 +68,23 @@ def row(i: int, per_repo: int, monorepo_groups: int) -> orgmap.Row:
         group, topic, tags = f"GID_{repo}_{i % per_repo}", f"Topic{i % 97}", ("TagA",)
     path = f"svc{i % 7}/consumer_{i}.py"
     sub = (topic, "||".join(tags), "TAG", json.dumps(list(tags)), path, 9, 1)
-    return (repo, group, f"{repo}:{path}:8", path, 8, 1, None, None, "python-native-4x", "CLUSTERING",
-        "CONCURRENTLY", repo, "", record(repo, i, group, topic, tags), [sub])
+    return (
+        repo,
+        group,
+        f"{repo}:{path}:8",
+        path,
+        8,
+        1,
+        None,
+        None,
+        "python-native-4x",
+        "CLUSTERING",
+        "CONCURRENTLY",
+        repo,
+        "",
+        record(repo, i, group, topic, tags),
+        [sub],
+    )
 
 
 def run(cmd: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, int, int]:
@@ -86,7 +110,8 @@ def spark_write(n: int, repos: int, groups: int, out: Path) -> float:
     spark: SparkSession = job.session("local[*]", app="subguard-orgmap-bench")
     per_repo = max(1, n // repos)
     made = spark.sparkContext.parallelize(range(n), spark.sparkContext.defaultParallelism * 8).map(
-        lambda i: (lambda r: (r[0], r[1], r[13], ""))(row(i, per_repo, groups)))
+        lambda i: (lambda r: (r[0], r[1], r[13], ""))(row(i, per_repo, groups))
+    )
     consumers = spark.createDataFrame(made, "repo string, group string, json string, env_hint string").cache()
     consumers.count()
     waivers = spark.createDataFrame([], "repo string, payload string")
@@ -106,7 +131,9 @@ def main() -> int:
     ap.add_argument("--subscriptions", type=int, default=1_000_000)
     ap.add_argument("--repos", type=int, default=10_000)
     ap.add_argument("--rounds", type=int, default=5)
-    ap.add_argument("--groups", type=int, default=200, help="the monorepo's groups (gen_monorepo.py: files * share / 2)")
+    ap.add_argument(
+        "--groups", type=int, default=200, help="the monorepo's groups (gen_monorepo.py: files * share / 2)"
+    )
     ap.add_argument("--spark", action="store_true", help="also time the audit's map step on a local Spark session")
     args = ap.parse_args()
     tree = args.monorepo.resolve()
@@ -114,14 +141,23 @@ def main() -> int:
     work = Path(tempfile.mkdtemp(prefix="sg-orgmap-bench-"))
     omap = work / orgmap.FILE_NAME
     start = time.perf_counter()
-    counts = orgmap.write(str(omap), [orgmap.RepoRow(f"repo-{i:05d}") for i in range(args.repos)],
-                          rows(args.subscriptions, args.repos, groups), [], sources=["bench"])
+    counts = orgmap.write(
+        str(omap),
+        [orgmap.RepoRow(f"repo-{i:05d}") for i in range(args.repos)],
+        rows(args.subscriptions, args.repos, groups),
+        [],
+        sources=["bench"],
+    )
     seconds = time.perf_counter() - start
-    print(f"map: {counts['subscriptions']:,} subscriptions, {counts['repos']:,} repositories, "
-          f"{omap.stat().st_size / 1e6:.0f} MB, written in {seconds:.1f} s (orgmap.write, rows prepared)")
+    print(
+        f"map: {counts['subscriptions']:,} subscriptions, {counts['repos']:,} repositories, "
+        f"{omap.stat().st_size / 1e6:.0f} MB, written in {seconds:.1f} s (orgmap.write, rows prepared)"
+    )
     if args.spark:
-        print(f"audit map step (write_audit on local[*], {os.cpu_count()} cores): "
-              f"{spark_write(args.subscriptions, args.repos, groups, work / 'spark-out'):.1f} s")
+        print(
+            f"audit map step (write_audit on local[*], {os.cpu_count()} cores): "
+            f"{spark_write(args.subscriptions, args.repos, groups, work / 'spark-out'):.1f} s"
+        )
     env = {**os.environ}
     exe = str(Path(sys.executable).parent / "subguard")
     plain = [exe, "check", ".", "--fail-on", "none"]
@@ -132,9 +168,13 @@ def main() -> int:
         t0, m0 = rounds(args.rounds, plain, tree, e)
         t1, m1 = rounds(args.rounds, with_map, tree, e)
         table.append((label, t0, t1, m0, m1))
-    print(f"{'check on ' + tree.name:34} {'without':>9} {'--org-map':>10} {'added':>8} {'RSS without':>12} {'RSS with':>9} {'added':>8}")
+    print(
+        f"{'check on ' + tree.name:34} {'without':>9} {'--org-map':>10} {'added':>8} {'RSS without':>12} {'RSS with':>9} {'added':>8}"
+    )
     for label, t0, t1, m0, m1 in table:
-        print(f"{label:34} {t0:8.3f}s {t1:9.3f}s {t1 - t0:+7.3f}s {m0 / 1024:10.0f}MB {m1 / 1024:7.0f}MB {(m1 - m0) / 1024:+6.0f}MB")
+        print(
+            f"{label:34} {t0:8.3f}s {t1:9.3f}s {t1 - t0:+7.3f}s {m0 / 1024:10.0f}MB {m1 / 1024:7.0f}MB {(m1 - m0) / 1024:+6.0f}MB"
+        )
     return 0
 
 

@@ -31,8 +31,13 @@ SHOWN = ("error", "warning")
 
 
 def check(tree: Path) -> list[Row]:
-    proc = subprocess.run([sys.executable, "-m", "subguard", "check", ".", "--format", "json", "--fail-on", "none", "--no-cache"],
-                          capture_output=True, text=True, check=False, cwd=tree)
+    proc = subprocess.run(
+        [sys.executable, "-m", "subguard", "check", ".", "--format", "json", "--fail-on", "none", "--no-cache"],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=tree,
+    )
     if proc.returncode != 0:
         raise RuntimeError(f"subguard check exited {proc.returncode}: {proc.stderr.strip()[-400:]}")
     data = json.loads(proc.stdout)
@@ -82,15 +87,22 @@ def main(argv: list[str] | None = None) -> int:
         notes = [r for r in rows if r["severity"] not in SHOWN]
         diag = [r for r in notes if str(r["rule"]).startswith("SG9")]
         rules = Counter(str(r["rule"]) for r in shown)
-        print(f"{spec['repo']:38} {len(shown):6} {len(marked):6} {len(notes):6} {len(diag):6}  "
-              f"{' '.join(f'{k}x{v}' for k, v in sorted(rules.items()))}")
+        print(
+            f"{spec['repo']:38} {len(shown):6} {len(marked):6} {len(notes):6} {len(diag):6}  "
+            f"{' '.join(f'{k}x{v}' for k, v in sorted(rules.items()))}"
+        )
         totals.update(shown=len(shown), marked=len(marked), notes=len(notes), diag=len(diag), repos=1)
-        listed += [f"| {spec['repo']} | {r['rule']} | {r['path']}:{r['line']} | ? | {state(r)}: {r['message'][:160]} |" for r in rows]
+        listed += [
+            f"| {spec['repo']} | {r['rule']} | {r['path']}:{r['line']} | ? | {state(r)}: {r['message'][:160]} |"
+            for r in rows
+        ]
     if not present:
         print("no mirror present", file=sys.stderr)
         return 2
     failed = f", {totals['failed']} failed" if totals["failed"] else ""
-    print(f"{'TOTAL':38} {totals['shown']:6} {totals['marked']:6} {totals['notes']:6} {totals['diag']:6}  over {totals['repos']} repos{failed}")
+    print(
+        f"{'TOTAL':38} {totals['shown']:6} {totals['marked']:6} {totals['notes']:6} {totals['diag']:6}  over {totals['repos']} repos{failed}"
+    )
     if args.list:
         print("\n".join(listed))
     return 0

@@ -24,8 +24,13 @@ SHAPES = (
     ("single", ("TagA",)),
     ("four", ("TagA", "TagA", "TagA", "TagB")),
 )
-FAMILIES = (ClientFamily.JAVA_PUSH_4X, ClientFamily.SPRING_LISTENER, ClientFamily.PYTHON_NATIVE_4X,
-            ClientFamily.PYTHON_GRPC_5X, ClientFamily.JAVA_LITE_PULL)
+FAMILIES = (
+    ClientFamily.JAVA_PUSH_4X,
+    ClientFamily.SPRING_LISTENER,
+    ClientFamily.PYTHON_NATIVE_4X,
+    ClientFamily.PYTHON_GRPC_5X,
+    ClientFamily.JAVA_LITE_PULL,
+)
 
 
 def corpus(groups: int, seed: int) -> list[list[Consumer]]:
@@ -40,10 +45,19 @@ def corpus(groups: int, seed: int) -> list[list[Consumer]]:
         for i, expr in enumerate(exprs):
             loc = Location(path=f"svc{g}/c{i}.py", line=i + 1)
             topic = f"T{g}-{i % 2}" if two_topics else f"T{g}"
-            sub = Subscription(topic=Value.literal(topic), expression=Value.literal(expr), tags=parse(expr).tags,
-                               location=loc)
-            members.append(Consumer(consumer_id=f"{g}-{i}", group=Value.literal(f"G{g}"), subscriptions=(sub,),
-                                    message_model=Value.literal(model.value), client=family, location=loc))
+            sub = Subscription(
+                topic=Value.literal(topic), expression=Value.literal(expr), tags=parse(expr).tags, location=loc
+            )
+            members.append(
+                Consumer(
+                    consumer_id=f"{g}-{i}",
+                    group=Value.literal(f"G{g}"),
+                    subscriptions=(sub,),
+                    message_model=Value.literal(model.value),
+                    client=family,
+                    location=loc,
+                )
+            )
         out.append(members)
     return out
 
@@ -59,8 +73,10 @@ def main() -> None:
     lossy = sum(1 for members in groups if simulate_group(members, args.runs, args.seed).has_loss)
     elapsed = time.perf_counter() - started
     per = elapsed / args.groups * 1000
-    print(f"simulated {args.groups} groups x {args.runs} run(s), 1000 messages per topic: "
-          f"{elapsed:.2f} s ({per:.2f} ms/group), {lossy} groups with predicted loss")
+    print(
+        f"simulated {args.groups} groups x {args.runs} run(s), 1000 messages per topic: "
+        f"{elapsed:.2f} s ({per:.2f} ms/group), {lossy} groups with predicted loss"
+    )
 
 
 if __name__ == "__main__":

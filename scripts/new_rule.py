@@ -36,9 +36,9 @@ def policy_yaml(rule: str, name: str, scope: str, severity: str) -> str:
     head = [f"id: {rule}", f"name: {name}", f"severity: {severity}", f"scope: {scope}", "fix: none"]
     if scope == "evidence":
         head.append("implemented_by: subguard.evidence.classify:TODO_function_that_emits_it")
-        head.append('message: "Group \'{group}\': TODO what the evidence shows"')
+        head.append("message: \"Group '{group}': TODO what the evidence shows\"")
     else:
-        head.append('message: "TODO one line naming the subject, e.g. group \'{group}\'"')
+        head.append("message: \"TODO one line naming the subject, e.g. group '{group}'\"")
         head.append(f"condition: {STARTER_CONDITION[scope]}")
     docs = """docs:
   summary: TODO one line - what goes wrong.
@@ -58,7 +58,7 @@ def policy_yaml(rule: str, name: str, scope: str, severity: str) -> str:
 
 def repo_case(rule: str) -> dict[str, str]:
     """A repository case: two Python consumers, one line that must trigger, one that must not."""
-    body = '''from rocketmq.client import PushConsumer
+    body = """from rocketmq.client import PushConsumer
 
 
 def handle(msg):
@@ -74,7 +74,7 @@ consumer.subscribe("TopicTodo", handle, expression="tag1")
 # ok: {rule}
 other = PushConsumer("GID_TODO_OK")
 other.subscribe("TopicTodo", handle, expression="tag1")
-'''
+"""
     return {"consumer_a.py": body.format(rule=rule)}
 
 
@@ -87,8 +87,13 @@ def evidence_case(rule: str) -> dict[str, str]:
 
 
 def rule_table() -> str:
-    out = subprocess.run([sys.executable, "-m", "subguard", "rules", "--format", "markdown"], capture_output=True,
-                         text=True, check=True, cwd=ROOT)
+    out = subprocess.run(
+        [sys.executable, "-m", "subguard", "rules", "--format", "markdown"],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
+    )
     return out.stdout
 
 
@@ -109,7 +114,9 @@ def scaffold(rule: str, name: str, scope: str, severity: str, policies: Path, fi
     yaml_path = policies / f"{rule}-{name}.yaml"
     case = fixtures / rule / ("logs" if scope == "evidence" else "basic")
     files = {yaml_path: policy_yaml(rule, name, scope, severity)}
-    files.update({case / rel: text for rel, text in (evidence_case(rule) if scope == "evidence" else repo_case(rule)).items()})
+    files.update(
+        {case / rel: text for rel, text in (evidence_case(rule) if scope == "evidence" else repo_case(rule)).items()}
+    )
     clash = [p for p in files if p.exists()]
     if clash:
         raise SystemExit(f"new_rule: already exists: {', '.join(map(str, clash))}")

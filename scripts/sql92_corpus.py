@@ -19,19 +19,180 @@ import random
 import sys
 
 KEYWORDS = ["NOT", "AND", "OR", "BETWEEN", "IN", "TRUE", "FALSE", "NULL", "IS", "CONTAINS", "STARTSWITH", "ENDSWITH"]
-IDS = ["a", "b", "c", "region", "price", "amount", "TAGS", "_x", "$y", "k9", "color", "Is", "nota", "orx", "INx", "isnull",
-       "between1", "s", "K", "i", "id_1", "$", "_", "notnull", "TRUEx"]
-STRINGS = ["'x'", "'eu'", "''", "'it''s'", "'a b'", "'ıİſK'", "'日本'", "'--'", "'/*'", "'\\'", "'''x'''", "'é'", "'1'",
-           "'\t'", "'a\nb'", "'😀'", "'TRUE'", "'null'", "'3.5'"]
-INTS = ["0", "1", "7", "10", "42", "100", "2147483647", "2147483648", "-1", "9223372036854775807", "9223372036854775808",
-        "9223372036854775807L", "10L", "3l", "0L", "007", "00", "12345678901234567890"]
-FLOATS = ["1.5", "0.0", "0.", ".5", "5.", "1e5", "1E5", "1e+5", "1e-5", "2.5E-3", "4.9e-324", "2.5e-324", "1e-400",
-          "1.7976931348623157e308", "1.8e308", "9007199254740992.0", "9007199254740993.0", "3.", ".0", "1e", "1.e3", ".e3"]
+IDS = [
+    "a",
+    "b",
+    "c",
+    "region",
+    "price",
+    "amount",
+    "TAGS",
+    "_x",
+    "$y",
+    "k9",
+    "color",
+    "Is",
+    "nota",
+    "orx",
+    "INx",
+    "isnull",
+    "between1",
+    "s",
+    "K",
+    "i",
+    "id_1",
+    "$",
+    "_",
+    "notnull",
+    "TRUEx",
+]
+STRINGS = [
+    "'x'",
+    "'eu'",
+    "''",
+    "'it''s'",
+    "'a b'",
+    "'ıİſK'",
+    "'日本'",
+    "'--'",
+    "'/*'",
+    "'\\'",
+    "'''x'''",
+    "'é'",
+    "'1'",
+    "'\t'",
+    "'a\nb'",
+    "'😀'",
+    "'TRUE'",
+    "'null'",
+    "'3.5'",
+]
+INTS = [
+    "0",
+    "1",
+    "7",
+    "10",
+    "42",
+    "100",
+    "2147483647",
+    "2147483648",
+    "-1",
+    "9223372036854775807",
+    "9223372036854775808",
+    "9223372036854775807L",
+    "10L",
+    "3l",
+    "0L",
+    "007",
+    "00",
+    "12345678901234567890",
+]
+FLOATS = [
+    "1.5",
+    "0.0",
+    "0.",
+    ".5",
+    "5.",
+    "1e5",
+    "1E5",
+    "1e+5",
+    "1e-5",
+    "2.5E-3",
+    "4.9e-324",
+    "2.5e-324",
+    "1e-400",
+    "1.7976931348623157e308",
+    "1.8e308",
+    "9007199254740992.0",
+    "9007199254740993.0",
+    "3.",
+    ".0",
+    "1e",
+    "1.e3",
+    ".e3",
+]
 # letters that Unicode case folding relates to ASCII (re.IGNORECASE matches them, JavaCC does not)
-FOLDING = ["ı", "İ", "ſ", "\u212a", "\u212b", "ß", "ﬀ", "ﬁ", "ﬅ", "é", "Ι", "ι", "ς", "σ", "а", "е", "о", "Ａ", "ｉ", "ǅ", "ẞ", "µ", "ÿ"]
-NON_ASCII = [*FOLDING, "\u00a0", "\u2003", "\u3000", "\u200b", "\ufeff", "😀", "\u0085", "\u2028", "\x00", "\x7f", "¡", "→"]
-SPACES = [" ", " ", " ", "  ", "\t", "\n", "\r\n", "\r", "\f", " /* c */ ", "/**/", " -- line\n", "\n-- c\r", " /* ** / */ "]
-JUNK = ["#", "!", "!=", "==", "*", "/", "%", "&&", "||", ";", "[", "]", "{", "}", "@", "?", ":", ".", "^", "~", "`", '"', "\\"]
+FOLDING = [
+    "ı",
+    "İ",
+    "ſ",
+    "\u212a",
+    "\u212b",
+    "ß",
+    "ﬀ",
+    "ﬁ",
+    "ﬅ",
+    "é",
+    "Ι",
+    "ι",
+    "ς",
+    "σ",
+    "а",
+    "е",
+    "о",
+    "Ａ",
+    "ｉ",
+    "ǅ",
+    "ẞ",
+    "µ",
+    "ÿ",
+]
+NON_ASCII = [
+    *FOLDING,
+    "\u00a0",
+    "\u2003",
+    "\u3000",
+    "\u200b",
+    "\ufeff",
+    "😀",
+    "\u0085",
+    "\u2028",
+    "\x00",
+    "\x7f",
+    "¡",
+    "→",
+]
+SPACES = [
+    " ",
+    " ",
+    " ",
+    "  ",
+    "\t",
+    "\n",
+    "\r\n",
+    "\r",
+    "\f",
+    " /* c */ ",
+    "/**/",
+    " -- line\n",
+    "\n-- c\r",
+    " /* ** / */ ",
+]
+JUNK = [
+    "#",
+    "!",
+    "!=",
+    "==",
+    "*",
+    "/",
+    "%",
+    "&&",
+    "||",
+    ";",
+    "[",
+    "]",
+    "{",
+    "}",
+    "@",
+    "?",
+    ":",
+    ".",
+    "^",
+    "~",
+    "`",
+    '"',
+    "\\",
+]
 
 
 def case(rng: random.Random, word: str) -> str:
@@ -67,7 +228,11 @@ class Grammar:
         if r < 0.82:
             return self.kw(self.rng.choice(["TRUE", "FALSE", "NULL"]))
         if r < 0.9 and depth < 4:
-            return "-" + self.sp().strip(" ") + self.value(depth + 1) if self.rng.random() < 0.7 else "+" + self.value(depth + 1)
+            return (
+                "-" + self.sp().strip(" ") + self.value(depth + 1)
+                if self.rng.random() < 0.7
+                else "+" + self.value(depth + 1)
+            )
         if depth < 4:
             return "(" + self.or_expr(depth + 1) + ")"
         return self.rng.choice(IDS)
@@ -78,8 +243,27 @@ class Grammar:
         if r < 0.6:
             return self.rng.choice(IDS)
         if r < 0.9:
-            return self.rng.choice(["1", "7", "10", "42", "100", "2147483647", "2147483648", "9223372036854775807", "10L", "1.5",
-                                    ".5", "5.", "1e5", "2.5E-3", "4.9e-324", "1.7976931348623157e308", "9007199254740993"])
+            return self.rng.choice(
+                [
+                    "1",
+                    "7",
+                    "10",
+                    "42",
+                    "100",
+                    "2147483647",
+                    "2147483648",
+                    "9223372036854775807",
+                    "10L",
+                    "1.5",
+                    ".5",
+                    "5.",
+                    "1e5",
+                    "2.5E-3",
+                    "4.9e-324",
+                    "1.7976931348623157e308",
+                    "9007199254740993",
+                ]
+            )
         if r < 0.95:
             return "-" + self.operand(depth + 1) if depth < 8 else "-1"
         return "(" + self.rng.choice(IDS) + ")"
@@ -125,9 +309,23 @@ class Grammar:
             op = self.rng.choice(["=", "<>", ">", ">=", "<", "<="])
             return left + sp() + op + sp() + self.value(depth)
         if r < 0.5:
-            return left + sp() + neg + kw("BETWEEN") + sp() + self.value(depth) + sp() + kw("AND") + sp() + self.value(depth)
+            return (
+                left
+                + sp()
+                + neg
+                + kw("BETWEEN")
+                + sp()
+                + self.value(depth)
+                + sp()
+                + kw("AND")
+                + sp()
+                + self.value(depth)
+            )
         if r < 0.7:
-            items = [self.rng.choice(STRINGS) if self.rng.random() < 0.7 else self.value(depth) for _ in range(self.rng.randint(1, 4))]
+            items = [
+                self.rng.choice(STRINGS) if self.rng.random() < 0.7 else self.value(depth)
+                for _ in range(self.rng.randint(1, 4))
+            ]
             return left + sp() + neg + kw("IN") + sp() + "(" + ("," + sp()).join(items) + ")"
         if r < 0.85:
             word = self.rng.choice(["CONTAINS", "STARTSWITH", "ENDSWITH"])
@@ -154,7 +352,7 @@ def tokens(text: str) -> list[str]:
             continue
         if ch == "'":
             j = text.find("'", i + 1)
-            while j != -1 and text[j + 1:j + 2] == "'":
+            while j != -1 and text[j + 1 : j + 2] == "'":
                 j = text.find("'", j + 2)
             j = len(text) if j == -1 else j + 1
         elif ch.isalnum() or ch in "_$.":
@@ -184,9 +382,18 @@ def mutate(rng: random.Random, text: str) -> str:
         j = min(i + 1, len(toks) - 1)
         toks[i], toks[j] = toks[j], toks[i]
     elif op == 3:
-        toks.insert(i, case(rng, rng.choice(["NOT", "AND", "OR", "IS", "NULL", "IN", "BETWEEN", "(", ")", ",", "-", "+"])))
+        toks.insert(
+            i, case(rng, rng.choice(["NOT", "AND", "OR", "IS", "NULL", "IN", "BETWEEN", "(", ")", ",", "-", "+"]))
+        )
     elif op == 4:
-        toks.append(case(rng, rng.choice(["NOT", "AND", "OR", "NOT NOT", "IS", "IS NOT", "NOT IN", "NOT b", "b", "= 1", "NOT BETWEEN"])))
+        toks.append(
+            case(
+                rng,
+                rng.choice(
+                    ["NOT", "AND", "OR", "NOT NOT", "IS", "IS NOT", "NOT IN", "NOT b", "b", "= 1", "NOT BETWEEN"]
+                ),
+            )
+        )
     elif op == 5:
         toks.insert(i, rng.choice(JUNK))
     elif op == 6:
@@ -200,18 +407,31 @@ def mutate(rng: random.Random, text: str) -> str:
 
 def fold_letters(rng: random.Random, text: str) -> str:
     """Swap one ASCII letter for a non-ASCII letter that case-folds to (or looks like) it."""
-    swaps = {"i": ["ı", "İ"], "I": ["ı", "İ"], "s": ["ſ"], "S": ["ſ"], "k": ["\u212a"], "K": ["\u212a"],
-             "a": ["а", "Ａ", "\u212b"], "e": ["е", "é"], "o": ["о"], "N": ["Ν"], "T": ["Т"]}
+    swaps = {
+        "i": ["ı", "İ"],
+        "I": ["ı", "İ"],
+        "s": ["ſ"],
+        "S": ["ſ"],
+        "k": ["\u212a"],
+        "K": ["\u212a"],
+        "a": ["а", "Ａ", "\u212b"],
+        "e": ["е", "é"],
+        "o": ["о"],
+        "N": ["Ν"],
+        "T": ["Т"],
+    }
     spots = [i for i, ch in enumerate(text) if ch in swaps]
     if not spots:
         return text + rng.choice(FOLDING)
     i = rng.choice(spots)
-    return text[:i] + rng.choice(swaps[text[i]]) + text[i + 1:]
+    return text[:i] + rng.choice(swaps[text[i]]) + text[i + 1 :]
 
 
 def deep(rng: random.Random) -> str:
     n = rng.choice([10, 100, 169, 170, 171, 500, 999, 1000, 1001, 1200, 1500, rng.randint(2, 1500)])
-    inner = rng.choice(["a", "a = 1", "a IS NULL", "NOT a", "a BETWEEN 1 AND 2", "'x'", "1", "TRUE", "a NOT b", "a b", "a #"])
+    inner = rng.choice(
+        ["a", "a = 1", "a IS NULL", "NOT a", "a BETWEEN 1 AND 2", "'x'", "1", "TRUE", "a NOT b", "a b", "a #"]
+    )
     kind = rng.randrange(9)
     if kind == 0:
         core = "(" * n + inner + ")" * n
@@ -237,25 +457,146 @@ def deep(rng: random.Random) -> str:
 
 
 def special() -> list[str]:
-    out = ["", " ", "   ", "\t", "\n", "\r\n", "\f", " \t\n\r\f ", "/* only a comment */", "-- only a comment\n", "--", "/*", "/**/a",
-           "a", "a NOT", "a NOT b", "a = 1 NOT b", "(a) NOT b", "a NOT NOT IN ('x')", "a IS NULL NOT b", "a ıS NULL", "a Iſ NULL",
-           "region Iſ", "a İS NULL", "a IS NULL AND b ıS NULL", "a \u212a", "a BETWEEN 9007199254740993 AND 9007199254740992.0",
-           "a BETWEEN 9007199254740992.0 AND 9007199254740993", "a BETWEEN 9007199254740993 AND 9007199254740992",
-           "a BETWEEN 2147483648 AND 2147483647", "a BETWEEN 1 AND 0.5", "a BETWEEN 0.5 AND 1", "a BETWEEN 1.0 AND 1",
-           "a BETWEEN 9223372036854775807 AND 9.223372036854775807E18", "a BETWEEN 9.223372036854775807E18 AND 9223372036854775807",
-           "a NOT BETWEEN 2 AND 1", "a BETWEEN -1 AND -2", "a BETWEEN 'a' AND 'b'", "a BETWEEN NULL AND 1", "a BETWEEN TRUE AND 1",
-           "a IS NULL IS NULL", "a IS NOT NULL IS NOT NULL", "a IS NULL = TRUE", "TRUE = a IS NULL", "a IS NULL IS b", "a IS NOT b",
-           "a = 1 -- comment", "a = 1 -- comment\n", "a = 1 /* x", "a /* x */ = /* y */ 1", "a = 'x' -- c", "a = 'it''s'", "a = '''",
-           "a = 'x''", "a IN ()", "a IN ('x',)", "a IN ('x' 'y')", "a IN 'x'", "a IN ('x', 1)", "a NOT IN ('x') AND b", "'x' IN ('x')",
-           "(a) IN ('x')", "- a IN ('x')", "+a", "+ +a", "+(a)", "+(a NOT b)", "+(a = 1) b", "+'x' > 1", "-'x' > 1", "-TRUE > 1",
-           "NOT -a", "-a AND b", "a > -1.5", "a > - 0.0", "a > -0", "a > 0", "a = 0.0", "a CONTAINS 'x' CONTAINS 'y'", "a CONTAINS b",
-           "a NOT CONTAINS", "a NOT STARTSWITH 1", "a ENDSWITH", "TRUE = 1", "1 = TRUE", "TRUE = FALSE", "NULL = a", "a = NULL",
-           "a <> NULL", "NULL IS NULL", "1 IS NULL", "'x' IS NULL AND a", "a AND", "a OR", "AND a", "OR", "NOT", "()", "(a", "a)",
-           "a))", "((a)", "a = 1 AND (b = 2 OR c = 3)", "a=1ANDb=2", "a=1 AND b=2", "a=1and b=2", "a = 1e5", "a = 1e", "a = .e3",
-           "a = 1.e3", "a = 0x10", "a = 0L", "a = 00", "a.b = 1", "a = 1 b # c", "a = 1 # c", "a = 1 😀", "'😀' = a b", "'😀😀' a",
-           "a = '😀' b", "\ud83d = a", "a = '\ud800' b", "a\u00a0= 1", "a =\u3000 1", "\ufeffa = 1", "a IS NULL \u212a",
-           "a NOT \u212a", "nOt a", "Not Not a", "a bEtWeEn 1 AnD 2", "a iS nOt NuLl", "a = 1\r\n\tb", "a = 1\tb", "a\t\t= 1 \t b",
-           "a = 1\n\n  b", "a = 1\r\rb", "\n\n\ta b", "a\r\n-- c\r\n b"]
+    out = [
+        "",
+        " ",
+        "   ",
+        "\t",
+        "\n",
+        "\r\n",
+        "\f",
+        " \t\n\r\f ",
+        "/* only a comment */",
+        "-- only a comment\n",
+        "--",
+        "/*",
+        "/**/a",
+        "a",
+        "a NOT",
+        "a NOT b",
+        "a = 1 NOT b",
+        "(a) NOT b",
+        "a NOT NOT IN ('x')",
+        "a IS NULL NOT b",
+        "a ıS NULL",
+        "a Iſ NULL",
+        "region Iſ",
+        "a İS NULL",
+        "a IS NULL AND b ıS NULL",
+        "a \u212a",
+        "a BETWEEN 9007199254740993 AND 9007199254740992.0",
+        "a BETWEEN 9007199254740992.0 AND 9007199254740993",
+        "a BETWEEN 9007199254740993 AND 9007199254740992",
+        "a BETWEEN 2147483648 AND 2147483647",
+        "a BETWEEN 1 AND 0.5",
+        "a BETWEEN 0.5 AND 1",
+        "a BETWEEN 1.0 AND 1",
+        "a BETWEEN 9223372036854775807 AND 9.223372036854775807E18",
+        "a BETWEEN 9.223372036854775807E18 AND 9223372036854775807",
+        "a NOT BETWEEN 2 AND 1",
+        "a BETWEEN -1 AND -2",
+        "a BETWEEN 'a' AND 'b'",
+        "a BETWEEN NULL AND 1",
+        "a BETWEEN TRUE AND 1",
+        "a IS NULL IS NULL",
+        "a IS NOT NULL IS NOT NULL",
+        "a IS NULL = TRUE",
+        "TRUE = a IS NULL",
+        "a IS NULL IS b",
+        "a IS NOT b",
+        "a = 1 -- comment",
+        "a = 1 -- comment\n",
+        "a = 1 /* x",
+        "a /* x */ = /* y */ 1",
+        "a = 'x' -- c",
+        "a = 'it''s'",
+        "a = '''",
+        "a = 'x''",
+        "a IN ()",
+        "a IN ('x',)",
+        "a IN ('x' 'y')",
+        "a IN 'x'",
+        "a IN ('x', 1)",
+        "a NOT IN ('x') AND b",
+        "'x' IN ('x')",
+        "(a) IN ('x')",
+        "- a IN ('x')",
+        "+a",
+        "+ +a",
+        "+(a)",
+        "+(a NOT b)",
+        "+(a = 1) b",
+        "+'x' > 1",
+        "-'x' > 1",
+        "-TRUE > 1",
+        "NOT -a",
+        "-a AND b",
+        "a > -1.5",
+        "a > - 0.0",
+        "a > -0",
+        "a > 0",
+        "a = 0.0",
+        "a CONTAINS 'x' CONTAINS 'y'",
+        "a CONTAINS b",
+        "a NOT CONTAINS",
+        "a NOT STARTSWITH 1",
+        "a ENDSWITH",
+        "TRUE = 1",
+        "1 = TRUE",
+        "TRUE = FALSE",
+        "NULL = a",
+        "a = NULL",
+        "a <> NULL",
+        "NULL IS NULL",
+        "1 IS NULL",
+        "'x' IS NULL AND a",
+        "a AND",
+        "a OR",
+        "AND a",
+        "OR",
+        "NOT",
+        "()",
+        "(a",
+        "a)",
+        "a))",
+        "((a)",
+        "a = 1 AND (b = 2 OR c = 3)",
+        "a=1ANDb=2",
+        "a=1 AND b=2",
+        "a=1and b=2",
+        "a = 1e5",
+        "a = 1e",
+        "a = .e3",
+        "a = 1.e3",
+        "a = 0x10",
+        "a = 0L",
+        "a = 00",
+        "a.b = 1",
+        "a = 1 b # c",
+        "a = 1 # c",
+        "a = 1 😀",
+        "'😀' = a b",
+        "'😀😀' a",
+        "a = '😀' b",
+        "\ud83d = a",
+        "a = '\ud800' b",
+        "a\u00a0= 1",
+        "a =\u3000 1",
+        "\ufeffa = 1",
+        "a IS NULL \u212a",
+        "a NOT \u212a",
+        "nOt a",
+        "Not Not a",
+        "a bEtWeEn 1 AnD 2",
+        "a iS nOt NuLl",
+        "a = 1\r\n\tb",
+        "a = 1\tb",
+        "a\t\t= 1 \t b",
+        "a = 1\n\n  b",
+        "a = 1\r\rb",
+        "\n\n\ta b",
+        "a\r\n-- c\r\n b",
+    ]
     return out
 
 
@@ -287,16 +628,35 @@ def generate(seed: int, count: int) -> list[str]:
         elif r < 0.62:
             text = deep(rng)
         elif r < 0.75:
-            text = src + rng.choice([" NOT", " NOT b", " AND", " OR", " NOT NOT IN ('x')", " IS NULL NOT b", " b", " " + rng.choice(NON_ASCII)])
+            text = src + rng.choice(
+                [
+                    " NOT",
+                    " NOT b",
+                    " AND",
+                    " OR",
+                    " NOT NOT IN ('x')",
+                    " IS NULL NOT b",
+                    " b",
+                    " " + rng.choice(NON_ASCII),
+                ]
+            )
         elif r < 0.82:
             lo, hi = rng.choice(INTS + FLOATS), rng.choice(INTS + FLOATS)
             text = f"{rng.choice(IDS)} {case(rng, rng.choice(['BETWEEN', 'NOT BETWEEN']))} {lo} {case(rng, 'AND')} {hi}"
         elif r < 0.87:
-            text = rng.choice(IDS) + " " + " ".join(case(rng, rng.choice(["IS NULL", "IS NOT NULL", "= 1", "<> 'x'", "IS", "NOT"]))
-                                                    for _ in range(rng.randint(1, 5)))
+            text = (
+                rng.choice(IDS)
+                + " "
+                + " ".join(
+                    case(rng, rng.choice(["IS NULL", "IS NOT NULL", "= 1", "<> 'x'", "IS", "NOT"]))
+                    for _ in range(rng.randint(1, 5))
+                )
+            )
         elif r < 0.92:
-            text = "".join(rng.choice([*NON_ASCII, *JUNK, *SPACES, "a", "(", ")", "'", "-", "1", "NOT ", " AND ", "="])
-                           for _ in range(rng.randint(1, 12)))
+            text = "".join(
+                rng.choice([*NON_ASCII, *JUNK, *SPACES, "a", "(", ")", "'", "-", "1", "NOT ", " AND ", "="])
+                for _ in range(rng.randint(1, 12))
+            )
         else:
             i = rng.randrange(len(src) + 1)
             text = src[:i] + rng.choice([*NON_ASCII, *SPACES, "'", "/*", "--", "\n"]) + src[i:]

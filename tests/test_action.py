@@ -44,7 +44,9 @@ class Run:
     workspace: Path
     inputs: dict[str, str]
     outputs: dict[str, dict[str, str]] = field(default_factory=dict)  # step id -> outputs
-    results: list[tuple[str, int | None, str, str]] = field(default_factory=list)  # name, exit (None: skipped), stdout, stderr
+    results: list[tuple[str, int | None, str, str]] = field(
+        default_factory=list
+    )  # name, exit (None: skipped), stdout, stderr
 
     def value(self, ref: str) -> str:
         if ref.startswith("inputs."):
@@ -55,7 +57,9 @@ class Run:
     def substitute(self, text: str) -> str:
         def one(m: re.Match[str]) -> str:
             ref = m.group(1)
-            assert re.fullmatch(r"inputs\.[\w-]+|steps\.[\w-]+\.outputs\.[\w-]+", ref), f"unsupported expression {ref!r}"
+            assert re.fullmatch(r"inputs\.[\w-]+|steps\.[\w-]+\.outputs\.[\w-]+", ref), (
+                f"unsupported expression {ref!r}"
+            )
             return self.value(ref)
 
         return _EXPR.sub(one, text)
@@ -84,8 +88,13 @@ def inputs_with_defaults(overrides: dict[str, str]) -> dict[str, str]:
     return {name: str(overrides.get(name, spec.get("default", ""))) for name, spec in declared.items()}
 
 
-def run_action(workspace: Path, tmp: Path, skip: tuple[str, ...] = ("Install subguard",), env: dict[str, str] | None = None,
-               **overrides: str) -> Run:
+def run_action(
+    workspace: Path,
+    tmp: Path,
+    skip: tuple[str, ...] = ("Install subguard",),
+    env: dict[str, str] | None = None,
+    **overrides: str,
+) -> Run:
     """Run every `run:` step in order (a `uses:` step only has its `if:` evaluated); `env`: more of
     the runner's environment (GITHUB_EVENT_PATH, ...)."""
     run = Run(workspace, inputs_with_defaults({k.replace("_", "-"): v for k, v in overrides.items()}))
@@ -114,7 +123,12 @@ def run_action(workspace: Path, tmp: Path, skip: tuple[str, ...] = ("Install sub
         script.write_text(step["run"], encoding="utf-8")
         proc = subprocess.run(
             ["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)],
-            cwd=workspace, env=env, capture_output=True, text=True, timeout=300, check=False,
+            cwd=workspace,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
         )
         run.results.append((name, proc.returncode, proc.stdout, proc.stderr))
         if "id" in step:
@@ -212,8 +226,14 @@ def test_fail_on_warning_counts_warnings(tmp_path: Path) -> None:
 def test_hostile_paths_input_is_never_executed(tmp_path: Path, hostile: str) -> None:
     ws = workspace(tmp_path, "tag2")
     marker = tmp_path / "pwned"
-    run = run_action(ws, tmp_path, paths=hostile.format(m=marker), sarif_file=f"$(touch {marker}).sarif",
-                     policies=f"$(touch {marker})", config="")
+    run = run_action(
+        ws,
+        tmp_path,
+        paths=hostile.format(m=marker),
+        sarif_file=f"$(touch {marker}).sarif",
+        policies=f"$(touch {marker})",
+        config="",
+    )
     assert not marker.exists()
     code, _, err = result(run, "Check subscriptions")
     assert code == 2 and "does not exist" in err  # the words are taken as paths (or policy dirs) and fail as such
@@ -237,8 +257,15 @@ def test_hostile_sarif_name_is_a_literal_file_name(tmp_path: Path) -> None:
     assert run.outputs["check"]["sarif-file"] == name and (ws / name).is_file()
 
 
-@pytest.mark.parametrize("target", ["action.yml", "examples/github/subguard.yml", "examples/github/org-audit.yml",
-                                    "examples/github/subguard-org-map.yml"])
+@pytest.mark.parametrize(
+    "target",
+    [
+        "action.yml",
+        "examples/github/subguard.yml",
+        "examples/github/org-audit.yml",
+        "examples/github/subguard-org-map.yml",
+    ],
+)
 def test_validators_report_nothing(target: str) -> None:
     schema = "vendor.github-actions" if target == "action.yml" else "vendor.github-workflows"
     tools = {name: shutil.which(name, path=str(BIN)) or shutil.which(name) for name in ("check-jsonschema", "zizmor")}
@@ -247,12 +274,20 @@ def test_validators_report_nothing(target: str) -> None:
         pytest.skip(f"not installed: {', '.join(missing)}")
     checked = subprocess.run(
         [str(tools["check-jsonschema"]), "--builtin-schema", schema, target],
-        cwd=REPO, capture_output=True, text=True, timeout=120, check=False,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
     assert checked.returncode == 0, checked.stdout + checked.stderr
     audited = subprocess.run(
         [str(tools["zizmor"]), "--offline", "--no-progress", "--format", "json", target],
-        cwd=REPO, capture_output=True, text=True, timeout=120, check=False,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
     assert audited.returncode == 0, audited.stdout + audited.stderr
     assert json.loads(audited.stdout) == []
@@ -264,12 +299,24 @@ def test_install_step_installs_subguard(tmp_path: Path) -> None:
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
     step = next(s for s in load_action()["runs"]["steps"] if s.get("name") == "Install subguard")
-    env = {"PATH": f"{venv / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}", "GITHUB_ACTION_PATH": str(REPO),
-           "HOME": os.environ.get("HOME", str(tmp_path))}
-    proc = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]],
-                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900, check=False)
+    env = {
+        "PATH": f"{venv / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}",
+        "GITHUB_ACTION_PATH": str(REPO),
+        "HOME": os.environ.get("HOME", str(tmp_path)),
+    }
+    proc = subprocess.run(
+        ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr
-    version = subprocess.run([str(venv / "bin" / "subguard"), "--version"], capture_output=True, text=True, timeout=60, check=False)
+    version = subprocess.run(
+        [str(venv / "bin" / "subguard"), "--version"], capture_output=True, text=True, timeout=60, check=False
+    )
     assert version.returncode == 0 and "subguard" in version.stdout
 
 
@@ -279,12 +326,20 @@ def test_base_defaults_to_the_pull_requests_base_commit(tmp_path: Path) -> None:
     from tests.test_check_base import consumer, deployment, git, make_repo, write
 
     ws = tmp_path / "ws"
-    base_sha = make_repo(ws, {"orders/pyproject.toml": "[project]\nname = 'orders'\n", "orders/consumer.py": consumer(),
-                              "orders/k8s/workload.yaml": deployment()})
+    base_sha = make_repo(
+        ws,
+        {
+            "orders/pyproject.toml": "[project]\nname = 'orders'\n",
+            "orders/consumer.py": consumer(),
+            "orders/k8s/workload.yaml": deployment(),
+        },
+    )
     write(ws, {"orders/consumer.py": consumer(tags="created||paid||refunded")})
     git(ws, "commit", "-qam", "add refunded")
     event = tmp_path / "event.json"
-    event.write_text(json.dumps({"pull_request": {"base": {"sha": base_sha}, "head": {"sha": "0" * 40}}}), encoding="utf-8")
+    event.write_text(
+        json.dumps({"pull_request": {"base": {"sha": base_sha}, "head": {"sha": "0" * 40}}}), encoding="utf-8"
+    )
     run = run_action(ws, tmp_path, env={"GITHUB_EVENT_PATH": str(event)}, fail_on="warning")
     code, out, err = result(run, "Check subscriptions")
     assert code == 0, err

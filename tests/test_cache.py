@@ -73,7 +73,9 @@ def rewrite_same_stat(path: Path, text: str) -> None:
     os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
 
 
-def test_warm_run_gives_identical_findings_and_uses_the_cache(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_warm_run_gives_identical_findings_and_uses_the_cache(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     repo = make_repo(tmp_path / "repo")
     code, cold, err = check(capsys, str(repo))
     assert code == 0 and "SG102" in rules(cold) and "warning" not in err
@@ -153,7 +155,9 @@ def test_unwritable_cache_dir_warns_and_still_checks(tmp_path: Path, capsys: pyt
     assert not (repo / ".subguard_cache").exists()
 
 
-def test_cache_dir_from_config_inside_the_repo_is_not_scanned(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cache_dir_from_config_inside_the_repo_is_not_scanned(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     repo = make_repo(tmp_path / "repo")
     config = repo / ".subguard.yaml"
     config.write_text("cache-dir: build-cache/sg\n", encoding="utf-8")
@@ -164,7 +168,9 @@ def test_cache_dir_from_config_inside_the_repo_is_not_scanned(tmp_path: Path, ca
     assert second == first  # a whole-repo hit: the cache's own files did not change the manifest
 
 
-def test_planted_cache_file_is_never_unpickled(tmp_path: Path, capsys: pytest.CaptureFixture[str], user_cache: Path) -> None:
+def test_planted_cache_file_is_never_unpickled(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], user_cache: Path
+) -> None:
     repo = make_repo(tmp_path / "repo")
     _, first, _ = check(capsys, str(repo))
     marker = tmp_path / "unpickled"
@@ -209,7 +215,9 @@ def test_inventory_uses_the_cache_and_no_cache_bypasses_it(tmp_path: Path, capsy
     assert sorted(r["expression"] for r in json.loads(capsys.readouterr().out)) == ["tag1", "tag1"]
 
 
-def test_simulated_impact_is_memoised_and_identical(tmp_path: Path, capsys: pytest.CaptureFixture[str], user_cache: Path) -> None:
+def test_simulated_impact_is_memoised_and_identical(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], user_cache: Path
+) -> None:
     repo = make_repo(tmp_path / "repo")
     args = ["check", str(repo), "--format", "json", "--fail-on", "none"]
     assert main(args) == 0
@@ -244,6 +252,6 @@ def test_cache_of_an_older_release_is_a_silent_miss(tmp_path: Path, capsys: pyte
     repo = make_repo(tmp_path / "repo")
     _, first, _ = check(capsys, str(repo))
     for f in (repo / ".subguard_cache").glob("*.pickle"):
-        f.write_bytes(b"subguard-cache-v1\n" + os.urandom(32) + f.read_bytes()[len(_MAGIC) + 32:])
+        f.write_bytes(b"subguard-cache-v1\n" + os.urandom(32) + f.read_bytes()[len(_MAGIC) + 32 :])
     code, again, err = check(capsys, str(repo))
     assert code == 0 and again == first and "warning" not in err

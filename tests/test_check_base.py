@@ -53,18 +53,28 @@ spec:
 
 
 def git(root: Path, *args: str) -> str:
-    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@e", "GIT_COMMITTER_NAME": "t",
-           "GIT_COMMITTER_EMAIL": "t@e"}
-    return subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True, text=True, env=env).stdout.strip()
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@e",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@e",
+    }
+    return subprocess.run(
+        ["git", "-C", str(root), *args], check=True, capture_output=True, text=True, env=env
+    ).stdout.strip()
 
 
-def consumer(group: str = "GID_ORDERS", tags: str = "created||paid", model: str = "MessageModel.CLUSTERING",
-             extra: str = "") -> str:
+def consumer(
+    group: str = "GID_ORDERS", tags: str = "created||paid", model: str = "MessageModel.CLUSTERING", extra: str = ""
+) -> str:
     return CONSUMER.format(group=group, tags=tags, model=model, extra=extra)
 
 
 def deployment(kind: str = "Deployment", replicas: int = 3, strategy: str = "", version: str = "1.0") -> str:
-    block = f"  {'updateStrategy' if kind == 'StatefulSet' else 'strategy'}:\n    type: {strategy}\n" if strategy else ""
+    block = (
+        f"  {'updateStrategy' if kind == 'StatefulSet' else 'strategy'}:\n    type: {strategy}\n" if strategy else ""
+    )
     return DEPLOYMENT.format(kind=kind, replicas=replicas, strategy=block, version=version)
 
 
@@ -103,7 +113,9 @@ def base_case(tmp_path: Path, manifest: str | None = None) -> tuple[Path, str]:
     return root, make_repo(root, files)
 
 
-def test_tag_added_under_rolling_update_gives_sg601_with_the_loss(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_tag_added_under_rolling_update_gives_sg601_with_the_loss(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     root, commit = base_case(tmp_path, deployment())
     write(root, {"orders/consumer.py": consumer(tags="created||paid||refunded")})
     code, findings, err = check(capsys, root, "--base", "main")
@@ -117,8 +129,14 @@ def test_tag_added_under_rolling_update_gives_sg601_with_the_loss(tmp_path: Path
     impact = str(f["impact"])
     assert impact.startswith("while 1-3 of 3 pods run the new subscription: refunded ") and "% lost" in impact
     assert f["base"] == {"ref": "main", "commit": commit}
-    assert f["change"] == [{"member": "orders/consumer.py:8", "topic": "TopicOrders", "before": "`created||paid`",
-                            "after": "`created||paid||refunded`"}]
+    assert f["change"] == [
+        {
+            "member": "orders/consumer.py:8",
+            "topic": "TopicOrders",
+            "before": "`created||paid`",
+            "after": "`created||paid||refunded`",
+        }
+    ]
 
 
 def test_the_same_change_under_recreate_is_clean(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -162,9 +180,14 @@ def test_message_model_changed_gives_sg601(tmp_path: Path, capsys: pytest.Captur
 
 def test_sql92_edited_gives_sg601(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     root = tmp_path / "repo"
-    make_repo(root, {"pom.xml": "<project><artifactId>orders</artifactId></project>\n",
-                     "src/main/java/OrderListener.java": SQL_CONSUMER.format(sql="amount > 10"),
-                     "k8s/workload.yaml": deployment(replicas=2)})
+    make_repo(
+        root,
+        {
+            "pom.xml": "<project><artifactId>orders</artifactId></project>\n",
+            "src/main/java/OrderListener.java": SQL_CONSUMER.format(sql="amount > 10"),
+            "k8s/workload.yaml": deployment(replicas=2),
+        },
+    )
     write(root, {"src/main/java/OrderListener.java": SQL_CONSUMER.format(sql="amount > 100")})
     _, findings, _ = check(capsys, root, "--base", "main")
     (f,) = change_findings(findings)
@@ -211,12 +234,27 @@ def test_no_manifest_assumes_a_rolling_update_and_says_so(tmp_path: Path, capsys
     assert "2 instances assumed" in str(f["message"])
 
 
-def test_markdown_sarif_and_github_carry_the_base(tmp_path: Path, capsys: pytest.CaptureFixture[str], sarif_validator: Any) -> None:
+def test_markdown_sarif_and_github_carry_the_base(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], sarif_validator: Any
+) -> None:
     root, commit = base_case(tmp_path, deployment())
     write(root, {"orders/consumer.py": consumer(tags="created||paid||refunded")})
     sarif, md = tmp_path / "out.sarif", tmp_path / "out.md"
-    code = main(["check", str(root), "--no-cache", "--base", "main", "--format", "github",
-                 "--also", f"sarif={sarif}", "--also", f"markdown={md}"])
+    code = main(
+        [
+            "check",
+            str(root),
+            "--no-cache",
+            "--base",
+            "main",
+            "--format",
+            "github",
+            "--also",
+            f"sarif={sarif}",
+            "--also",
+            f"markdown={md}",
+        ]
+    )
     out = capsys.readouterr().out
     assert code == 0
     assert f"base: main ({commit[:12]})" in out and "::warning " in out
@@ -229,11 +267,14 @@ def test_markdown_sarif_and_github_carry_the_base(tmp_path: Path, capsys: pytest
     text = md.read_text(encoding="utf-8")
     assert f"judged against base `main ({commit[:12]})`" in text
     assert f"| member | topic | before (main ({commit[:12]})) | after (head) |" in text
-    assert "| `orders/consumer.py:8` | `TopicOrders` | `created\\|\\|paid` | `created\\|\\|paid\\|\\|refunded` |" in text
+    assert (
+        "| `orders/consumer.py:8` | `TopicOrders` | `created\\|\\|paid` | `created\\|\\|paid\\|\\|refunded` |" in text
+    )
 
 
-def test_unchanged_files_come_from_the_content_cache(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+def test_unchanged_files_come_from_the_content_cache(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A second run reads the base from its per-tree result; the first reads only the changed blob."""
     from subguard.scan import gitrev
 
@@ -253,15 +294,18 @@ def test_unchanged_files_come_from_the_content_cache(tmp_path: Path, capsys: pyt
 
 
 @pytest.mark.parametrize("how", ["unknown", "shallow", "no-repo", "no-git"])
-def test_unusable_base_is_exit_2_and_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                              monkeypatch: pytest.MonkeyPatch, how: str) -> None:
+def test_unusable_base_is_exit_2_and_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
     root, first = base_case(tmp_path, deployment())
     ref = "origin/nope"
     if how == "shallow":
         write(root, {"orders/consumer.py": consumer(tags="created")})
         git(root, "commit", "-qam", "second")
         clone = tmp_path / "clone"
-        subprocess.run(["git", "clone", "-q", "--depth", "1", f"file://{root}", str(clone)], check=True, capture_output=True)
+        subprocess.run(
+            ["git", "clone", "-q", "--depth", "1", f"file://{root}", str(clone)], check=True, capture_output=True
+        )
         root, ref = clone, first
     elif how == "no-repo":
         plain = tmp_path / "plain"

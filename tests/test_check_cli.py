@@ -103,7 +103,9 @@ def test_markdown_and_output_file(repo: Path, tmp_path: Path, capsys: pytest.Cap
     assert "files scanned" in err
 
 
-def test_also_writes_several_reports_from_one_scan(repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_also_writes_several_reports_from_one_scan(
+    repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     sarif, md = tmp_path / "out.sarif", tmp_path / "sum.md"
     code, out, _ = run(capsys, "repo", "--format", "github", "--also", f"sarif={sarif}", "--also", f"markdown={md}")
     assert code == 1 and out.startswith("::error file=repo/app/")
@@ -125,7 +127,10 @@ def test_fail_on_matrix(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys:
     monkeypatch.chdir(tmp_path)
     shutil.copytree(FIXTURES / "seed002", tmp_path / "err")
     shutil.copytree(FIXTURES / "clean", tmp_path / "warn")
-    write_config(tmp_path / "warn", "waivers:\n  - rule: SG102\n    group: order-group\n    reason: old\n    expires: 2000-01-01\n")
+    write_config(
+        tmp_path / "warn",
+        "waivers:\n  - rule: SG102\n    group: order-group\n    reason: old\n    expires: 2000-01-01\n",
+    )
     shutil.copytree(FIXTURES / "unresolved", tmp_path / "note")
     expected = {
         "err": {"error": 1, "warning": 1, "note": 1, "none": 0},
@@ -151,7 +156,9 @@ def test_select_and_ignore(repo: Path, capsys: pytest.CaptureFixture[str]) -> No
 
 
 @pytest.mark.parametrize("argv", [("--select", "SG999"), ("--ignore", "SG102,XX1")])
-def test_unknown_rule_id_is_a_usage_error(repo: Path, capsys: pytest.CaptureFixture[str], argv: tuple[str, str]) -> None:
+def test_unknown_rule_id_is_a_usage_error(
+    repo: Path, capsys: pytest.CaptureFixture[str], argv: tuple[str, str]
+) -> None:
     code, out, err = run(capsys, "repo", *argv)
     assert code == 2 and out == ""
     assert err.count("\n") == 1 and "unknown rule id" in err and "Traceback" not in err
@@ -165,7 +172,9 @@ def test_malformed_policy_is_a_usage_error(repo: Path, tmp_path: Path, capsys: p
     assert code == 2 and err.count("\n") == 1 and "ACME001-broken.yaml" in err
 
 
-def test_missing_policy_dir_missing_path_and_bad_config(repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_missing_policy_dir_missing_path_and_bad_config(
+    repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     for argv, needle in (
         (("repo", "--policies", str(tmp_path / "nope")), "policy directory does not exist"),
         (("repo", "does-not-exist"), "path does not exist: does-not-exist"),
@@ -181,13 +190,16 @@ def test_missing_policy_dir_missing_path_and_bad_config(repo: Path, tmp_path: Pa
     assert code == 2 and "fail-on must be one of" in err
 
 
-@pytest.mark.parametrize("argv", [
-    ("inventory", "does-not-exist"),
-    ("inventory", "--format", "table", "repo", "does-not-exist"),
-    ("simulate", "--inventory", "does-not-exist"),
-    ("evidence", "does-not-exist.log"),
-    ("rules", "--config", "no-such-config.yaml"),
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("inventory", "does-not-exist"),
+        ("inventory", "--format", "table", "repo", "does-not-exist"),
+        ("simulate", "--inventory", "does-not-exist"),
+        ("evidence", "does-not-exist.log"),
+        ("rules", "--config", "no-such-config.yaml"),
+    ],
+)
 def test_every_command_reports_bad_input_in_one_line(
     repo: Path, capsys: pytest.CaptureFixture[str], argv: tuple[str, ...]
 ) -> None:
@@ -196,7 +208,9 @@ def test_every_command_reports_bad_input_in_one_line(
     assert code == 2 and err.startswith("subguard: error: ") and err.count("\n") == 1, err
 
 
-def test_internal_error_is_one_line_and_exit_2(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_internal_error_is_one_line_and_exit_2(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     @guarded
     def boom() -> int:
         raise RuntimeError("kaput")
@@ -209,7 +223,9 @@ def test_internal_error_is_one_line_and_exit_2(capsys: pytest.CaptureFixture[str
     assert "Traceback" in capsys.readouterr().err
 
 
-def test_empty_scan_is_not_silent(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_empty_scan_is_not_silent(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     (tmp_path / "nothing").mkdir()
     monkeypatch.chdir(tmp_path)
     code, out, err = run(capsys, "nothing")
@@ -226,7 +242,11 @@ def test_stats_go_to_stderr(repo: Path, capsys: pytest.CaptureFixture[str]) -> N
 
 
 def test_inline_waiver_on_the_line(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    edit(repo / C2, C2_LINE, '    consumer.subscribe("TopicTest2", on_message, expression="tag2")  # subguard: ignore[SG102] tag2 consumer retires in May')
+    edit(
+        repo / C2,
+        C2_LINE,
+        '    consumer.subscribe("TopicTest2", on_message, expression="tag2")  # subguard: ignore[SG102] tag2 consumer retires in May',
+    )
     code, out, _ = run(capsys, "repo", "--format", "json")
     assert code == 0
     (f,) = sg102(all_findings(out))
@@ -303,7 +323,9 @@ def test_explicit_config_outside_the_root_points_at_the_file(
 # --- baseline -------------------------------------------------------------------------------------------
 
 
-def test_baseline_round_trip_survives_moved_lines(repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_baseline_round_trip_survives_moved_lines(
+    repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     base = tmp_path / "baseline.json"
     code, _, err = run(capsys, "repo", "--write-baseline", str(base))
     assert code == 0 and "wrote" in err
@@ -318,7 +340,12 @@ def test_baseline_round_trip_survives_moved_lines(repo: Path, tmp_path: Path, ca
     assert code == 0 and f["suppressed"]["kind"] == "baseline" and f["line"] in (C1_LINE + 3, C2_LINE + 3)
     # a new inconsistency (another group) is not in the baseline
     for name, tag in (("new1.py", "tag1"), ("new2.py", "tag9")):
-        text = (repo / C1).read_text(encoding="utf-8").replace('"test-consumer"', '"new-group"').replace('"tag1"', f'"{tag}"')
+        text = (
+            (repo / C1)
+            .read_text(encoding="utf-8")
+            .replace('"test-consumer"', '"new-group"')
+            .replace('"tag1"', f'"{tag}"')
+        )
         (repo / "app" / name).write_text(text, encoding="utf-8")
     assert run(capsys, "repo", "--baseline", str(base))[0] == 1
 
@@ -360,7 +387,7 @@ def test_no_simulate_leaves_impact_empty(repo: Path, capsys: pytest.CaptureFixtu
 def test_show_config_names_the_origin_of_every_setting(
     repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    write_config(repo, "fail-on: warning\nexclude: [\"legacy/**\"]\n")
+    write_config(repo, 'fail-on: warning\nexclude: ["legacy/**"]\n')
     extra = tmp_path / "team-policies"
     extra.mkdir()
     code, out, _ = run(capsys, "repo", "--show-config", "--select", "SG1", "--policies", str(extra), "--no-simulate")

@@ -36,15 +36,32 @@ def test_a_declarative_group_rule_is_its_yaml_and_its_fixture_folder(tmp_path: P
     assert hits == set(expect.expected) and hits, [f.message for f in found if f.rule == rule]
     assert not hits & expect.forbidden
     [finding] = [f for f in found if f.rule == rule]
-    assert finding.message == "Group 'GID_SHARED' is declared in 2 repositories (billing, orders): one repository should own it"
+    assert (
+        finding.message
+        == "Group 'GID_SHARED' is declared in 2 repositories (billing, orders): one repository should own it"
+    )
 
 
 @pytest.mark.parametrize("scope", ["group", "subscription", "consumer", "consumer+deployment", "evidence"])
 def test_new_rule_scaffolds_a_policy_that_loads_and_a_case(tmp_path: Path, scope: str) -> None:
     proc = subprocess.run(
-        [sys.executable, str(ROOT / "scripts" / "new_rule.py"), "ACME900", "some-new-rule", "--scope", scope,
-         "--policies", str(tmp_path / "policies"), "--fixtures", str(tmp_path / "rules"), "--readme", ""],
-        capture_output=True, text=True, check=False,
+        [
+            sys.executable,
+            str(ROOT / "scripts" / "new_rule.py"),
+            "ACME900",
+            "some-new-rule",
+            "--scope",
+            scope,
+            "--policies",
+            str(tmp_path / "policies"),
+            "--fixtures",
+            str(tmp_path / "rules"),
+            "--readme",
+            "",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert proc.returncode == 0, proc.stderr
     policy = load_policy(tmp_path / "policies" / "ACME900-some-new-rule.yaml")
@@ -53,9 +70,23 @@ def test_new_rule_scaffolds_a_policy_that_loads_and_a_case(tmp_path: Path, scope
     case = tmp_path / "rules" / "ACME900" / ("logs" if scope == "evidence" else "basic")
     assert case.is_dir() and any(case.rglob("*"))
     again = subprocess.run(
-        [sys.executable, str(ROOT / "scripts" / "new_rule.py"), "ACME900", "some-new-rule", "--scope", scope,
-         "--policies", str(tmp_path / "policies"), "--fixtures", str(tmp_path / "rules"), "--readme", ""],
-        capture_output=True, text=True, check=False,
+        [
+            sys.executable,
+            str(ROOT / "scripts" / "new_rule.py"),
+            "ACME900",
+            "some-new-rule",
+            "--scope",
+            scope,
+            "--policies",
+            str(tmp_path / "policies"),
+            "--fixtures",
+            str(tmp_path / "rules"),
+            "--readme",
+            "",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert again.returncode != 0 and "already exists" in again.stderr, "a scaffold never overwrites"
 
@@ -67,15 +98,25 @@ def test_the_projects_own_hooks_are_valid_and_subguard_passes_on_the_examples() 
 
     from ruamel.yaml import YAML
 
-    proc = subprocess.run([sys.executable, "-m", "pre_commit", "validate-config", ".pre-commit-config.yaml"],
-                          cwd=ROOT, capture_output=True, text=True, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-m", "pre_commit", "validate-config", ".pre-commit-config.yaml"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     config = YAML(typ="safe").load((ROOT / ".pre-commit-config.yaml").read_text(encoding="utf-8"))
     [hook] = [h for r in config["repos"] for h in r["hooks"] if h["id"] == "subguard-examples"]
     words = shlex.split(hook["entry"])
     assert words[:2] == ["subguard", "check"]
-    run = subprocess.run([sys.executable, "-m", "subguard", *words[1:], "--no-cache"], cwd=ROOT,
-                         capture_output=True, text=True, check=False)
+    run = subprocess.run(
+        [sys.executable, "-m", "subguard", *words[1:], "--no-cache"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert run.returncode == 0, run.stdout + run.stderr
     assert "0 findings" in run.stdout and "suppressed" in run.stdout
 

@@ -16,7 +16,7 @@ from subguard.cli.main import main
 from subguard.scan import globs, runmemo
 from tests.report_json import all_findings
 
-CONSUMER = '''from rocketmq.client import PushConsumer
+CONSUMER = """from rocketmq.client import PushConsumer
 
 
 def start(handle):
@@ -24,7 +24,7 @@ def start(handle):
     c.set_name_server_address("ns:9876")
     c.subscribe("TopicExcl", handle, "{tags}")
     c.start()
-'''
+"""
 
 
 def _tree(root: Path) -> Path:
@@ -72,7 +72,10 @@ def test_patterns_are_relative_to_the_config_folder(tmp_path: Path, capsys: pyte
     (tmp_path / "repo" / ".subguard.yaml").write_text("exclude: ['services/billing/legacy/**', src]\n")
     assert main(["inventory", str(root), "--no-cache", "--format", "json", "--stats"]) == 0
     cap = capsys.readouterr()
-    assert [r["path"] for r in json.loads(cap.out)] == ["app/live.py", "src/generated/gen.py"]  # `src` is the repo's, not billing's
+    assert [r["path"] for r in json.loads(cap.out)] == [
+        "app/live.py",
+        "src/generated/gen.py",
+    ]  # `src` is the repo's, not billing's
     assert "excluded by config (exclude: services/billing/legacy/**)" in cap.err
     # a single file named on the command line is excluded too
     assert main(["inventory", str(root / "legacy" / "old" / "stale.py"), "--no-cache", "--format", "json"]) == 0
@@ -86,7 +89,16 @@ def _check(repo: Path, importtime: bool = True) -> subprocess.CompletedProcess[s
     env = {**os.environ, "XDG_CACHE_HOME": str(repo.parent / "xdg"), "NO_COLOR": "1"}
     env.pop("SUBGUARD_CACHE_DIR", None)
     env.pop("SUBGUARD_NO_RUN_MEMO", None)
-    cmd = [sys.executable, *(["-X", "importtime"] if importtime else []), "-m", "subguard", "check", ".", "--no-simulate", "--stats"]
+    cmd = [
+        sys.executable,
+        *(["-X", "importtime"] if importtime else []),
+        "-m",
+        "subguard",
+        "check",
+        ".",
+        "--no-simulate",
+        "--stats",
+    ]
     proc = subprocess.run(cmd, cwd=repo, capture_output=True, text=True, timeout=120, env=env, check=False)
     time.sleep(runmemo.RACY_NS / 1e9 + 0.05)  # the next edit is not within the listing's timestamp tick
     return proc

@@ -68,7 +68,7 @@ def test_hash_references() -> None:
     assert java_hash("") == 0
     # int32 wraparound to negative, and UTF-16 code units (surrogate pairs hash per unit)
     assert java_hash("polygenelubricants") == -2147483648
-    assert java_hash("\U0001F600") == 31 * 0xD83D + 0xDE00
+    assert java_hash("\U0001f600") == 31 * 0xD83D + 0xDE00
 
 
 def test_java_helpers() -> None:
@@ -106,9 +106,18 @@ def test_three_comparisons() -> None:
 
 @pytest.mark.parametrize(
     "raw,code",
-    [("||", "split-error"), (" ", "blank"), (" * ", "padded-star"), ("a || *", "star-in-list"),
-     ("a|b", "single-pipe"), ("a||", "empty-field"), ("||a", "empty-field"), ("a||a", "duplicate-tag"),
-     (" a||b", "padded"), ("Aa||BB", "hash-collision")],
+    [
+        ("||", "split-error"),
+        (" ", "blank"),
+        (" * ", "padded-star"),
+        ("a || *", "star-in-list"),
+        ("a|b", "single-pipe"),
+        ("a||", "empty-field"),
+        ("||a", "empty-field"),
+        ("a||a", "duplicate-tag"),
+        (" a||b", "padded"),
+        ("Aa||BB", "hash-collision"),
+    ],
 )
 def test_smells(raw: str, code: str) -> None:
     assert code in {s.code for s in smells(raw)}

@@ -47,7 +47,15 @@ def hostile_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def _run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "NO_COLOR": "1"}
     env.pop("SUBGUARD_DEBUG", None)
-    return subprocess.run([sys.executable, "-m", "subguard", *args], cwd=cwd, capture_output=True, text=True, timeout=60, env=env, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "subguard", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+        check=False,
+    )
 
 
 def discovered(root: Path) -> set[str]:
@@ -79,7 +87,12 @@ def test_check_survives_and_accounts_for_every_file(hostile_repo: Path, fmt: str
     if fmt == "json":
         findings = all_findings(proc.stdout)
         failed_paths = {f["path"] for f in findings if f["rule"] == "SG901"}
-        for bad in ("app/syntax_error.py", "app/latin1.py", "config/application-tabs.yml", "src/main/java/com/x/Broken.java"):
+        for bad in (
+            "app/syntax_error.py",
+            "app/latin1.py",
+            "config/application-tabs.yml",
+            "src/main/java/com/x/Broken.java",
+        ):
             assert bad in failed_paths, f"{bad} should be reported as unparseable"
 
 
@@ -151,7 +164,9 @@ def test_yaml_limits_are_fast_and_safe() -> None:
 
     from subguard.core.limits import YAML_MAX_ALIAS_EXPANSION, safe_yaml
 
-    laughs = "a: &a [x,x,x,x,x,x,x,x,x,x]\n" + "".join(f"{c}: &{c} [{','.join([f'*{p}'] * 10)}]\n" for p, c in zip("abcdefg", "bcdefgh"))
+    laughs = "a: &a [x,x,x,x,x,x,x,x,x,x]\n" + "".join(
+        f"{c}: &{c} [{','.join([f'*{p}'] * 10)}]\n" for p, c in zip("abcdefg", "bcdefgh")
+    )
     bombs = {
         "laughs": laughs,
         "flow": "a: " + "[" * 20000 + "]" * 20000 + "\n",
@@ -226,7 +241,9 @@ def test_slow_file_fails_on_its_time_budget_alone(tmp_path: Path) -> None:
     (tmp_path / "deploy").mkdir()
     (tmp_path / "deploy" / "slow.yaml").write_text("kind: Deployment\nspec:\n  x: " + slow)
     (tmp_path / "application-slow.yml").write_text("rocketmq:\n  consumer:\n    group: " + slow)
-    (tmp_path / "application.yml").write_text("rocketmq:\n  name-server: a:9876\n  pull-consumer:\n    group: fine-group\n    topic: T\n")
+    (tmp_path / "application.yml").write_text(
+        "rocketmq:\n  name-server: a:9876\n  pull-consumer:\n    group: fine-group\n    topic: T\n"
+    )
     config = Config.model_validate({"parse-timeout": 0.5})
     start = time.monotonic()
     result = scan_repo(tmp_path, config)

@@ -25,7 +25,7 @@ TOPIC = "{topic}"
 TAGS = "{tags}"
 '''
 
-CONSUMER = '''from rocketmq.client import PushConsumer
+CONSUMER = """from rocketmq.client import PushConsumer
 
 from common.names import GROUP_A, TAGS, TOPIC
 
@@ -38,23 +38,23 @@ c{n} = PushConsumer({group})
 c{n}.set_name_server_address("ns:9876")
 c{n}.subscribe(TOPIC, handle, expression={expr})
 c{n}.start()
-'''
+"""
 
-FACTORY = '''from rocketmq.client import PushConsumer
+FACTORY = """from rocketmq.client import PushConsumer
 
 
 def make(group, tags="*"):
     consumer = PushConsumer(group)
     consumer.subscribe("TopicFactory", None, expression=tags)
     return consumer
-'''
+"""
 
-CALLER = '''from common.factory import make
+CALLER = """from common.factory import make
 
 first = make("{group}", "{tags}")
-'''
+"""
 
-JAVA = '''package demo;
+JAVA = """package demo;
 
 import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
 
@@ -65,16 +65,16 @@ public class Listener{n} {{
         consumer.start();
     }}
 }}
-'''
+"""
 
-SPRING = '''rocketmq:
+SPRING = """rocketmq:
   name-server: ns:9876
   consumer:
     group: {group}
     topic: TopicSpring
-'''
+"""
 
-DEPLOY = '''apiVersion: apps/v1
+DEPLOY = """apiVersion: apps/v1
 kind: Deployment
 metadata:
   name: svc
@@ -85,7 +85,7 @@ spec:
       containers:
         - name: app
           image: svc:1
-'''
+"""
 
 GROUPS = ["GID_A", "GID_B", "GID_C", "GID_SHARED"]
 TAGS = ["TagA", "TagA || TagB", "TagB", "*"]
@@ -141,8 +141,17 @@ class Editor:
             self.write(path, self.saved)
             return f"fix {path.name}"
         ops: list[Callable[[], str]] = [
-            self.add_consumer, self.remove_consumer, self.change_constant, self.rename_group, self.delete_file,
-            self.break_file, self.add_caller, self.edit_java, self.edit_spring, self.edit_manifest, self.touch,
+            self.add_consumer,
+            self.remove_consumer,
+            self.change_constant,
+            self.rename_group,
+            self.delete_file,
+            self.break_file,
+            self.add_caller,
+            self.edit_java,
+            self.edit_spring,
+            self.edit_manifest,
+            self.touch,
         ]
         return self.rng.choice(ops)()
 
@@ -161,13 +170,18 @@ class Editor:
             return self.add_consumer()
         path = self.rng.choice(consumers)
         text = path.read_text(encoding="utf-8")
-        keep = "\n".join(line for line in text.splitlines() if "PushConsumer(" not in line and ".subscribe(" not in line)
+        keep = "\n".join(
+            line for line in text.splitlines() if "PushConsumer(" not in line and ".subscribe(" not in line
+        )
         self.write(path, keep + "\n")
         return f"remove the consumer of {path.name}"
 
     def change_constant(self) -> str:
-        text = CONSTANTS.format(group_a=self.rng.choice(GROUPS), topic=self.rng.choice(["TopicOrders", "TopicPay"]),
-                                tags=self.rng.choice(TAGS))
+        text = CONSTANTS.format(
+            group_a=self.rng.choice(GROUPS),
+            topic=self.rng.choice(["TopicOrders", "TopicPay"]),
+            tags=self.rng.choice(TAGS),
+        )
         self.write(self.root / "common" / "names.py", text)
         return "change common/names.py"
 
@@ -202,11 +216,16 @@ class Editor:
 
     def edit_java(self) -> str:
         path = self.root / "java/src/main/java/demo" / f"Listener{self.rng.randrange(1, 4)}.java"
-        self.write(path, JAVA.format(n=path.stem[-1], group=self.rng.choice(["GID_JAVA", *GROUPS]), tags=self.rng.choice(TAGS)))
+        self.write(
+            path, JAVA.format(n=path.stem[-1], group=self.rng.choice(["GID_JAVA", *GROUPS]), tags=self.rng.choice(TAGS))
+        )
         return f"edit {path.name}"
 
     def edit_spring(self) -> str:
-        self.write(self.root / "java/src/main/resources/application.yml", SPRING.format(group=self.rng.choice(["GID_SPRING", *GROUPS])))
+        self.write(
+            self.root / "java/src/main/resources/application.yml",
+            SPRING.format(group=self.rng.choice(["GID_SPRING", *GROUPS])),
+        )
         return "edit application.yml"
 
     def edit_manifest(self) -> str:
@@ -267,15 +286,24 @@ def test_a_python_edit_loads_no_other_extractor(tmp_path: Path) -> None:
     Editor(root, 0).touch()
     env = _env(root)
     out = tmp_path / "out.json"  # outside the scanned tree: a new file there would be a new path
-    code = (f"import sys, runpy; sys.argv = ['subguard', 'check', '.', '--format', 'json', '--output', {str(out)!r}]\n"
-            "try:\n    runpy.run_module('subguard', run_name='__main__')\n"
-            "except SystemExit:\n    pass\n"
-            "print(' '.join(sorted(sys.modules)), file=sys.stderr)")
-    proc = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=300, env=env, check=False)
+    code = (
+        f"import sys, runpy; sys.argv = ['subguard', 'check', '.', '--format', 'json', '--output', {str(out)!r}]\n"
+        "try:\n    runpy.run_module('subguard', run_name='__main__')\n"
+        "except SystemExit:\n    pass\n"
+        "print(' '.join(sorted(sys.modules)), file=sys.stderr)"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=300, env=env, check=False
+    )
     loaded = set(proc.stderr.split())
     assert "subguard.extract.python.extractor" in loaded, proc.stderr[-2000:]
     unwanted = {
-        "subguard.extract.java.extractor", "subguard.extract.spring.extractor", "subguard.extract.build",
-        "subguard.extract.manifests.extractor", "tree_sitter", "subguard.audit", "pyspark",
+        "subguard.extract.java.extractor",
+        "subguard.extract.spring.extractor",
+        "subguard.extract.build",
+        "subguard.extract.manifests.extractor",
+        "tree_sitter",
+        "subguard.audit",
+        "pyspark",
     }
     assert not loaded & unwanted, loaded & unwanted

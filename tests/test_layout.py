@@ -84,7 +84,7 @@ def test_no_import_cycle() -> None:
         state[node] = 1
         for dep in sorted(graph.get(node, ())):
             if state.get(dep) == 1:
-                cycles.append(" -> ".join([*trail[trail.index(dep):], dep]) if dep in trail else f"{node} -> {dep}")
+                cycles.append(" -> ".join([*trail[trail.index(dep) :], dep]) if dep in trail else f"{node} -> {dep}")
             elif dep not in state:
                 visit(dep, [*trail, dep])
         state[node] = 2

@@ -30,7 +30,9 @@ def _repo(root: Path, n: int) -> Path:
         d.mkdir(parents=True)
         expr = "TagA||TagB" if i % 5 else "TagB"
         (d / f"Listener{i}.java").write_text(LISTENER.format(i=i, g=i // 2, expr=expr), encoding="utf-8")
-    (root / "src" / "main" / "java" / "Broken.java").write_text("import org.apache.rocketmq.x;\nclass {", encoding="utf-8")
+    (root / "src" / "main" / "java" / "Broken.java").write_text(
+        "import org.apache.rocketmq.x;\nclass {", encoding="utf-8"
+    )
     py = root / "workers"
     py.mkdir()
     (py / "names.py").write_text('GROUP = "py-group"\n', encoding="utf-8")
@@ -40,7 +42,9 @@ def _repo(root: Path, n: int) -> Path:
             f"c = PushConsumer(GROUP)\nc.subscribe('PyTopic', print, expression='{'a||b' if i % 3 else 'b||a'}')\n",
             encoding="utf-8",
         )
-    (py / "broken.py").write_text("import rocketmq.client\nfrom rocketmq.client import PushConsumer\ndef (:\n", encoding="utf-8")
+    (py / "broken.py").write_text(
+        "import rocketmq.client\nfrom rocketmq.client import PushConsumer\ndef (:\n", encoding="utf-8"
+    )
     return root
 
 

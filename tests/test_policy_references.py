@@ -26,7 +26,7 @@ def raw_references(text: str) -> list[str]:
     for line in lines[start:]:
         if not line.startswith("    - "):
             break
-        item = line[len("    - "):]
+        item = line[len("    - ") :]
         out.append(json.loads(item) if item.startswith('"') else item.strip())
     return out
 

@@ -16,7 +16,7 @@ import pytest
 
 from subguard.scan import runmemo, runrecord
 
-CONSUMER = '''from rocketmq.client import PushConsumer
+CONSUMER = """from rocketmq.client import PushConsumer
 
 
 def start(handle):
@@ -24,7 +24,7 @@ def start(handle):
     c.set_name_server_address("ns:9876")
     c.subscribe("TopicMemo", handle, "{tags}")
     c.start()
-'''
+"""
 
 
 @pytest.fixture()
@@ -41,7 +41,16 @@ def _check(repo: Path, *args: str, importtime: bool = False) -> subprocess.Compl
     env = {**os.environ, "XDG_CACHE_HOME": str(repo.parent / "xdg"), "NO_COLOR": "1"}
     env.pop("SUBGUARD_CACHE_DIR", None)  # the default: <root>/.subguard_cache, inside the root
     env.pop("SUBGUARD_NO_RUN_MEMO", None)
-    cmd = [sys.executable, *(["-X", "importtime"] if importtime else []), "-m", "subguard", "check", ".", "--no-simulate", *args]
+    cmd = [
+        sys.executable,
+        *(["-X", "importtime"] if importtime else []),
+        "-m",
+        "subguard",
+        "check",
+        ".",
+        "--no-simulate",
+        *args,
+    ]
     return subprocess.run(cmd, cwd=repo, capture_output=True, text=True, timeout=120, env=env, check=False)
 
 
@@ -62,7 +71,17 @@ def test_unchanged_tree_is_replayed_identically(repo: Path) -> None:
     assert second.returncode == first.returncode and second.stdout == first.stdout
     assert first.stderr in second.stderr  # the replayed summary line, after the import timings
     imported = {line.split("|")[-1].strip() for line in second.stderr.splitlines() if line.startswith("import time:")}
-    heavy = {"subguard.cli.main", "subguard.core.cache", "click", "pydantic", "hashlib", "pickle", "json", "subprocess", "typing"}
+    heavy = {
+        "subguard.cli.main",
+        "subguard.core.cache",
+        "click",
+        "pydantic",
+        "hashlib",
+        "pickle",
+        "json",
+        "subprocess",
+        "typing",
+    }
     assert not imported & heavy  # a replay loads only what it needs: its start-up is most of its time
 
 
@@ -184,5 +203,7 @@ def test_version_is_answered_before_the_cli_loads_and_matches_clicks(capsys: pyt
     assert run(["--version"]) == 0
     fast = capsys.readouterr().out
     assert main(["--version"]) == 0 and capsys.readouterr().out == fast
-    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "subguard", "--version"], capture_output=True, text=True, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "subguard", "--version"], capture_output=True, text=True, check=False
+    )
     assert proc.stdout == fast and "click" not in proc.stderr

@@ -27,11 +27,18 @@ def everything(rule: str) -> bool:
     return True
 
 
-def finding(rule: str = "SG102", path: str = "a.py", line: int = 5, related: tuple[tuple[str, int], ...] = (), **kw: object) -> Finding:
+def finding(
+    rule: str = "SG102", path: str = "a.py", line: int = 5, related: tuple[tuple[str, int], ...] = (), **kw: object
+) -> Finding:
     return Finding(
-        rule=rule, severity=Severity.ERROR, message="m", location=Location(path=path, line=line, repo="r"),
+        rule=rule,
+        severity=Severity.ERROR,
+        message="m",
+        location=Location(path=path, line=line, repo="r"),
         related=tuple(Related(location=Location(path=p, line=n, repo="r")) for p, n in related),
-        group=str(kw.get("group", "g")), topic=str(kw.get("topic", "T")), fingerprint=f"{rule}-{path}",
+        group=str(kw.get("group", "g")),
+        topic=str(kw.get("topic", "T")),
+        fingerprint=f"{rule}-{path}",
     )
 
 
@@ -84,7 +91,9 @@ def test_unparseable_python_falls_back_to_line_scan() -> None:
 # --- inline application -----------------------------------------------------------------------------
 
 
-def run_inline(findings: list[Finding], src: str, enabled: Callable[[str], bool] = everything) -> tuple[list[Finding], list[str]]:
+def run_inline(
+    findings: list[Finding], src: str, enabled: Callable[[str], bool] = everything
+) -> tuple[list[Finding], list[str]]:
     out, problems = apply_inline(findings, parse_inline("a.py", src, "r"), known=KNOWN, enabled=enabled)
     return out, [p.message for p in problems]
 
@@ -93,7 +102,9 @@ def test_inline_on_the_line_and_above_suppresses_with_reason() -> None:
     src = "\n" * 3 + "# subguard: ignore[SG102] reviewed\nline5  # subguard: ignore[SG401] also\n"
     out, problems = run_inline([finding(line=5), finding("SG401", line=5)], src)
     assert [f.suppressed.kind if f.suppressed else None for f in out] == ["inline", "inline"]
-    assert out[0].suppressed == Suppression(kind="inline", reason="reviewed", location=Location(path="a.py", line=4, column=1, repo="r"))
+    assert out[0].suppressed == Suppression(
+        kind="inline", reason="reviewed", location=Location(path="a.py", line=4, column=1, repo="r")
+    )
     assert problems == []
 
 
@@ -144,8 +155,12 @@ def test_unused_waiver_for_a_rule_that_did_not_run_is_not_reported() -> None:
 
 
 def test_problem_findings_take_sg903_severity_and_a_line_free_fingerprint() -> None:
-    _, problems = apply_inline([], parse_inline("a.py", "\n\nx  # subguard: ignore[SG102] r\n", "r"), known=KNOWN, enabled=everything)
-    moved = apply_inline([], parse_inline("a.py", "x  # subguard: ignore[SG102] r\n", "r"), known=KNOWN, enabled=everything)[1]
+    _, problems = apply_inline(
+        [], parse_inline("a.py", "\n\nx  # subguard: ignore[SG102] r\n", "r"), known=KNOWN, enabled=everything
+    )
+    moved = apply_inline(
+        [], parse_inline("a.py", "x  # subguard: ignore[SG102] r\n", "r"), known=KNOWN, enabled=everything
+    )[1]
     doc = RuleDoc(id="SG903", name="unused-waiver", severity=Severity.WARNING, scope="tool")
     (f,) = problem_findings(problems, {"SG903": doc})
     assert f.rule == "SG903" and f.severity is Severity.WARNING and f.location.line == 3
@@ -159,12 +174,17 @@ TODAY = dt.date(2025, 6, 1)
 
 
 def test_config_waiver_by_group_and_topic() -> None:
-    waivers = [Waiver(rule="SG102", group="g", topic="T", reason="ticket 7"), Waiver(rule="SG102", group="g", topic="U", reason="x")]
+    waivers = [
+        Waiver(rule="SG102", group="g", topic="T", reason="ticket 7"),
+        Waiver(rule="SG102", group="g", topic="U", reason="x"),
+    ]
     locs = [Location(path=".subguard.yaml", line=3), Location(path=".subguard.yaml", line=7)]
     out, problems = apply_config([finding(), finding(group="other")], waivers, locs, today=TODAY, enabled=everything)
     assert out[0].suppressed == Suppression(kind="config", reason="ticket 7", location=locs[0])
     assert out[1].suppressed is None
-    assert [(p.message, p.location.line) for p in problems] == [("unused config waiver for SG102 group g topic U: it matched no finding", 7)]
+    assert [(p.message, p.location.line) for p in problems] == [
+        ("unused config waiver for SG102 group g topic U: it matched no finding", 7)
+    ]
 
 
 def test_expired_config_waiver_is_not_applied_and_warns() -> None:
@@ -173,12 +193,18 @@ def test_expired_config_waiver_is_not_applied_and_warns() -> None:
     assert out[0].suppressed is None
     assert problems[0].severity is Severity.WARNING and "expired on 2025-05-31" in problems[0].message
     still = [Waiver(rule="SG102", group="g", reason="until June", expires=TODAY)]
-    assert apply_config([finding()], still, [Location(path="c.yaml")], today=TODAY, enabled=everything)[0][0].suppressed is not None
+    assert (
+        apply_config([finding()], still, [Location(path="c.yaml")], today=TODAY, enabled=everything)[0][0].suppressed
+        is not None
+    )
 
 
 def test_locate_config_waivers_finds_the_nth_mention_of_each_group() -> None:
     text = "waivers:\n  - rule: SG102\n    group: orders\n  - rule: SG103\n    group: orders-v2\n  - rule: SG105\n    group: orders\n"
-    waivers = [Waiver(rule=r, group=g, reason="x") for r, g in (("SG102", "orders"), ("SG103", "orders-v2"), ("SG105", "orders"))]
+    waivers = [
+        Waiver(rule=r, group=g, reason="x")
+        for r, g in (("SG102", "orders"), ("SG103", "orders-v2"), ("SG105", "orders"))
+    ]
     assert [loc.line for loc in locate_config_waivers(waivers, ".subguard.yaml", text)] == [3, 5, 7]
 
 
@@ -207,7 +233,6 @@ def test_with_fingerprint_is_line_free() -> None:
 
 
 # --- properties -------------------------------------------------------------------------------------
-
 
 
 @given(text=st.text(), ext=st.sampled_from([".py", ".java", ".yaml", ".properties", ".txt"]))

@@ -41,7 +41,11 @@ def test_split_and_sequential_walks_agree(tree: Path, monkeypatch: pytest.Monkey
     monkeypatch.setattr(treestamp, "SPLIT_FRONTIER", 2)
     monkeypatch.setattr(treestamp, "_can_fork", lambda: False)  # no child: the parent does it all
     assert stamp(tree) == split
-    assert split[1] == max(p.lstat().st_ctime_ns for p in tree.rglob("*") if "node_modules" not in p.parts and not p.is_dir() or p.is_symlink())
+    assert split[1] == max(
+        p.lstat().st_ctime_ns
+        for p in tree.rglob("*")
+        if "node_modules" not in p.parts and not p.is_dir() or p.is_symlink()
+    )
 
 
 @pytest.mark.parametrize(

@@ -58,7 +58,7 @@ def locate(uri: str, sources: Sequence[Source]) -> tuple[int, str]:
     if best < 0:
         return len(sources), uri
     base, shown = sources[best]
-    rest = uri[len(base.rstrip("/")):].lstrip("/")
+    rest = uri[len(base.rstrip("/")) :].lstrip("/")
     return best, f"{shown.rstrip('/')}/{rest}" if rest else shown
 
 
@@ -137,12 +137,12 @@ def with_targets(events: DataFrame) -> DataFrame:
     name none (old client wordings: code 25, rebalance lines) - the only group its file names, else
     "" (the `Ledger.resolve` rule, decided here so that each group can be folded on its own)."""
     owners = (
-        events.where(F.col("group") != "").groupBy("path")
+        events.where(F.col("group") != "")
+        .groupBy("path")
         .agg(F.countDistinct("group").alias("_groups"), F.min("group").alias("_owner"))
     )
     target = (
-        F.when(F.col("group") != "", F.col("group"))
-        .when(F.col("_groups") == 1, F.col("_owner")).otherwise(F.lit(""))
+        F.when(F.col("group") != "", F.col("group")).when(F.col("_groups") == 1, F.col("_owner")).otherwise(F.lit(""))
     )
     return events.join(owners, "path", "left").withColumn("target", target).drop("_groups", "_owner")
 
@@ -157,29 +157,56 @@ def evidence_findings(events: DataFrame, consumers: DataFrame, static_findings: 
     targeted = with_targets(events)
     named = targeted.where(F.col("target") != "").select("target").distinct()
     declared = (
-        consumers.where(F.col("group").isNotNull()).select("group", "repo", "json")
-        .join(named, F.col("group") == F.col("target")).select("target", "repo", "json")
+        consumers.where(F.col("group").isNotNull())
+        .select("group", "repo", "json")
+        .join(named, F.col("group") == F.col("target"))
+        .select("target", "repo", "json")
     )
     linked = (
-        static_findings.where(F.col("rule").isin(*builtin(OFFSET_MOVED).links)).select("group", "json")
-        .join(named, F.col("group") == F.col("target")).select("target", F.lit(None).cast("string").alias("repo"), "json")
+        static_findings.where(F.col("rule").isin(*builtin(OFFSET_MOVED).links))
+        .select("group", "json")
+        .join(named, F.col("group") == F.col("target"))
+        .select("target", F.lit(None).cast("string").alias("repo"), "json")
     )
     none_event = F.lit(None).cast(f"struct<{EVENT_STRUCT}>")
     no_int, no_str = F.lit(None).cast("int"), F.lit(None).cast("string")
     side = [F.col("target"), F.col("repo"), F.col("json")]
     stream = (
-        declared.select(F.lit(_DECLARED).alias("k"), *side, no_int.alias("file_index"), no_str.alias("file_uri"),
-                        no_int.alias("line"), none_event.alias("event"))
-        .unionByName(linked.select(F.lit(_LINKED).alias("k"), *side, no_int.alias("file_index"), no_str.alias("file_uri"),
-                                   no_int.alias("line"), none_event.alias("event")))
-        .unionByName(targeted.select(
-            F.lit(_EVENT).alias("k"), F.col("target"), no_str.alias("repo"), no_str.alias("json"), "file_index", "file_uri",
-            "line", F.struct(*[F.col(name) for name, _ in SCHEMA]).alias("event"),
-        ))
+        declared.select(
+            F.lit(_DECLARED).alias("k"),
+            *side,
+            no_int.alias("file_index"),
+            no_str.alias("file_uri"),
+            no_int.alias("line"),
+            none_event.alias("event"),
+        )
+        .unionByName(
+            linked.select(
+                F.lit(_LINKED).alias("k"),
+                *side,
+                no_int.alias("file_index"),
+                no_str.alias("file_uri"),
+                no_int.alias("line"),
+                none_event.alias("event"),
+            )
+        )
+        .unionByName(
+            targeted.select(
+                F.lit(_EVENT).alias("k"),
+                F.col("target"),
+                no_str.alias("repo"),
+                no_str.alias("json"),
+                "file_index",
+                "file_uri",
+                "line",
+                F.struct(*[F.col(name) for name, _ in SCHEMA]).alias("event"),
+            )
+        )
     )
     flag = declared.agg((F.count(F.lit(1)) > 0).alias("correlate"))
     ordered = (
-        stream.crossJoin(F.broadcast(flag)).repartition("target")
+        stream.crossJoin(F.broadcast(flag))
+        .repartition("target")
         .sortWithinPartitions("target", "k", "file_index", "file_uri", "line", "repo", "json")
     )
     rows = ordered.rdd.mapPartitions(_group_findings)

@@ -63,13 +63,18 @@ def read_since(spark: SparkSession, uri: str, settings: str) -> tuple[Since | No
     except AnalysisException:
         return None, f"{uri} holds no audit state ({REPOS}): a full audit"
     if [r.key for r in marks if r.kind == "settings"] != [settings]:
-        return None, f"{uri} was written with other settings (code, config, policies, --runs or a waiver's expiry): a full audit"
+        return (
+            None,
+            f"{uri} was written with other settings (code, config, policies, --runs or a waiver's expiry): a full audit",
+        )
     seen: dict[str, list[str]] = {}
     for r in marks:
         if r.kind == "stamp":
             seen.setdefault(str(r.repo), []).append(str(r.key))
     # a name two folders share is never reused: its records could not be told apart
-    return Since(uri, repos.where(F.col("kind") != "settings"), groups, {k: v[0] for k, v in seen.items() if len(v) == 1}), ""
+    return Since(
+        uri, repos.where(F.col("kind") != "settings"), groups, {k: v[0] for k, v in seen.items() if len(v) == 1}
+    ), ""
 
 
 # --- repositories ----------------------------------------------------------------------------------
@@ -103,7 +108,10 @@ def _units(units: Iterable[Unit], options: tasks.AuditOptions, previous: Mapping
 
 
 def extract_local(
-    spark: SparkSession, units: RDD[Unit], options: tasks.AuditOptions, previous: Mapping[str, str],
+    spark: SparkSession,
+    units: RDD[Unit],
+    options: tasks.AuditOptions,
+    previous: Mapping[str, str],
 ) -> DataFrame:
     """`transforms.extract_local` with stamps: repositories whose stamp is unchanged are not scanned."""
     known = dict(previous)
@@ -136,11 +144,15 @@ def group_inputs(consumers: DataFrame, waivers: DataFrame) -> DataFrame:
     known = consumers.where(F.col("group").isNotNull() & (F.col("group") != ""))
     members = known.groupBy("group").agg(F.sort_array(F.collect_list(F.struct("json", "env_hint"))).alias("members"))
     waived = (
-        known.select("group", "repo").distinct().join(waivers.select("repo", "payload"), "repo")
-        .groupBy("group").agg(F.sort_array(F.collect_list("payload")).alias("waived"))
+        known.select("group", "repo")
+        .distinct()
+        .join(waivers.select("repo", "payload"), "repo")
+        .groupBy("group")
+        .agg(F.sort_array(F.collect_list("payload")).alias("waived"))
     )
     joined = members.join(waived, "group", "left").withColumn(
-        "waived", F.coalesce(F.col("waived"), F.array().cast("array<string>")))
+        "waived", F.coalesce(F.col("waived"), F.array().cast("array<string>"))
+    )
     return joined.withColumn("input", F.sha2(F.to_json(F.struct("members", "waived")), 256))
 
 
@@ -149,7 +161,9 @@ def _judged(r: Row, options: tasks.AuditOptions) -> list[tuple[Any, ...]]:
     return [(r.group, r.input, False, d["repo"], d["kind"], d["key"], d["payload"], None) for d in rows]
 
 
-def judge_groups(consumers: DataFrame, waivers: DataFrame, options: tasks.AuditOptions, since: Since | None) -> DataFrame:
+def judge_groups(
+    consumers: DataFrame, waivers: DataFrame, options: tasks.AuditOptions, since: Since | None
+) -> DataFrame:
     """`transforms.judge_groups` keyed by group and input digest (GROUP_RECORDS): groups whose input
     is unchanged since the previous run take its records (`reused`), the others run the group task."""
     inputs = group_inputs(consumers, waivers)
@@ -176,12 +190,17 @@ def summary(since: str | None, kinds: Mapping[str, int], groups: Iterable[Mappin
     by = {bool(g["reused"]): int(g["count"]) for g in groups}
     reused = int(kinds.get("reuse", 0))
     return {
-        "since": since, "repos_reused": reused, "repos_scanned": int(kinds.get("stamp", 0)) - reused,
-        "groups_reused": by.get(True, 0), "groups_judged": by.get(False, 0),
+        "since": since,
+        "repos_reused": reused,
+        "repos_scanned": int(kinds.get("stamp", 0)) - reused,
+        "groups_reused": by.get(True, 0),
+        "groups_judged": by.get(False, 0),
     }
 
 
 def headline(info: Mapping[str, Any]) -> str:
     what = f"since {info['since']}" if info["since"] else "full audit"
-    return (f"incremental: {what}: {info['repos_scanned']} repositories scanned, {info['repos_reused']} reused; "
-            f"{info['groups_judged']} groups judged, {info['groups_reused']} reused")
+    return (
+        f"incremental: {what}: {info['repos_scanned']} repositories scanned, {info['repos_reused']} reused; "
+        f"{info['groups_judged']} groups judged, {info['groups_reused']} reused"
+    )

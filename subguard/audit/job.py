@@ -44,7 +44,14 @@ from subguard.core.model import Finding
 from subguard.scan.discover import read_limited
 from subguard.simulate.impact import DEFAULT_RUNS
 
-FORMATS = ("parquet", "json", "sarif", "html", "markdown", "org-map")  # markdown: teams/<team>.md; org-map: audit.orgmap
+FORMATS = (
+    "parquet",
+    "json",
+    "sarif",
+    "html",
+    "markdown",
+    "org-map",
+)  # markdown: teams/<team>.md; org-map: audit.orgmap
 # how repositories are read: `auto` (file: roots listed and read by the Spark tasks themselves, links
 # never followed; other file systems through Spark's binaryFile source), `binaryfile` (every root
 # through binaryFile; on a local file system Hadoop then follows symbolic links)
@@ -74,7 +81,9 @@ class AuditArgs:
 
 
 def parse_args(argv: Sequence[str]) -> AuditArgs:
-    p = argparse.ArgumentParser(prog="subguard audit", description="Audit every repository of an organisation on Spark.")
+    p = argparse.ArgumentParser(
+        prog="subguard audit", description="Audit every repository of an organisation on Spark."
+    )
     p.add_argument("sources", nargs="+", metavar="SOURCE")
     p.add_argument("--out", required=True)
     p.add_argument("--master", default="local[*]")
@@ -91,8 +100,19 @@ def parse_args(argv: Sequence[str]) -> AuditArgs:
     p.add_argument("--since", metavar="PREVIOUS_OUT")
     a = p.parse_args(list(argv))
     return AuditArgs(
-        tuple(a.sources), a.out, a.master, tuple(a.formats or FORMATS), a.config, tuple(a.evidence), a.top, a.runs,
-        reader=a.reader, fail_on=a.fail_on, jvm_archive=a.jvm_archive, verbose=a.verbose, compare=a.compare,
+        tuple(a.sources),
+        a.out,
+        a.master,
+        tuple(a.formats or FORMATS),
+        a.config,
+        tuple(a.evidence),
+        a.top,
+        a.runs,
+        reader=a.reader,
+        fail_on=a.fail_on,
+        jvm_archive=a.jvm_archive,
+        verbose=a.verbose,
+        compare=a.compare,
         since=a.since,
     )
 
@@ -113,7 +133,8 @@ def cluster_partitions(conf: dict[str, str]) -> int | None:
     coalesces them). A run on 2 executors otherwise pays 200 tasks for every small shuffle."""
     try:
         cores = int(conf.get("spark.cores.max") or 0) or (
-            int(conf.get("spark.executor.instances") or 0) * int(conf.get("spark.executor.cores") or 0))
+            int(conf.get("spark.executor.instances") or 0) * int(conf.get("spark.executor.cores") or 0)
+        )
     except ValueError:
         return None
     return max(2, 2 * cores) if cores else None
@@ -171,8 +192,11 @@ def launches_jvm() -> bool:
     """Whether `launch` starts the driver JVM itself (not under spark-submit, no session yet)."""
     from pyspark import SparkContext
 
-    return (SparkContext._active_spark_context is None and SparkSession.getActiveSession() is None
-            and not os.environ.get("PYSPARK_GATEWAY_PORT"))
+    return (
+        SparkContext._active_spark_context is None
+        and SparkSession.getActiveSession() is None
+        and not os.environ.get("PYSPARK_GATEWAY_PORT")
+    )
 
 
 def launch(master: str, archive: bool = False, quiet: bool = True) -> tuple[SparkSession, jvm.Plan]:
@@ -461,8 +485,10 @@ def open_output(fs: FS, out: str) -> outdir.Output:
     if fs.stat(output.out):
         others = sorted({name for name, _ in fs.children(output.out)} - outdir.OURS)
         if others:
-            raise src.SourceError(f"{out}: holds files that are not an audit output ({', '.join(others[:3])}): the audit "
-                                  "replaces the whole folder, so choose an empty or new one")
+            raise src.SourceError(
+                f"{out}: holds files that are not an audit output ({', '.join(others[:3])}): the audit "
+                "replaces the whole folder, so choose an empty or new one"
+            )
     fs.mkdirs(output.staging)
     return output
 
@@ -508,7 +534,12 @@ def run_audit(spark: SparkSession, args: AuditArgs, progress: Progress, log: str
 
 
 def _pipeline(
-    spark: SparkSession, fs: FS, args: AuditArgs, config: Config, output: outdir.Output, progress: Progress,
+    spark: SparkSession,
+    fs: FS,
+    args: AuditArgs,
+    config: Config,
+    output: outdir.Output,
+    progress: Progress,
 ) -> dict[str, Any]:
     t0 = time.monotonic()
     options = tasks.AuditOptions(config=config, runs=args.runs, config_waiver_locations=_config_locations(config))
@@ -534,8 +565,10 @@ def _pipeline(
         progress(f"local folders to list and scan in tasks: {len(units)}")
     if other_roots:
         raw = (
-            spark.read.format("binaryFile").option("recursiveFileLookup", "true")
-            .load([base for base, _, _ in other_roots]).select("path", "length", "content")
+            spark.read.format("binaryFile")
+            .option("recursiveFileLookup", "true")
+            .load([base for base, _, _ in other_roots])
+            .select("path", "length", "content")
         )
         hidden = hidden_inputs(fs, other_roots, config.max_file_size)
         if hidden:
@@ -546,21 +579,29 @@ def _pipeline(
         records = records.unionByName(T.extract(files, options))
     if plan.jsonl:
         lines = (
-            spark.read.option("recursiveFileLookup", "true").option("pathGlobFilter", "*.jsonl").text(plan.jsonl)
+            spark.read.option("recursiveFileLookup", "true")
+            .option("pathGlobFilter", "*.jsonl")
+            .text(plan.jsonl)
             .select("value", F.col("_metadata.file_path").alias("file_path"))
         )
         records = records.unionByName(T.inventory_records(lines))
     if plan.missing:
-        records = records.unionByName(T.missing_repo_records(spark.createDataFrame(plan.missing, "repo string, uri string")))
+        records = records.unionByName(
+            T.missing_repo_records(spark.createDataFrame(plan.missing, "repo string, uri string"))
+        )
     cached = inc.with_reused(records, since).persist(StorageLevel.MEMORY_AND_DISK)
     t_extract = time.monotonic()
-    progress(f"extract: {cached.count()} records from {len(plan.roots)} root(s), {len(plan.jsonl)} inventory output(s) "
-             f"in {time.monotonic() - t_extract:.1f} s (the first Python job: worker start-up and imports included)")
+    progress(
+        f"extract: {cached.count()} records from {len(plan.roots)} root(s), {len(plan.jsonl)} inventory output(s) "
+        f"in {time.monotonic() - t_extract:.1f} s (the first Python job: worker start-up and imports included)"
+    )
     # the records are few and small next to the files they came from: a few partitions, not one per
     # extraction slice, keep every later stage from paying a task per slice
     records = cached.coalesce(spark.sparkContext.defaultParallelism)
-    owned = {r.repo: (json.loads(r.payload)["path"], json.loads(r.payload)["text"])
-             for r in records.where(F.col("kind") == "owners").select("repo", "payload").collect()}
+    owned = {
+        r.repo: (json.loads(r.payload)["path"], json.loads(r.payload)["text"])
+        for r in records.where(F.col("kind") == "owners").select("repo", "payload").collect()
+    }
 
     files_df = T.files_table(records).persist()  # written, then counted: exploded once
     consumers = T.effective_environment(T.with_hints(T.table(records, "consumer", T.CONSUMERS), hints)).persist()
@@ -575,41 +616,93 @@ def _pipeline(
     groups_df = T.groups(subs, consumers, findings, T.impacts(group_records)).persist()
     progress(f"group tasks done: {group_records.count()} result rows")  # the one heavy stage, run once
     state = {inc.REPOS: inc.state_repos(records, settings), inc.GROUPS: inc.state_groups(group_records)}
-    tables = {
-        "files": files_df, "consumers": consumers, "subscriptions": subs, "deployments": deployments,
-        "groups": groups_df, "findings": findings,
-    } if "parquet" in args.formats else {}
+    tables = (
+        {
+            "files": files_df,
+            "consumers": consumers,
+            "subscriptions": subs,
+            "deployments": deployments,
+            "groups": groups_df,
+            "findings": findings,
+        }
+        if "parquet" in args.formats
+        else {}
+    )
     # the rest are a dozen small jobs over cached data: run them side by side (Spark runs the jobs of
     # several driver threads at once), so that their planning and their tasks overlap, not queue
     t_outputs = time.monotonic()
     with ThreadPoolExecutor(max_workers=CONCURRENT_JOBS, thread_name_prefix="subguard-audit") as pool:
         writes = [pool.submit(_write_parquet, df, f"{out}/{name}") for name, df in {**tables, **state}.items()]
-        reused_f = pool.submit(lambda: [r.asDict() for r in group_records.groupBy("reused").agg(
-            F.countDistinct("group").alias("count")).collect()])
-        group_sizes_f = pool.submit(lambda: [r.asDict() for r in groups_df.groupBy("repos_count").agg(
-            F.count("*").alias("count"), F.sum(F.when(F.col("findings") > 0, 1).otherwise(0)).alias("flagged"),
-        ).collect()])
-        finding_counts_f = pool.submit(lambda: [r.asDict() for r in findings.groupBy(
-            "rule", "severity", "scope", "team", F.col("suppressed").isNotNull().alias("suppressed"),
-        ).count().collect()])
+        reused_f = pool.submit(
+            lambda: [
+                r.asDict()
+                for r in group_records.groupBy("reused").agg(F.countDistinct("group").alias("count")).collect()
+            ]
+        )
+        group_sizes_f = pool.submit(
+            lambda: [
+                r.asDict()
+                for r in groups_df.groupBy("repos_count")
+                .agg(
+                    F.count("*").alias("count"),
+                    F.sum(F.when(F.col("findings") > 0, 1).otherwise(0)).alias("flagged"),
+                )
+                .collect()
+            ]
+        )
+        finding_counts_f = pool.submit(
+            lambda: [
+                r.asDict()
+                for r in findings.groupBy(
+                    "rule",
+                    "severity",
+                    "scope",
+                    "team",
+                    F.col("suppressed").isNotNull().alias("suppressed"),
+                )
+                .count()
+                .collect()
+            ]
+        )
         kinds_f = pool.submit(lambda: {r["kind"]: int(r["count"]) for r in records.groupBy("kind").count().collect()})
-        file_counts_f = pool.submit(lambda: [r.asDict() for r in files_df.groupBy("repo", "status", "reason").count().collect()])
-        notes_f = pool.submit(lambda: (
-            records.where(F.col("kind").isin("problem", "repo")).select("repo", "kind", "payload")
-            .unionByName(group_records.where(F.col("kind") == "problem").select("repo", "kind", "payload")).collect()
-        ))
-        worst_f = pool.submit(lambda: [r.asDict(recursive=True) for r in T.worst_first(groups_df).limit(args.top).collect()])
+        file_counts_f = pool.submit(
+            lambda: [r.asDict() for r in files_df.groupBy("repo", "status", "reason").count().collect()]
+        )
+        notes_f = pool.submit(
+            lambda: (
+                records.where(F.col("kind").isin("problem", "repo"))
+                .select("repo", "kind", "payload")
+                .unionByName(group_records.where(F.col("kind") == "problem").select("repo", "kind", "payload"))
+                .collect()
+            )
+        )
+        worst_f = pool.submit(
+            lambda: [r.asDict(recursive=True) for r in T.worst_first(groups_df).limit(args.top).collect()]
+        )
         n_subs_f = pool.submit(subs.count)
         # bound: all findings are collected (one small record each) to render findings.json and SARIF
-        rows_f = pool.submit(lambda: [r.asDict() for r in findings.select(*summ.CHANGE_KEYS, "suppressed", "scope", "owner",
-                                                                            "codeowners", "json").collect()])
+        rows_f = pool.submit(
+            lambda: [
+                r.asDict()
+                for r in findings.select(
+                    *summ.CHANGE_KEYS, "suppressed", "scope", "owner", "codeowners", "json"
+                ).collect()
+            ]
+        )
         # every group with a finding, for report.html (a page per 20 of them)
-        flagged_f = pool.submit(lambda: [r.asDict(recursive=True) for r in T.worst_first(
-            groups_df.where(F.col("findings") > 0)).collect()] if "html" in args.formats else [])
+        flagged_f = pool.submit(
+            lambda: (
+                [r.asDict(recursive=True) for r in T.worst_first(groups_df.where(F.col("findings") > 0)).collect()]
+                if "html" in args.formats
+                else []
+            )
+        )
         group_sizes, finding_counts, kinds = group_sizes_f.result(), finding_counts_f.result(), kinds_f.result()
         n_groups = sum(int(g["count"]) for g in group_sizes)
-        progress(f"consumers: {kinds.get('consumer', 0)}; groups judged: {n_groups}; "
-                 f"findings: {sum(int(r['count']) for r in finding_counts)}")
+        progress(
+            f"consumers: {kinds.get('consumer', 0)}; groups judged: {n_groups}; "
+            f"findings: {sum(int(r['count']) for r in finding_counts)}"
+        )
         file_counts, notes = file_counts_f.result(), notes_f.result()
         summary = summ.build(
             files=file_counts,
@@ -633,8 +726,18 @@ def _pipeline(
         )
         repo_roots = [(r.repo, json.loads(r.payload)["root"]) for r in notes if r.kind == "repo"]
         if "org-map" in args.formats:  # the org map for `check --org-map`, written beside the last jobs
-            writes.append(pool.submit(orgmap.write_audit, consumers, waivers, src.merge_hints(plan.hints), repo_roots,
-                                      output, args.sources, progress))
+            writes.append(
+                pool.submit(
+                    orgmap.write_audit,
+                    consumers,
+                    waivers,
+                    src.merge_hints(plan.hints),
+                    repo_roots,
+                    output,
+                    args.sources,
+                    progress,
+                )
+            )
         rows = rows_f.result()
         collected = [Finding.model_validate_json(r["json"]) for r in rows]
         summary["incremental"] = inc.summary(args.since if since is not None else None, kinds, reused_f.result())
@@ -645,12 +748,25 @@ def _pipeline(
             w.result()
     if tables:
         progress(f"wrote {len(tables)} Parquet tables")
-    progress(f"outputs: {time.monotonic() - t_outputs:.1f} s for the tables, the state and the report aggregates, side by side")
+    progress(
+        f"outputs: {time.monotonic() - t_outputs:.1f} s for the tables, the state and the report aggregates, side by side"
+    )
     summary["seconds"] = round(time.monotonic() - t0, 2)
     _write_reports(fs, output, args, config, collected, summary, repo_roots, progress)
-    owners = codeowners.Owners({h.name: (h.team or h.owner, h.owner) for h in src.merge_hints(plan.hints).values()}, owned)
-    written_extra(output, fs.write_text, args.formats, summary, rows, flagged_f.result(), owners, tasks._policies(config).docs,
-                  previous)
+    owners = codeowners.Owners(
+        {h.name: (h.team or h.owner, h.owner) for h in src.merge_hints(plan.hints).values()}, owned
+    )
+    written_extra(
+        output,
+        fs.write_text,
+        args.formats,
+        summary,
+        rows,
+        flagged_f.result(),
+        owners,
+        tasks._policies(config).docs,
+        previous,
+    )
     for df in (cached, files_df, consumers, group_records, findings, subs, groups_df):
         df.unpersist()
     return summary
@@ -689,8 +805,14 @@ def _write_parquet(df: DataFrame, uri: str) -> None:
 
 
 def _write_reports(
-    fs: FS, output: outdir.Output, args: AuditArgs, config: Config, collected: Sequence[Finding], summary: dict[str, Any],
-    repo_roots: Sequence[tuple[str, str]], progress: Progress,
+    fs: FS,
+    output: outdir.Output,
+    args: AuditArgs,
+    config: Config,
+    collected: Sequence[Finding],
+    summary: dict[str, Any],
+    repo_roots: Sequence[tuple[str, str]],
+    progress: Progress,
 ) -> None:
     """The report files, into the staging folder: plain file I/O on a local output (no Hadoop
     `.crc` checksum files beside them), the Hadoop FileSystem API elsewhere."""
@@ -701,8 +823,11 @@ def _write_reports(
         docs = tasks._policies(config).docs
         files = summary["files"]
         ctx = ReportContext(
-            roots=tuple(Root(repo, _local(root)) for repo, root in sorted(repo_roots)), workdir=str(Path.cwd()),
-            parsed=files["parsed"], skipped=files["skipped"], failed=files["failed"],
+            roots=tuple(Root(repo, _local(root)) for repo, root in sorted(repo_roots)),
+            workdir=str(Path.cwd()),
+            parsed=files["parsed"],
+            skipped=files["skipped"],
+            failed=files["failed"],
         )
         for fmt in ("json", "sarif"):
             if fmt in args.formats:
@@ -711,9 +836,15 @@ def _write_reports(
 
 
 def written_extra(
-    output: outdir.Output, remote: Callable[[str, str], None], formats: Sequence[str], summary: dict[str, Any],
-    rows: Sequence[Mapping[str, Any]], flagged: Sequence[Mapping[str, Any]], owners: codeowners.Owners,
-    docs: Mapping[str, Any], previous: prev.Previous | None,
+    output: outdir.Output,
+    remote: Callable[[str, str], None],
+    formats: Sequence[str],
+    summary: dict[str, Any],
+    rows: Sequence[Mapping[str, Any]],
+    flagged: Sequence[Mapping[str, Any]],
+    owners: codeowners.Owners,
+    docs: Mapping[str, Any],
+    previous: prev.Previous | None,
 ) -> None:
     """report.html (every finding in words, issue 27), teams/<team>.md, and the history of runs, into
     the staging folder through the output's writer."""

@@ -65,6 +65,7 @@ def _skipped(root: str, rel: str, reason: str) -> FileRecord:
 def walk(root: str, nested: frozenset[str] = frozenset()) -> Iterator[tuple[str, os.DirEntry[str], bool]]:
     """(relative path, entry, inside an excluded folder) for every non-folder entry below `root`;
     folder links are entries (never followed); `nested` folders are left out."""
+
     def enter(rel: str, name: str, excluded: bool) -> bool | None:
         return None if f"{root}/{rel}" in nested else excluded or excluded_dir(name)
 
@@ -72,7 +73,9 @@ def walk(root: str, nested: frozenset[str] = frozenset()) -> Iterator[tuple[str,
 
 
 def list_repo(
-    unit: Unit, max_size: int, exclude: Callable[[str], str | None] | None = None,
+    unit: Unit,
+    max_size: int,
+    exclude: Callable[[str], str | None] | None = None,
 ) -> tuple[list[Candidate], list[FileRecord]]:
     """A repository's files, classified as `subguard check` classifies them (same reasons), plus the
     files `check` never lists (excluded folders, git-ignored files) as skipped records. Files the

@@ -70,8 +70,15 @@ class OrgCheck:
         return self.ours(f.location) or any(self.ours(r.location) for r in f.related)
 
     def judge(
-        self, results: Sequence[ScanResult], rules: RuleSet, config: Config, *, waivers: WaiverSource | None = None,
-        baseline: BaselineStep | None = None, describe: Describe | None = None, change: Change | None = None,
+        self,
+        results: Sequence[ScanResult],
+        rules: RuleSet,
+        config: Config,
+        *,
+        waivers: WaiverSource | None = None,
+        baseline: BaselineStep | None = None,
+        describe: Describe | None = None,
+        change: Change | None = None,
     ) -> Judged:
         """`rules.judge.judge` over this repository and the map's members: the same steps, findings kept
         only where they involve this repository and placed on its line before the baseline sees them.
@@ -87,8 +94,14 @@ class OrgCheck:
             return baseline(placed) if baseline is not None else (placed, 0)
 
         judged = judge(
-            [*own_results, *self.others], rules, config, waivers=waiver_source, keep=self.involves, baseline=place,
-            describe=describe, change=change,
+            [*own_results, *self.others],
+            rules,
+            config,
+            waivers=waiver_source,
+            keep=self.involves,
+            baseline=place,
+            describe=describe,
+            change=change,
         )
         # the simulator's self-check runs after `keep`: its findings are kept and placed the same way
         kept = [self.mark(self.relocate(f)) for f in judged.findings if self.involves(f)]
@@ -119,16 +132,21 @@ class OrgCheck:
         props = dict(f.properties)
         members = props.get(MEMBERS)
         old = Related(location=f.location, message=_member_text(members, f.location))
-        related = (old, *f.related[:index], *f.related[index + 1:])
-        related = tuple(sorted(related, key=lambda r: (r.location.repo, r.location.path, r.location.line, r.location.column)))
+        related = (old, *f.related[:index], *f.related[index + 1 :])
+        related = tuple(
+            sorted(related, key=lambda r: (r.location.repo, r.location.path, r.location.line, r.location.column))
+        )
         new = f.related[index].location
         if isinstance(members, tuple) and all(isinstance(m, Member) for m in members):
             first = [m for m in members if m.location == new][:1]
             props[MEMBERS] = (*first, *(m for m in members if not (first and m is first[0])))
-        return f.model_copy(update={
-            "location": new, "related": related,
-            "properties": tuple((k, props[k]) for k, _ in f.properties),
-        })
+        return f.model_copy(
+            update={
+                "location": new,
+                "related": related,
+                "properties": tuple((k, props[k]) for k, _ in f.properties),
+            }
+        )
 
 
 def _member_text(members: object, loc: Location) -> str:
@@ -138,7 +156,11 @@ def _member_text(members: object, loc: Location) -> str:
                 if m.message:
                     return m.message
                 if m.topic is not None:
-                    return f"subscribes '{m.topic}' with {m.expression!r}" if m.expression is not None else f"subscribes '{m.topic}'"
+                    return (
+                        f"subscribes '{m.topic}' with {m.expression!r}"
+                        if m.expression is not None
+                        else f"subscribes '{m.topic}'"
+                    )
     return ""
 
 
@@ -174,20 +196,26 @@ def _prepare(org: OrgMap, results: Sequence[ScanResult], config: Config, warn_af
         alike = _renamed(results, rows, set(repos) - own_names)
         guessed = alike if len(alike) == 1 else []  # one repository only: several alike are no evidence
         for old in guessed:
-            warnings.append(f"subguard: warning: the org map has no repository '{', '.join(missing)}'; its rows under "
-                            f"'{old}' sit at this working tree's paths in its groups, so they are taken as this "
-                            f"repository's (set repo = \"{old}\" in the config, or re-run the audit)")
+            warnings.append(
+                f"subguard: warning: the org map has no repository '{', '.join(missing)}'; its rows under "
+                f"'{old}' sit at this working tree's paths in its groups, so they are taken as this "
+                f'repository\'s (set repo = "{old}" in the config, or re-run the audit)'
+            )
         own_names |= set(guessed)
         if not guessed:
             alias = f" (its rows of {', '.join(alike)} sit at this tree's places)" if alike else ""
-            warnings.append(f"subguard: warning: the org map ({org.date}) has no repository '{', '.join(missing)}': judged "
-                            f"as a new repository{alias}; set `repo` in the config if the audit names it otherwise")
+            warnings.append(
+                f"subguard: warning: the org map ({org.date}) has no repository '{', '.join(missing)}': judged "
+                f"as a new repository{alias}; set `repo` in the config if the audit names it otherwise"
+            )
     # another repository of the map named like this scan root (when `repo` names this one otherwise):
     # its members would be taken for this repository's own in every report, so they are left out
     clash = (set(names) - own_names) & set(repos)
     for name in sorted(clash):
-        warnings.append(f"subguard: warning: the org map's repository '{name}' has this scan root's folder name; "
-                        "its members are left out (check from a folder named as the repository)")
+        warnings.append(
+            f"subguard: warning: the org map's repository '{name}' has this scan root's folder name; "
+            "its members are left out (check from a folder named as the repository)"
+        )
     hint = next((repos[i].environment for i in sorted(own_names) if i in repos and repos[i].environment), "")
     own_results = tuple(
         dataclasses.replace(r, consumers=tuple(_hinted(c, config, hint) for c in r.consumers)) for r in results
@@ -199,17 +227,23 @@ def _prepare(org: OrgMap, results: Sequence[ScanResult], config: Config, warn_af
             replaced[repo] = replaced.get(repo, 0) + 1
             continue
         by_repo.setdefault(repo, []).append(Consumer.model_validate_json(record))
-    others = tuple(ScanResult(root="", repo=repo, files=(), consumers=tuple(cs), deployments=())
-                   for repo, cs in sorted(by_repo.items()))
+    others = tuple(
+        ScanResult(root="", repo=repo, files=(), consumers=tuple(cs), deployments=())
+        for repo, cs in sorted(by_repo.items())
+    )
     waivers = tuple(_waiver(record) for _repo, record in org.waivers(by_repo))
     age = org.age_days()
     if warn_after_days and age > warn_after_days:
-        warnings.append(f"subguard: warning: the org map {org.path} is {age} days old (written {org.date}, "
-                        f"org-map-max-age is {warn_after_days} days): re-run the audit")
+        warnings.append(
+            f"subguard: warning: the org map {org.path} is {age} days old (written {org.date}, "
+            f"org-map-max-age is {warn_after_days} days): re-run the audit"
+        )
     return OrgCheck(org.path, org.date, age, frozenset(names), own_results, others, waivers, tuple(warnings), replaced)
 
 
-def _renamed(results: Sequence[ScanResult], rows: Sequence[tuple[str, str, str, int, str]], candidates: set[str]) -> list[str]:
+def _renamed(
+    results: Sequence[ScanResult], rows: Sequence[tuple[str, str, str, int, str]], candidates: set[str]
+) -> list[str]:
     """Repositories of the map that look like this one under another name: every row they have in this
     tree's groups sits at a place (group, path, line) where this tree declares the same group."""
     mine = {(g, c.location.path, c.location.line) for r in results for c in r.consumers if (g := group_name(c))}
@@ -222,5 +256,6 @@ def _renamed(results: Sequence[ScanResult], rows: Sequence[tuple[str, str, str, 
 
 def _waiver(record: str) -> suppress.InlineWaiver:
     d = json.loads(record)
-    return suppress.InlineWaiver(tuple(d["rules"]), d["reason"], Location.model_validate(d["location"]), tuple(d["covers"]))
-
+    return suppress.InlineWaiver(
+        tuple(d["rules"]), d["reason"], Location.model_validate(d["location"]), tuple(d["covers"])
+    )

@@ -109,13 +109,34 @@ def consumer_row(record_json: str, env_hint: str | None) -> Row:
     c = Consumer.model_validate_json(record_json)
     if env_hint and not c.environment:
         c = c.model_copy(update={"environment": env_hint})
-    subs = [(s.topic.value, s.expression.value, s.expression_type.value, json.dumps(list(s.tags), ensure_ascii=False),
-             s.location.path, s.location.line, s.location.column) for s in c.subscriptions]
+    subs = [
+        (
+            s.topic.value,
+            s.expression.value,
+            s.expression_type.value,
+            json.dumps(list(s.tags), ensure_ascii=False),
+            s.location.path,
+            s.location.line,
+            s.location.column,
+        )
+        for s in c.subscriptions
+    ]
     return (
-        c.repo, group_name(c) or "", c.consumer_id, c.location.path, c.location.line, c.location.column,
-        c.namespace.value if c.namespace else None, c.name_server.value if c.name_server else None, c.client.value,
-        c.message_model.value, c.consume_mode.value, c.service, c.environment,
-        c.model_dump_json(exclude_defaults=True), subs,
+        c.repo,
+        group_name(c) or "",
+        c.consumer_id,
+        c.location.path,
+        c.location.line,
+        c.location.column,
+        c.namespace.value if c.namespace else None,
+        c.name_server.value if c.name_server else None,
+        c.client.value,
+        c.message_model.value,
+        c.consume_mode.value,
+        c.service,
+        c.environment,
+        c.model_dump_json(exclude_defaults=True),
+        subs,
     )
 
 
@@ -123,16 +144,27 @@ def waiver_row(repo: str, payload: str) -> WaiverRow:
     """One inline waiver (the audit's waiver record payload) as a map row."""
     d = json.loads(payload)
     loc = d.get("location") or {}
-    return (repo, str(loc.get("path") or ""), int(loc.get("line") or 1), ",".join(d.get("rules") or ()),
-            str(d.get("reason") or ""), payload)
+    return (
+        repo,
+        str(loc.get("path") or ""),
+        int(loc.get("line") or 1),
+        ",".join(d.get("rules") or ()),
+        str(d.get("reason") or ""),
+        payload,
+    )
 
 
 # --- writing ---------------------------------------------------------------------------------------
 
 
 def write(
-    path: str, repos: Iterable[RepoRow], consumers: Iterable[Row], waivers: Iterable[WaiverRow], *,
-    written: dt.datetime | None = None, sources: Sequence[str] = (),
+    path: str,
+    repos: Iterable[RepoRow],
+    consumers: Iterable[Row],
+    waivers: Iterable[WaiverRow],
+    *,
+    written: dt.datetime | None = None,
+    sources: Sequence[str] = (),
 ) -> dict[str, int]:
     """Write a complete map to `path` (through `path.part`, renamed into place when complete); returns
     the row counts. The indexes are built after the rows, in one pass."""
@@ -170,8 +202,12 @@ def write(
         for statement in filter(str.strip, INDEXES.split(";")):
             conn.execute(statement)
         meta = {
-            "format": FORMAT, "version": str(VERSION), "subguard": __version__,
-            "written": (written or dt.datetime.now(dt.timezone.utc)).astimezone(dt.timezone.utc).isoformat(timespec="seconds"),
+            "format": FORMAT,
+            "version": str(VERSION),
+            "subguard": __version__,
+            "written": (written or dt.datetime.now(dt.timezone.utc))
+            .astimezone(dt.timezone.utc)
+            .isoformat(timespec="seconds"),
             "sources": json.dumps(list(sources), ensure_ascii=False),
             **{k: str(v) for k, v in counts.items()},
         }
@@ -234,8 +270,13 @@ def _local(uri: str) -> str | None:
 
 
 def write_audit(
-    consumers: DataFrame, waivers: DataFrame, hints: Mapping[str, Any], roots: Sequence[tuple[str, str]],
-    output: Output, sources: Sequence[str], progress: Callable[[str], None] = lambda text: None,
+    consumers: DataFrame,
+    waivers: DataFrame,
+    hints: Mapping[str, Any],
+    roots: Sequence[tuple[str, str]],
+    output: Output,
+    sources: Sequence[str],
+    progress: Callable[[str], None] = lambda text: None,
 ) -> None:
     """The audit's map, into its staging folder: the consumers table (`json`, `env_hint`) and the
     waiver records are turned into rows by Spark tasks and streamed to the driver, which writes the
@@ -243,12 +284,14 @@ def write_audit(
     import tempfile
 
     known = consumers.where(consumers["group"].isNotNull() & (consumers["group"] != ""))
-    rows: Iterator[Row] = known.select("json", "env_hint").rdd.mapPartitions(
-        lambda part: (consumer_row(r[0], r[1] or None) for r in part)
-    ).toLocalIterator(prefetchPartitions=True)
-    waiver_rows: Iterator[WaiverRow] = waivers.select("repo", "payload").rdd.map(
-        lambda r: waiver_row(r[0], r[1])
-    ).toLocalIterator()
+    rows: Iterator[Row] = (
+        known.select("json", "env_hint")
+        .rdd.mapPartitions(lambda part: (consumer_row(r[0], r[1] or None) for r in part))
+        .toLocalIterator(prefetchPartitions=True)
+    )
+    waiver_rows: Iterator[WaiverRow] = (
+        waivers.select("repo", "payload").rdd.map(lambda r: waiver_row(r[0], r[1])).toLocalIterator()
+    )
     by_repo = dict(roots)
     names = sorted(set(by_repo) | set(hints))
     repos = []
@@ -256,10 +299,16 @@ def write_audit(
         hint = hints.get(name)
         root = by_repo.get(name, "")
         path = _local(root) if root else None
-        repos.append(RepoRow(
-            name, git_commit(path) if path else None, root, getattr(hint, "team", "") or "", getattr(hint, "owner", "") or "",
-            getattr(hint, "environment", "") or "",
-        ))
+        repos.append(
+            RepoRow(
+                name,
+                git_commit(path) if path else None,
+                root,
+                getattr(hint, "team", "") or "",
+                getattr(hint, "owner", "") or "",
+                getattr(hint, "environment", "") or "",
+            )
+        )
     if output.local is not None:
         counts = write(os.path.join(output.staging, FILE_NAME), repos, rows, waiver_rows, sources=sources)
     else:
@@ -267,8 +316,10 @@ def write_audit(
             local = os.path.join(tmp, FILE_NAME)
             counts = write(local, repos, rows, waiver_rows, sources=sources)
             _upload(consumers, local, f"{output.staging}/{FILE_NAME}")
-    progress(f"wrote {FILE_NAME}: {counts['consumers']} consumers, {counts['subscriptions']} subscriptions, "
-             f"{counts['repos']} repositories")
+    progress(
+        f"wrote {FILE_NAME}: {counts['consumers']} consumers, {counts['subscriptions']} subscriptions, "
+        f"{counts['repos']} repositories"
+    )
 
 
 def _upload(df: DataFrame, local: str, uri: str) -> None:
@@ -318,8 +369,10 @@ class OrgMap:
             if not version.isdigit():
                 raise MapError(f"{path}: not a subguard org map (version {version!r})")
             if int(version) > VERSION:
-                raise MapError(f"{path}: org map format version {version} was written by a newer subguard "
-                               f"({meta.get('subguard', '?')}); this one reads up to version {VERSION}: upgrade subguard")
+                raise MapError(
+                    f"{path}: org map format version {version} was written by a newer subguard "
+                    f"({meta.get('subguard', '?')}); this one reads up to version {VERSION}: upgrade subguard"
+                )
             missing = {"repos", "consumers", "subscriptions", "waivers"} - tables
             if missing:
                 raise MapError(f"{path}: not a complete org map (no table {sorted(missing)[0]})")
@@ -349,9 +402,11 @@ class OrgMap:
         out: list[tuple[str, str, str, int, str]] = []
         wanted = sorted(set(groups))
         for i in range(0, len(wanted), _BATCH):
-            part = wanted[i:i + _BATCH]
+            part = wanted[i : i + _BATCH]
             marks = ", ".join("?" * len(part))
-            out += self._query(f'SELECT repo, "group", path, line, record FROM consumers WHERE "group" IN ({marks}) ORDER BY id', part)
+            out += self._query(
+                f'SELECT repo, "group", path, line, record FROM consumers WHERE "group" IN ({marks}) ORDER BY id', part
+            )
         return out
 
     def waivers(self, repos: Iterable[str]) -> list[tuple[str, str]]:
@@ -359,7 +414,7 @@ class OrgMap:
         out: list[tuple[str, str]] = []
         wanted = sorted(set(repos))
         for i in range(0, len(wanted), _BATCH):
-            part = wanted[i:i + _BATCH]
+            part = wanted[i : i + _BATCH]
             marks = ", ".join("?" * len(part))
             out += self._query(f"SELECT repo, record FROM waivers WHERE repo IN ({marks}) ORDER BY rowid", part)
         return out

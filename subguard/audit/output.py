@@ -44,7 +44,9 @@ MANIFEST = "_subguard_manifest.json"
 LOG = "audit.log"
 TABLES = ("files", "consumers", "subscriptions", "deployments", "groups", "findings")
 REPORTS = ("summary.json", "findings.json", "findings.sarif", "report.html", "history.jsonl")
-OURS = frozenset({*TABLES, *REPORTS, MANIFEST, LOG, "teams"}) | {f".{n}.crc" for n in REPORTS}  # .crc: outputs of older versions
+OURS = frozenset({*TABLES, *REPORTS, MANIFEST, LOG, "teams"}) | {
+    f".{n}.crc" for n in REPORTS
+}  # .crc: outputs of older versions
 OURS |= {"org-map.sqlite"}  # the org map (`subguard.audit.orgmap`)
 OURS |= {"state"}  # what an incremental audit reuses (`subguard.audit.incremental`)
 _RENAME_EXCHANGE = 2
@@ -72,7 +74,9 @@ def complete(path: str) -> bool:
         with open(os.path.join(path, MANIFEST), encoding="utf-8") as fh:
             manifest = json.load(fh)
         files = manifest["files"]
-        return isinstance(files, dict) and all(os.path.getsize(os.path.join(path, rel)) == size for rel, size in files.items())
+        return isinstance(files, dict) and all(
+            os.path.getsize(os.path.join(path, rel)) == size for rel, size in files.items()
+        )
     except (OSError, ValueError, KeyError, TypeError):
         return False
 
@@ -159,7 +163,9 @@ class Output:
             os.mkdir(self.staging)
         except OSError as exc:
             self.release()
-            raise OutputError(f"{self.out}: cannot create the staging folder {self.staging}: {exc.strerror or exc}") from None
+            raise OutputError(
+                f"{self.out}: cannot create the staging folder {self.staging}: {exc.strerror or exc}"
+            ) from None
 
     def sweep(self) -> None:
         """Runs that died: an `.old-` folder is moved back when `--out` is missing (killed between the
@@ -188,8 +194,12 @@ class Output:
                 pass
         for entry in names:  # lock files of dead runs whose folders are gone
             if entry.startswith(f".{self.name}.") and entry.endswith(".lock"):
-                token = entry[len(self.name) + 2:-5]
-                if token != self.token and not os.path.lexists(self.sibling("staging", token)) and not _held(self.lock_path(token)):
+                token = entry[len(self.name) + 2 : -5]
+                if (
+                    token != self.token
+                    and not os.path.lexists(self.sibling("staging", token))
+                    and not _held(self.lock_path(token))
+                ):
                     try:
                         os.unlink(f"{self.parent}/{entry}")
                     except OSError:
@@ -207,10 +217,18 @@ class Output:
             remote(f"{self.staging}/{rel}", text)
 
     def manifest(self, sizes: dict[str, int]) -> str:
-        return json.dumps({
-            "format": 1, "run": self.token, "written": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-            "files": dict(sorted(sizes.items())),
-        }, indent=2) + "\n"
+        return (
+            json.dumps(
+                {
+                    "format": 1,
+                    "run": self.token,
+                    "written": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+                    "files": dict(sorted(sizes.items())),
+                },
+                indent=2,
+            )
+            + "\n"
+        )
 
     def commit_local(self) -> None:
         """Manifest last, then the switch (see the module docs); the previous output goes after it."""
@@ -256,7 +274,7 @@ def remote_sizes(listing: list[tuple[str, int]], base: str) -> dict[str, int]:
     prefix = base.rstrip("/") + "/"
     out: dict[str, int] = {}
     for uri, size in listing:
-        rel = uri[len(prefix):] if uri.startswith(prefix) else uri
+        rel = uri[len(prefix) :] if uri.startswith(prefix) else uri
         if rel not in (LOG, MANIFEST) and not rel.rsplit("/", 1)[-1].endswith(".crc"):
             out[rel] = size
     return out

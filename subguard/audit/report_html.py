@@ -268,8 +268,12 @@ JS = r"""
 def _script() -> str:
     """The page's script, told the packed data's columns (`pack`)."""
     script = JS
-    for key, value in (("interned", dict.fromkeys(sorted(_INTERNED), True)), ("finding_cols", FINDING_COLS),
-                       ("member_cols", MEMBER_COLS), ("group_cols", GROUP_COLS)):
+    for key, value in (
+        ("interned", dict.fromkeys(sorted(_INTERNED), True)),
+        ("finding_cols", FINDING_COLS),
+        ("member_cols", MEMBER_COLS),
+        ("group_cols", GROUP_COLS),
+    ):
         script = script.replace(f"%({key})s", json.dumps(value))
     return script
 
@@ -278,7 +282,9 @@ def esc(value: Any) -> str:
     return html.escape("" if value is None else str(value), quote=True)
 
 
-def bar_chart(title: str, items: Sequence[tuple[str, float]], chart_id: str, unit: str = "", colour: str = "#2e90fa") -> str:
+def bar_chart(
+    title: str, items: Sequence[tuple[str, float]], chart_id: str, unit: str = "", colour: str = "#2e90fa"
+) -> str:
     """A horizontal SVG bar chart; one bar per (label, value)."""
     if not items:
         return f'<div class="chart" id="{chart_id}"><h3>{esc(title)}</h3><p>none</p></div>'
@@ -312,18 +318,25 @@ def trend_chart(history: Sequence[Mapping[str, Any]], chart_id: str = "chart-tre
     step = (width - 2 * pad) / (len(points) - 1)
 
     def line(key: str, colour: str) -> str:
-        xy = [(pad + i * step, height - pad - (height - 2 * pad) * int(p.get(key) or 0) / top) for i, p in enumerate(points)]
+        xy = [
+            (pad + i * step, height - pad - (height - 2 * pad) * int(p.get(key) or 0) / top)
+            for i, p in enumerate(points)
+        ]
         dots = "".join(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3" fill="{colour}"/>' for x, y in xy)
         path = " ".join(f"{x:.1f},{y:.1f}" for x, y in xy)
         return f'<polyline fill="none" stroke="{colour}" stroke-width="2" points="{path}"/>{dots}'
 
     first, last = str(points[0].get("written", ""))[:10], str(points[-1].get("written", ""))[:10]
-    labels = (f'<text x="{pad}" y="{height - 8}" font-size="13">{esc(first)}</text>'
-              f'<text x="{width - pad}" y="{height - 8}" font-size="13" text-anchor="end">{esc(last)}</text>'
-              f'<text x="2" y="{pad + 4}" font-size="13">{top}</text><text x="2" y="{height - pad}" font-size="13">0</text>')
+    labels = (
+        f'<text x="{pad}" y="{height - 8}" font-size="13">{esc(first)}</text>'
+        f'<text x="{width - pad}" y="{height - 8}" font-size="13" text-anchor="end">{esc(last)}</text>'
+        f'<text x="2" y="{pad + 4}" font-size="13">{top}</text><text x="2" y="{height - pad}" font-size="13">0</text>'
+    )
     data = esc(json.dumps([[p.get("written", ""), p["active"], p.get("error", 0)] for p in points]))
-    return (f'<div class="chart" id="{chart_id}" data-points="{data}"><h3>{esc(title)}</h3><svg role="img" aria-label="{esc(title)}" '
-            f'viewBox="0 0 {width} {height}">{line("active", "#2e90fa")}{line("error", "#d92d20")}{labels}</svg></div>')
+    return (
+        f'<div class="chart" id="{chart_id}" data-points="{data}"><h3>{esc(title)}</h3><svg role="img" aria-label="{esc(title)}" '
+        f'viewBox="0 0 {width} {height}">{line("active", "#2e90fa")}{line("error", "#d92d20")}{labels}</svg></div>'
+    )
 
 
 def _card(label: str, value: Any, card_id: str) -> str:
@@ -365,8 +378,14 @@ def cited(f: Finding) -> tuple[Member, ...]:
 
 def _doc(d: RuleDoc) -> dict[str, Any]:
     return {
-        "name": d.name, "severity": d.severity.value, "scope": d.scope, "summary": d.summary, "what": d.what, "why": d.why,
-        "example": d.example, "instead": d.instead,
+        "name": d.name,
+        "severity": d.severity.value,
+        "scope": d.scope,
+        "summary": d.summary,
+        "what": d.what,
+        "why": d.why,
+        "example": d.example,
+        "instead": d.instead,
         # offline: references are named as text, never linked or fetched
         "references": [r.split("://", 1)[-1] for r in d.references],
     }
@@ -377,27 +396,56 @@ def _finding(row: Mapping[str, Any], new: set[str] | None, owners: Owners) -> di
     members = []
     for m in cited(f):
         repo = m.location.repo or f.location.repo
-        members.append({
-            "repo": repo, "path": m.location.path, "line": m.location.line, "message": m.message, "topic": m.topic,
-            "expression": m.expression, "model": m.model, "team": owners.of(repo, m.location.path)["team"] if repo else "",
-        })
+        members.append(
+            {
+                "repo": repo,
+                "path": m.location.path,
+                "line": m.location.line,
+                "message": m.message,
+                "topic": m.topic,
+                "expression": m.expression,
+                "model": m.model,
+                "team": owners.of(repo, m.location.path)["team"] if repo else "",
+            }
+        )
     return {
-        "rule": row["rule"], "severity": row["severity"], "message": row["message"], "repo": row["repo"] or "",
-        "path": row["path"], "line": row["line"], "group": row["group"] or "", "scope": row["scope"],
-        "fingerprint": row["fingerprint"], "team": row["team"] or "", "owner": row.get("owner") or "",
-        "codeowners": list(row.get("codeowners") or []), "suppressed": row["suppressed"],
+        "rule": row["rule"],
+        "severity": row["severity"],
+        "message": row["message"],
+        "repo": row["repo"] or "",
+        "path": row["path"],
+        "line": row["line"],
+        "group": row["group"] or "",
+        "scope": row["scope"],
+        "fingerprint": row["fingerprint"],
+        "team": row["team"] or "",
+        "owner": row.get("owner") or "",
+        "codeowners": list(row.get("codeowners") or []),
+        "suppressed": row["suppressed"],
         "impact": f.impact if row["scope"] != GROUP_SCOPE else None,  # a group finding's is its card's one figure
-        "new": (row["fingerprint"] in new and not row["suppressed"]) if new is not None else None, "members": members,
+        "new": (row["fingerprint"] in new and not row["suppressed"]) if new is not None else None,
+        "members": members,
     }
 
 
 def _order(f: Mapping[str, Any]) -> tuple[Any, ...]:
-    return (bool(f["suppressed"]), not f["new"], -SEVERITY_RANK.get(f["severity"], 0), f["rule"], f["path"] or "", f["line"] or 0)
+    return (
+        bool(f["suppressed"]),
+        not f["new"],
+        -SEVERITY_RANK.get(f["severity"], 0),
+        f["rule"],
+        f["path"] or "",
+        f["line"] or 0,
+    )
 
 
 def report_data(
-    summary: Mapping[str, Any], rows: Sequence[Mapping[str, Any]], flagged: Sequence[Mapping[str, Any]], owners: Owners,
-    docs: Mapping[str, RuleDoc], history: Sequence[Mapping[str, Any]] = (),
+    summary: Mapping[str, Any],
+    rows: Sequence[Mapping[str, Any]],
+    flagged: Sequence[Mapping[str, Any]],
+    owners: Owners,
+    docs: Mapping[str, RuleDoc],
+    history: Sequence[Mapping[str, Any]] = (),
 ) -> dict[str, Any]:
     """What the page shows, from the audit's records: `rows` are the Parquet findings table's rows
     (rule, severity, message, repo, path, line, group, team, owner, codeowners, fingerprint,
@@ -428,25 +476,62 @@ def report_data(
         impact = _impact(g.get("impact"))
         members = g.get("members") or []
         names = sorted({str(m.get("team") or "") for m in members} - {""})
-        groups.append({
-            "index": len(groups), "group": g["group"], "worst": g["worst"], "errors": g["errors"], "warnings": g["warnings"],
-            "findings": g["findings"], "repos": list(g.get("repos") or []), "repos_count": g["repos_count"],
-            "consumers": g["consumers"], "owners": names, "topics": list(g.get("topics") or []),
-            "description": impact.get("description") or "", "runs": impact.get("runs"), "loss": loss_items(impact),
-            "members": [[m.get(k) for k in ("repo", "team", "environment", "service", "client", "message_model", "topic",
-                                            "expression", "path", "line")] for m in members],
-            "items": by_group[g["group"]], "other": other.get(g["group"], []),
-        })
+        groups.append(
+            {
+                "index": len(groups),
+                "group": g["group"],
+                "worst": g["worst"],
+                "errors": g["errors"],
+                "warnings": g["warnings"],
+                "findings": g["findings"],
+                "repos": list(g.get("repos") or []),
+                "repos_count": g["repos_count"],
+                "consumers": g["consumers"],
+                "owners": names,
+                "topics": list(g.get("topics") or []),
+                "description": impact.get("description") or "",
+                "runs": impact.get("runs"),
+                "loss": loss_items(impact),
+                "members": [
+                    [
+                        m.get(k)
+                        for k in (
+                            "repo",
+                            "team",
+                            "environment",
+                            "service",
+                            "client",
+                            "message_model",
+                            "topic",
+                            "expression",
+                            "path",
+                            "line",
+                        )
+                    ]
+                    for m in members
+                ],
+                "items": by_group[g["group"]],
+                "other": other.get(g["group"], []),
+            }
+        )
     repos: list[dict[str, Any]] = []
-    for repo in sorted(by_repo, key=lambda r: (-max(SEVERITY_RANK.get(found[i]["severity"], 0) for i in by_repo[r]), r)):
+    for repo in sorted(
+        by_repo, key=lambda r: (-max(SEVERITY_RANK.get(found[i]["severity"], 0) for i in by_repo[r]), r)
+    ):
         inv = owners.of(repo, "") if repo else {"team": "", "owner": ""}
         names = sorted({found[i]["team"] for i in by_repo[repo]} | {inv["team"], inv["owner"]} - {""})
         repos.append({"repo": repo, "owners": names, "items": by_repo[repo]})
-    everyone = sorted({n for f in found for n in (f["team"], f["owner"], *f["codeowners"]) if n} |
-                      {m["team"] for f in found for m in f["members"] if m["team"]} | {n for g in groups for n in g["owners"]})
+    everyone = sorted(
+        {n for f in found for n in (f["team"], f["owner"], *f["codeowners"]) if n}
+        | {m["team"] for f in found for m in f["members"] if m["team"]}
+        | {n for g in groups for n in g["owners"]}
+    )
     return {
         "rules": {rule: _doc(docs[rule]) for rule in sorted({f["rule"] for f in found}) if rule in docs},
-        "findings": found, "groups": groups, "repos": repos, "owners": everyone,
+        "findings": found,
+        "groups": groups,
+        "repos": repos,
+        "owners": everyone,
         "new_first": [i for i, f in enumerate(found) if f["new"]],
         "history": list(history),
     }
@@ -454,13 +539,61 @@ def report_data(
 
 # --- the page's data, packed: positional rows and one table of the strings that repeat (repos, paths,
 # teams, groups, topics...), so 10,000 groups stay a few megabytes; `unpack` (and the page's script) undo it
-FINDING_COLS = ("rule", "severity", "message", "repo", "path", "line", "group", "scope", "fingerprint", "team", "owner",
-                "codeowners", "suppressed", "impact", "new", "members")
+FINDING_COLS = (
+    "rule",
+    "severity",
+    "message",
+    "repo",
+    "path",
+    "line",
+    "group",
+    "scope",
+    "fingerprint",
+    "team",
+    "owner",
+    "codeowners",
+    "suppressed",
+    "impact",
+    "new",
+    "members",
+)
 MEMBER_COLS = ("repo", "path", "line", "message", "topic", "expression", "model", "team")
-GROUP_COLS = ("index", "group", "worst", "errors", "warnings", "findings", "repos", "repos_count", "consumers", "owners",
-              "topics", "description", "runs", "loss", "members", "items", "other")
-_INTERNED = frozenset({"repo", "path", "group", "team", "owner", "topic", "expression", "model", "scope", "rule", "severity",
-                       "message", "description"})
+GROUP_COLS = (
+    "index",
+    "group",
+    "worst",
+    "errors",
+    "warnings",
+    "findings",
+    "repos",
+    "repos_count",
+    "consumers",
+    "owners",
+    "topics",
+    "description",
+    "runs",
+    "loss",
+    "members",
+    "items",
+    "other",
+)
+_INTERNED = frozenset(
+    {
+        "repo",
+        "path",
+        "group",
+        "team",
+        "owner",
+        "topic",
+        "expression",
+        "model",
+        "scope",
+        "rule",
+        "severity",
+        "message",
+        "description",
+    }
+)
 
 
 class _Strings:
@@ -482,11 +615,31 @@ def pack(data: Mapping[str, Any]) -> dict[str, Any]:
     def row(obj: Mapping[str, Any], cols: Sequence[str]) -> list[Any]:
         return [s(obj[c]) if c in _INTERNED else obj[c] for c in cols]
 
-    findings = [row({**f, "members": [row(m, MEMBER_COLS) for m in f["members"]],
-                     "codeowners": [s(o) for o in f["codeowners"]]}, FINDING_COLS) for f in data["findings"]]
-    groups = [row({**g, "loss": [[s(label), value] for label, value in g["loss"]], "repos": [s(r) for r in g["repos"]], "owners": [s(o) for o in g["owners"]],
-                   "topics": [s(t) for t in g["topics"]], "members": [[s(v) if isinstance(v, str) or v is None else v for v in m]
-                                                                     for m in g["members"]]}, GROUP_COLS) for g in data["groups"]]
+    findings = [
+        row(
+            {
+                **f,
+                "members": [row(m, MEMBER_COLS) for m in f["members"]],
+                "codeowners": [s(o) for o in f["codeowners"]],
+            },
+            FINDING_COLS,
+        )
+        for f in data["findings"]
+    ]
+    groups = [
+        row(
+            {
+                **g,
+                "loss": [[s(label), value] for label, value in g["loss"]],
+                "repos": [s(r) for r in g["repos"]],
+                "owners": [s(o) for o in g["owners"]],
+                "topics": [s(t) for t in g["topics"]],
+                "members": [[s(v) if isinstance(v, str) or v is None else v for v in m] for m in g["members"]],
+            },
+            GROUP_COLS,
+        )
+        for g in data["groups"]
+    ]
     rest = {k: v for k, v in data.items() if k not in ("findings", "groups")}
     return {**rest, "findings": findings, "groups": groups, "strings": s.table}
 
@@ -527,33 +680,53 @@ def _changes(summary: Mapping[str, Any], data: Mapping[str, Any]) -> str:
     ch = summary.get("changes")
     trend = trend_chart(data.get("history") or [])
     if not ch:
-        return ('<p class="meta" id="changes">Not compared with a previous audit: run the next one with '
-                "<code>--compare</code> and this output to see new, fixed and unchanged findings.</p>"
-                + (f'<div class="charts">{trend}</div>' if len(data.get("history") or []) > 1 else ""))
+        return (
+            '<p class="meta" id="changes">Not compared with a previous audit: run the next one with '
+            "<code>--compare</code> and this output to see new, fixed and unchanged findings.</p>"
+            + (f'<div class="charts">{trend}</div>' if len(data.get("history") or []) > 1 else "")
+        )
     since = when(str(ch["previous"].get("written") or "")) or str(ch["previous"].get("out"))
     errors = ch["new_by_severity"]["error"]
-    head = f"{errors} new error{'s' if errors != 1 else ''} since {esc(since)}" if errors else f"No new errors since {esc(since)}"
-    cards = "".join((_card("new", ch["new"], "n-new"), _card("fixed", ch["fixed"], "n-fixed"),
-                     _card("unchanged", ch["unchanged"], "n-unchanged")))
+    head = (
+        f"{errors} new error{'s' if errors != 1 else ''} since {esc(since)}"
+        if errors
+        else f"No new errors since {esc(since)}"
+    )
+    cards = "".join(
+        (
+            _card("new", ch["new"], "n-new"),
+            _card("fixed", ch["fixed"], "n-fixed"),
+            _card("unchanged", ch["unchanged"], "n-unchanged"),
+        )
+    )
 
     def table(key: str, title: str) -> str:
         moved = [r for r in ch[f"by_{key}"] if r["new"] or r["fixed"]]  # what changed; the rest in one line
-        rows = "".join(f'<tr><td>{esc(r[key])}</td><td>{r["new"]}</td><td>{r["fixed"]}</td><td>{r["unchanged"]}</td></tr>'
-                       for r in moved)
+        rows = "".join(
+            f"<tr><td>{esc(r[key])}</td><td>{r['new']}</td><td>{r['fixed']}</td><td>{r['unchanged']}</td></tr>"
+            for r in moved
+        )
         still = len(ch[f"by_{key}"]) - len(moved)
         rest = f'<p class="meta">{still} other {key}{"s" if still != 1 else ""}: no change</p>' if still else ""
-        body = (f'<div class="wrap"><table><thead><tr><th>{key}</th><th>new</th><th>fixed</th><th>unchanged</th></tr></thead>'
-                f"<tbody>{rows}</tbody></table></div>" if moved else "<p>no change</p>")
+        body = (
+            f'<div class="wrap"><table><thead><tr><th>{key}</th><th>new</th><th>fixed</th><th>unchanged</th></tr></thead>'
+            f"<tbody>{rows}</tbody></table></div>"
+            if moved
+            else "<p>no change</p>"
+        )
         return f'<div class="chart" id="changes-{key}"><h3>{title}</h3>{body}{rest}</div>'
 
     fixed = "".join(
         f'<li><span class="badge {esc(f["severity"])}">{esc(f["severity"])}</span> <b>{esc(f["rule"])}</b> '
-        f'<code>{esc(f["repo"])}:{esc(f["path"])}:{esc(f["line"])}</code> {esc(f["message"])}</li>'
+        f"<code>{esc(f['repo'])}:{esc(f['path'])}:{esc(f['line'])}</code> {esc(f['message'])}</li>"
         for f in ch["fixed_findings"]
     )
-    fixed_html = (f'<details id="fixed-list"><summary>Fixed since then ({ch["fixed"]})</summary><ul>{fixed}</ul></details>'
-                  if fixed else "")
-    new_html = (f'<h3>New since then ({ch["new"]})</h3><div id="new-list"></div>' if ch["new"] else "")
+    fixed_html = (
+        f'<details id="fixed-list"><summary>Fixed since then ({ch["fixed"]})</summary><ul>{fixed}</ul></details>'
+        if fixed
+        else ""
+    )
+    new_html = f'<h3>New since then ({ch["new"]})</h3><div id="new-list"></div>' if ch["new"] else ""
     return (
         f'<section id="changes"><p class="headline {"bad" if errors else "good"}" id="headline">{head}</p>'
         f'<p class="meta">compared by fingerprint with {esc(ch["previous"]["out"])}</p><div class="cards">{cards}</div>'
@@ -564,28 +737,46 @@ def _changes(summary: Mapping[str, Any], data: Mapping[str, Any]) -> str:
 
 def render(summary: Mapping[str, Any], data: Mapping[str, Any] | None = None) -> str:
     """The whole page. The summary is embedded as JSON (`#summary-data`), the page's data as `#report-data`."""
-    data = data if data is not None else {"rules": {}, "findings": [], "groups": [], "repos": [], "owners": [], "new_first": []}
+    data = (
+        data
+        if data is not None
+        else {"rules": {}, "findings": [], "groups": [], "repos": [], "owners": [], "new_first": []}
+    )
     t, f, fnd = summary["totals"], summary["files"], summary["findings"]
     sev = fnd["by_severity"]
-    cards = "".join((
-        _card("repositories", t["repos"], "n-repos"), _card("files", f["total"], "n-files"),
-        _card("parsed / skipped / failed", f"{f['parsed']} / {f['skipped']} / {f['failed']}", "n-file-status"),
-        _card("consumers", t["consumers"], "n-consumers"), _card("groups", t["groups"], "n-groups"),
-        _card("groups across repos", t["cross_repo_groups"], "n-cross"), _card("findings", fnd["active"], "n-findings"),
-        _card("errors", sev["error"], "n-errors"), _card("warnings", sev["warning"], "n-warnings"),
-    ))
+    cards = "".join(
+        (
+            _card("repositories", t["repos"], "n-repos"),
+            _card("files", f["total"], "n-files"),
+            _card("parsed / skipped / failed", f"{f['parsed']} / {f['skipped']} / {f['failed']}", "n-file-status"),
+            _card("consumers", t["consumers"], "n-consumers"),
+            _card("groups", t["groups"], "n-groups"),
+            _card("groups across repos", t["cross_repo_groups"], "n-cross"),
+            _card("findings", fnd["active"], "n-findings"),
+            _card("errors", sev["error"], "n-errors"),
+            _card("warnings", sev["warning"], "n-warnings"),
+        )
+    )
     warn = ""
     if summary["missing_repos"] or summary["problems"] or f["failed"]:
         items = [f"missing repository <b>{esc(m['repo'])}</b>: {esc(m['uri'])}" for m in summary["missing_repos"]]
-        items += [f'repository <b><a href="#repo-{esc(r["repo"])}">{esc(r["repo"])}</a></b>: {esc(r["count"])} file(s) failed'
-                  for r in f["failed_by_repo"]]
+        items += [
+            f'repository <b><a href="#repo-{esc(r["repo"])}">{esc(r["repo"])}</a></b>: {esc(r["count"])} file(s) failed'
+            for r in f["failed_by_repo"]
+        ]
         items += [esc(p) for p in summary["problems"]]
         warn = '<div class="warn" id="problems"><ul>' + "".join(f"<li>{i}</li>" for i in items) + "</ul></div>"
-    charts = "".join((
-        bar_chart("Findings by rule", [(r["rule"], r["count"]) for r in fnd["by_rule"]], "chart-rules"),
-        bar_chart("Findings by team", [(r["team"], r["count"]) for r in fnd["by_team"]], "chart-teams"),
-        bar_chart("Groups by number of repos", [(f"{g['repos']} repo(s)", g["groups"]) for g in summary["group_sizes"]], "chart-sizes"),
-    ))
+    charts = "".join(
+        (
+            bar_chart("Findings by rule", [(r["rule"], r["count"]) for r in fnd["by_rule"]], "chart-rules"),
+            bar_chart("Findings by team", [(r["team"], r["count"]) for r in fnd["by_team"]], "chart-teams"),
+            bar_chart(
+                "Groups by number of repos",
+                [(f"{g['repos']} repo(s)", g["groups"]) for g in summary["group_sizes"]],
+                "chart-sizes",
+            ),
+        )
+    )
     options = "".join(f'<option value="{esc(o)}">{esc(o)}</option>' for o in data["owners"])
     toolbar = (
         '<div class="toolbar"><input id="filter" type="search" placeholder="filter: rule id, message, team, owner, repo, group..." '
@@ -597,8 +788,8 @@ def render(summary: Mapping[str, Any], data: Mapping[str, Any] | None = None) ->
     summary_json = json.dumps(summary, sort_keys=True, separators=(",", ":")).replace("</", "<\\/")
     return (
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">'
-        '<title>subguard audit</title>'
-        '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; style-src \'unsafe-inline\'; script-src \'unsafe-inline\'; img-src data:">'
+        "<title>subguard audit</title>"
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">"
         f"<style>{CSS}</style></head><body><header><h1>subguard audit</h1><p>{esc(', '.join(summary['sources']))}"
         f"{' &middot; ' + esc(written) if written else ''} &middot; {esc(summary['seconds'])} s</p></header><main>"
         f'{_changes(summary, data)}<div class="cards">{cards}</div>{warn}<div class="charts">{charts}</div>'

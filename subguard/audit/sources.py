@@ -57,13 +57,17 @@ def join_uri(base_dir: str, path: str) -> str:
     if path.startswith("/"):
         scheme = _SCHEME.match(base_dir)
         return f"{scheme.group(0)}{path}" if scheme and base_dir.startswith(f"{scheme.group(0)}/") else path
-    return posixpath.normpath(posixpath.join(base_dir, path)) if not _SCHEME.match(base_dir) else _join_scheme(base_dir, path)
+    return (
+        posixpath.normpath(posixpath.join(base_dir, path))
+        if not _SCHEME.match(base_dir)
+        else _join_scheme(base_dir, path)
+    )
 
 
 def _join_scheme(base_dir: str, path: str) -> str:
     scheme = _SCHEME.match(base_dir)
     assert scheme is not None
-    rest = base_dir[len(scheme.group(0)):]
+    rest = base_dir[len(scheme.group(0)) :]
     lead = len(rest) - len(rest.lstrip("/"))
     joined = posixpath.normpath(posixpath.join(rest.lstrip("/") or ".", path))
     return f"{scheme.group(0)}{'/' * lead}{joined}"
@@ -151,7 +155,10 @@ def merge_hints(hints: Iterable[RepoHint]) -> dict[str, RepoHint]:
             out[h.name] = h
             continue
         out[h.name] = RepoHint(
-            name=h.name, uri=old.uri or h.uri, team=old.team or h.team, owner=old.owner or h.owner,
+            name=h.name,
+            uri=old.uri or h.uri,
+            team=old.team or h.team,
+            owner=old.owner or h.owner,
             environment=old.environment or h.environment,
         )
     return out
@@ -166,7 +173,6 @@ def repo_of_jsonl(uri: str) -> str:
     return name
 
 
-
 def spark_hides(name: str) -> bool:
     """Whether Spark's file listing drops an entry of this name (its `shouldFilterOutPathName`):
     `.x`, `_x` (unless `_x=...`, a partition folder), `*._COPYING_`, but not `_metadata*`."""
@@ -177,7 +183,7 @@ def spark_hides(name: str) -> bool:
 def spark_hidden(base: str, uris: Iterable[str]) -> list[str]:
     """The entries below `base` that Spark's recursive listing of `base` drops (a hidden name on the way)."""
     prefix = base.rstrip("/") + "/"
-    return [u for u in uris if u.startswith(prefix) and any(spark_hides(p) for p in u[len(prefix):].split("/"))]
+    return [u for u in uris if u.startswith(prefix) and any(spark_hides(p) for p in u[len(prefix) :].split("/"))]
 
 
 @dataclass(frozen=True)
@@ -202,7 +208,7 @@ def hidden_files(
     for uri, is_dir, size in entries:
         if is_dir or not uri.startswith(prefix):
             continue
-        parts = uri[len(prefix):].split("/")
+        parts = uri[len(prefix) :].split("/")
         if not any(spark_hides(p) for p in parts):
             continue
         in_repo = parts[1:] if mode == "parent" else parts

@@ -31,8 +31,14 @@ GIT_SECONDS = 60.0
 
 def _git(path: str, *args: str) -> str | None:
     try:
-        proc = subprocess.run(["git", "-C", path, *args], capture_output=True, timeout=GIT_SECONDS, check=False,
-                              stdin=subprocess.DEVNULL, env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"})
+        proc = subprocess.run(
+            ["git", "-C", path, *args],
+            capture_output=True,
+            timeout=GIT_SECONDS,
+            check=False,
+            stdin=subprocess.DEVNULL,
+            env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"},
+        )
     except (OSError, subprocess.SubprocessError):
         return None
     return proc.stdout.decode("utf-8", "surrogateescape") if proc.returncode == 0 else None
@@ -56,7 +62,7 @@ def commit_of(path: str) -> str | None:
 def tree_hash(path: str, nested: Sequence[str] = ()) -> str:
     """The digest of every entry below `path` (lstat only, links never followed); `nested`: absolute
     paths of folders inside it that other units walk, left out."""
-    skip = tuple(f"{n[len(path) + 1:]}/" for n in nested if n.startswith(f"{path}/"))
+    skip = tuple(f"{n[len(path) + 1 :]}/" for n in nested if n.startswith(f"{path}/"))
     digest, _ = walk_stamp(path, skip, lambda _name: False, "subguard-audit-tree")
     return digest
 

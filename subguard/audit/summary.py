@@ -32,7 +32,8 @@ def _files(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
             failing[r["repo"] or ""] = failing.get(r["repo"] or "", 0) + int(r["count"])
     top = sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0]))[:TOP_REASONS]
     return {
-        "total": sum(by_status.values()), **by_status,
+        "total": sum(by_status.values()),
+        **by_status,
         "reasons": [{"status": s, "reason": why, "count": n} for (s, why), n in top],
         "failed_by_repo": [{"repo": k, "count": n} for k, n in sorted(failing.items(), key=lambda kv: (-kv[1], kv[0]))],
     }
@@ -46,9 +47,17 @@ def _group(row: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def build(
-    *, files: Sequence[Mapping[str, Any]], findings: Sequence[Mapping[str, Any]], groups: Sequence[Mapping[str, Any]],
-    group_sizes: Sequence[Mapping[str, Any]], totals: Mapping[str, int], missing: Sequence[tuple[str, str]],
-    problems: Sequence[str], sources: Sequence[str], seconds: float, written: str = "",
+    *,
+    files: Sequence[Mapping[str, Any]],
+    findings: Sequence[Mapping[str, Any]],
+    groups: Sequence[Mapping[str, Any]],
+    group_sizes: Sequence[Mapping[str, Any]],
+    totals: Mapping[str, int],
+    missing: Sequence[tuple[str, str]],
+    problems: Sequence[str],
+    sources: Sequence[str],
+    seconds: float,
+    written: str = "",
 ) -> dict[str, Any]:
     """The summary written to summary.json and shown by report.html. `written`: when the run
     started (ISO 8601, UTC), the date the next run's comparison names."""
@@ -71,7 +80,9 @@ def build(
             "by_team": [{"team": d["team"] or "unassigned", "count": d["count"]} for d in _count(active, "team")],
             "group_scope": sum(int(r["count"]) for r in active if r["scope"] == "group"),
         },
-        "group_sizes": sorted(({"repos": int(r["repos_count"]), "groups": int(r["count"])} for r in group_sizes), key=lambda d: d["repos"]),
+        "group_sizes": sorted(
+            ({"repos": int(r["repos_count"]), "groups": int(r["count"])} for r in group_sizes), key=lambda d: d["repos"]
+        ),
         "worst_groups": [_group(g) for g in groups],
     }
 
@@ -110,7 +121,10 @@ def _by(rows: Sequence[tuple[str, Mapping[str, Any]]], key: str) -> list[dict[st
 
 
 def changes(
-    current: Sequence[Mapping[str, Any]], previous: Sequence[Mapping[str, Any]], previous_out: str, previous_written: str,
+    current: Sequence[Mapping[str, Any]],
+    previous: Sequence[Mapping[str, Any]],
+    previous_out: str,
+    previous_written: str,
 ) -> dict[str, Any]:
     """New, fixed and unchanged findings, matched by fingerprint (suppressed findings on either side
     are left out). Rows carry `CHANGE_KEYS` and `suppressed`; a fingerprint seen twice counts twice."""
@@ -135,9 +149,13 @@ def changes(
     new = [r for status, r in labelled if status == "new"]
     return {
         "previous": {"out": previous_out, "written": previous_written},
-        "new": len(new), "fixed": len(fixed), "unchanged": len(labelled) - len(new) - len(fixed),
+        "new": len(new),
+        "fixed": len(fixed),
+        "unchanged": len(labelled) - len(new) - len(fixed),
         "new_by_severity": {s: sum(1 for r in new if r["severity"] == s) for s in ("error", "warning", "note")},
-        "by_repo": _by(labelled, "repo"), "by_team": _by(labelled, "team"), "by_rule": _by(labelled, "rule"),
+        "by_repo": _by(labelled, "repo"),
+        "by_team": _by(labelled, "team"),
+        "by_rule": _by(labelled, "rule"),
         "new_fingerprints": sorted({str(r["fingerprint"]) for r in new}),
         "fixed_findings": [{k: r.get(k) for k in CHANGE_KEYS} for r in fixed],
     }
@@ -147,12 +165,17 @@ def history_line(summary: Mapping[str, Any]) -> dict[str, Any]:
     """This run's line of the history file: when, how many active findings by severity, and the change."""
     f, ch = summary["findings"], summary.get("changes") or {}
     return {
-        "written": summary.get("written", ""), "active": f["active"], **f["by_severity"],
-        "new": ch.get("new"), "fixed": ch.get("fixed"),
+        "written": summary.get("written", ""),
+        "active": f["active"],
+        **f["by_severity"],
+        "new": ch.get("new"),
+        "fixed": ch.get("fixed"),
     }
 
 
-def history(previous_lines: Sequence[str], summary: Mapping[str, Any], previous_summary: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+def history(
+    previous_lines: Sequence[str], summary: Mapping[str, Any], previous_summary: Mapping[str, Any] | None
+) -> list[dict[str, Any]]:
     """The history carried from the previous output plus this run's line (the last `HISTORY_KEEP`).
     A previous output without a history file (an older version) contributes its own summary's line."""
     lines: list[dict[str, Any]] = []

@@ -167,56 +167,122 @@ def _row(repo: str, kind: str, key: str, payload: dict[str, Any]) -> dict[str, A
 
 
 def file_row(repo: str, rec: FileRecord) -> dict[str, Any]:
-    return _row(repo, "file", rec.path, {
-        "path": rec.path, "status": rec.status.value, "reason": rec.reason, "extractor": rec.extractor, "size": rec.size,
-    })
+    return _row(
+        repo,
+        "file",
+        rec.path,
+        {
+            "path": rec.path,
+            "status": rec.status.value,
+            "reason": rec.reason,
+            "extractor": rec.extractor,
+            "size": rec.size,
+        },
+    )
 
 
 def files_row(repo: str, recs: Sequence[FileRecord]) -> dict[str, Any]:
     """All file records of one repo in one row, as typed tuples under `files` (no JSON payload): a
     repository of thousands of files crosses into the JVM as one row, and the `files` table
     explodes it there without parsing text."""
-    return {"repo": repo, "kind": "files", "key": repo, "payload": "",
-            "files": [(r.path, r.status.value, r.reason, r.extractor, r.size) for r in recs]}
+    return {
+        "repo": repo,
+        "kind": "files",
+        "key": repo,
+        "payload": "",
+        "files": [(r.path, r.status.value, r.reason, r.extractor, r.size) for r in recs],
+    }
 
 
 def consumer_row(c: Consumer, origin: str) -> dict[str, Any]:
-    return _row(c.repo, "consumer", c.consumer_id, {
-        # the group the broker sees (namespace%group), as findings and the group tasks name it
-        "consumer_id": c.consumer_id, "group": group_name(c), "namespace": c.namespace.value if c.namespace else None,
-        "client": c.client.value, "message_model": c.message_model.value, "consume_mode": c.consume_mode.value,
-        "service": c.service, "environment": c.environment, "path": c.location.path, "line": c.location.line,
-        "subscriptions": len(c.subscriptions), "origin": origin, "json": c.model_dump_json(),
-    })
+    return _row(
+        c.repo,
+        "consumer",
+        c.consumer_id,
+        {
+            # the group the broker sees (namespace%group), as findings and the group tasks name it
+            "consumer_id": c.consumer_id,
+            "group": group_name(c),
+            "namespace": c.namespace.value if c.namespace else None,
+            "client": c.client.value,
+            "message_model": c.message_model.value,
+            "consume_mode": c.consume_mode.value,
+            "service": c.service,
+            "environment": c.environment,
+            "path": c.location.path,
+            "line": c.location.line,
+            "subscriptions": len(c.subscriptions),
+            "origin": origin,
+            "json": c.model_dump_json(),
+        },
+    )
 
 
 def deployment_row(d: Deployment) -> dict[str, Any]:
-    return _row(d.repo, "deployment", d.deployment_id, {
-        "deployment_id": d.deployment_id, "service": d.service, "kind": d.kind, "name": d.name, "namespace": d.namespace,
-        "environment": d.environment, "image": d.image, "replicas": d.replicas, "path": d.location.path,
-        "line": d.location.line, "json": d.model_dump_json(),
-    })
+    return _row(
+        d.repo,
+        "deployment",
+        d.deployment_id,
+        {
+            "deployment_id": d.deployment_id,
+            "service": d.service,
+            "kind": d.kind,
+            "name": d.name,
+            "namespace": d.namespace,
+            "environment": d.environment,
+            "image": d.image,
+            "replicas": d.replicas,
+            "path": d.location.path,
+            "line": d.location.line,
+            "json": d.model_dump_json(),
+        },
+    )
 
 
 def waiver_row(repo: str, w: suppress.InlineWaiver) -> dict[str, Any]:
-    return _row(repo, "waiver", f"{w.location.path}:{w.location.line}", {
-        "rules": list(w.rules), "reason": w.reason, "location": w.location.model_dump(), "covers": list(w.covers),
-    })
+    return _row(
+        repo,
+        "waiver",
+        f"{w.location.path}:{w.location.line}",
+        {
+            "rules": list(w.rules),
+            "reason": w.reason,
+            "location": w.location.model_dump(),
+            "covers": list(w.covers),
+        },
+    )
 
 
 def waiver_from_json(text: str) -> suppress.InlineWaiver:
     d = json.loads(text)
-    return suppress.InlineWaiver(tuple(d["rules"]), d["reason"], Location.model_validate(d["location"]), tuple(d["covers"]))
+    return suppress.InlineWaiver(
+        tuple(d["rules"]), d["reason"], Location.model_validate(d["location"]), tuple(d["covers"])
+    )
 
 
 def finding_row(repo: str, f: Finding, scope: str) -> dict[str, Any]:
     related_repos = sorted({r.location.repo for r in f.related if r.location.repo} | {f.location.repo} - {""})
-    return _row(repo, "finding", f.fingerprint, {
-        "rule": f.rule, "severity": f.severity.value, "message": f.message, "scope": scope, "path": f.location.path,
-        "line": f.location.line, "column": f.location.column, "group": f.group, "topic": f.topic,
-        "fingerprint": f.fingerprint, "suppressed": f.suppressed.kind if f.suppressed else None, "impact": f.impact,
-        "repos": related_repos, "json": f.model_dump_json(),
-    })
+    return _row(
+        repo,
+        "finding",
+        f.fingerprint,
+        {
+            "rule": f.rule,
+            "severity": f.severity.value,
+            "message": f.message,
+            "scope": scope,
+            "path": f.location.path,
+            "line": f.location.line,
+            "column": f.location.column,
+            "group": f.group,
+            "topic": f.topic,
+            "fingerprint": f.fingerprint,
+            "suppressed": f.suppressed.kind if f.suppressed else None,
+            "impact": f.impact,
+            "repos": related_repos,
+            "json": f.model_dump_json(),
+        },
+    )
 
 
 # --- per repo ------------------------------------------------------------------------------------
@@ -224,8 +290,11 @@ def finding_row(repo: str, f: Finding, scope: str) -> dict[str, Any]:
 
 def scan_task(repo: str, root: str, rows: Sequence[FileRow], options: AuditOptions) -> list[dict[str, Any]]:
     """Scan one repository from in-memory files (Spark's `binaryFile` rows) and judge it alone."""
-    skipped = [FileRecord(path=r.path, status=FileStatus.SKIPPED, reason=r.skip_reason, repo=repo, size=r.size)
-               for r in rows if r.skip_reason]
+    skipped = [
+        FileRecord(path=r.path, status=FileStatus.SKIPPED, reason=r.skip_reason, repo=repo, size=r.size)
+        for r in rows
+        if r.skip_reason
+    ]
     live = [r for r in rows if not r.skip_reason]
     # the task never goes back to the file system: a live file always arrives with its content
     candidates = [Candidate(r.path, r.uri, r.size, r.content if r.content is not None else b"") for r in live]
@@ -263,8 +332,13 @@ def task_config(repo: str, read: Reader, options: AuditOptions) -> tuple[Config,
 
 
 def scan_candidates(
-    repo: str, root: str, candidates: Sequence[Candidate], skipped: Sequence[FileRecord], read: Reader,
-    config: Config, options: AuditOptions,
+    repo: str,
+    root: str,
+    candidates: Sequence[Candidate],
+    skipped: Sequence[FileRecord],
+    read: Reader,
+    config: Config,
+    options: AuditOptions,
 ) -> list[dict[str, Any]]:
     """Scan one repository and judge it alone (repo-local rules), as `subguard check` on it would.
 
@@ -316,20 +390,24 @@ def consumer_from_rows(rows: Sequence[Mapping[str, Any]], repo_hint: str) -> Con
     unresolved = head.get("unresolved") or {}
 
     def loc(r: Mapping[str, Any]) -> Location:
-        return Location(path=r.get("path") or "", line=int(r.get("line") or 1), column=int(r.get("column") or 1), repo=repo)
+        return Location(
+            path=r.get("path") or "", line=int(r.get("line") or 1), column=int(r.get("column") or 1), repo=repo
+        )
 
     subs = []
     for r in rows:
         if r.get("topic") is None and "topic" not in (r.get("unresolved") or {}):
             continue
         r_res, r_unres = r.get("resolution") or {}, r.get("unresolved") or {}
-        subs.append(Subscription(
-            topic=_value(r.get("topic"), r_res.get("topic"), r_unres.get("topic")),
-            expression=_value(r.get("expression"), r_res.get("expression"), r_unres.get("expression")),
-            expression_type=ExpressionType(r.get("expression_type") or "TAG"),
-            tags=tuple(r.get("tags") or ()),
-            location=loc(r),
-        ))
+        subs.append(
+            Subscription(
+                topic=_value(r.get("topic"), r_res.get("topic"), r_unres.get("topic")),
+                expression=_value(r.get("expression"), r_res.get("expression"), r_unres.get("expression")),
+                expression_type=ExpressionType(r.get("expression_type") or "TAG"),
+                tags=tuple(r.get("tags") or ()),
+                location=loc(r),
+            )
+        )
     model = head.get("message_model")
     return Consumer(
         consumer_id=str(head.get("consumer_id") or f"{repo}:{head.get('path')}:{head.get('line')}"),
@@ -364,7 +442,9 @@ def inventory_task(repo_hint: str, lines: Iterable[str]) -> list[dict[str, Any]]
             out.append(_row(repo_hint, "problem", f"line {i}", {"message": f"{repo_hint}: line {i}: {exc}"}))
             continue
         if not isinstance(row, dict):
-            out.append(_row(repo_hint, "problem", f"line {i}", {"message": f"{repo_hint}: line {i}: not a JSON object"}))
+            out.append(
+                _row(repo_hint, "problem", f"line {i}", {"message": f"{repo_hint}: line {i}: not a JSON object"})
+            )
             continue
         key = (str(row.get("repo") or repo_hint), str(row.get("consumer_id") or f"{row.get('path')}:{row.get('line')}"))
         by_consumer.setdefault(key, []).append(row)
@@ -400,12 +480,19 @@ def group_task(
     by_repo: dict[str, list[Consumer]] = {}
     for c in consumers:
         by_repo.setdefault(c.repo, []).append(c)
-    results = [ScanResult(root="", repo=repo, files=(), consumers=tuple(cs), deployments=()) for repo, cs in sorted(by_repo.items())]
+    results = [
+        ScanResult(root="", repo=repo, files=(), consumers=tuple(cs), deployments=())
+        for repo, cs in sorted(by_repo.items())
+    ]
     config, rules = options.config, _policies(options.config)
     waivers = Waivers([waiver_from_json(w) for w in waivers_json], options.config_waiver_locations, options.today)
     prediction = Prediction(options.runs)
     judged = judge(
-        results, rules, config, waivers=lambda _: waivers, keep=lambda f: rules.scope(f.rule) == GROUP_SCOPE,
+        results,
+        rules,
+        config,
+        waivers=lambda _: waivers,
+        keep=lambda f: rules.scope(f.rule) == GROUP_SCOPE,
         describe=prediction.describe if config.simulate else None,
     )
     out = [finding_row(f.location.repo, f, GROUP_SCOPE) for f in judged.findings]
@@ -435,7 +522,9 @@ class Prediction:
                 try:
                     self._made[key] = predict(consumers, self.runs)
                 except Exception as exc:  # noqa: BLE001 - reported; the findings stand without the impact
-                    print(f"subguard: warning: simulation of a group failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+                    print(
+                        f"subguard: warning: simulation of a group failed: {type(exc).__name__}: {exc}", file=sys.stderr
+                    )
                     self._made[key] = None
         return self._made[key]
 

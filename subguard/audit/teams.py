@@ -47,17 +47,32 @@ def _instead(text: str) -> str:
     return first.lstrip("#/ ").strip() if first.startswith(("#", "//")) else f"`{first}`"
 
 
-def render_team(team: str, summary: Mapping[str, Any], rows: Sequence[Mapping[str, Any]], owners: Owners,
-                docs: Mapping[str, RuleDoc]) -> str:
+def render_team(
+    team: str,
+    summary: Mapping[str, Any],
+    rows: Sequence[Mapping[str, Any]],
+    owners: Owners,
+    docs: Mapping[str, RuleDoc],
+) -> str:
     changes = summary.get("changes")
     new = set(changes["new_fingerprints"]) if changes else set()
-    mine = sorted((r for r in rows if not r["suppressed"]),
-                  key=lambda r: (r["fingerprint"] not in new, -SEVERITY_RANK.get(r["severity"], 0), r["rule"], r["repo"] or "",
-                                 r["path"] or "", r["line"] or 0))
+    mine = sorted(
+        (r for r in rows if not r["suppressed"]),
+        key=lambda r: (
+            r["fingerprint"] not in new,
+            -SEVERITY_RANK.get(r["severity"], 0),
+            r["rule"],
+            r["repo"] or "",
+            r["path"] or "",
+            r["line"] or 0,
+        ),
+    )
     when = str(summary.get("written") or "")[:10]
     lines = [f"# subguard audit{' ' + when if when else ''}: {team}", ""]
     counts = {s: sum(1 for r in mine if r["severity"] == s) for s in ("error", "warning", "note")}
-    lines.append(f"{len(mine)} open finding(s): {counts['error']} error(s), {counts['warning']} warning(s), {counts['note']} note(s).")
+    lines.append(
+        f"{len(mine)} open finding(s): {counts['error']} error(s), {counts['warning']} warning(s), {counts['note']} note(s)."
+    )
     if changes:
         since = str(changes["previous"].get("written") or changes["previous"].get("out")).replace("T", " ")
         fixed = [f for f in changes["fixed_findings"] if (f.get("team") or UNASSIGNED) == team]
@@ -85,8 +100,9 @@ def render_team(team: str, summary: Mapping[str, Any], rows: Sequence[Mapping[st
     return "\n".join(lines).rstrip() + "\n"
 
 
-def render_all(summary: Mapping[str, Any], rows: Sequence[Mapping[str, Any]], owners: Owners,
-               docs: Mapping[str, RuleDoc]) -> dict[str, str]:
+def render_all(
+    summary: Mapping[str, Any], rows: Sequence[Mapping[str, Any]], owners: Owners, docs: Mapping[str, RuleDoc]
+) -> dict[str, str]:
     """File name (without .md) -> text, for every team with an open or a fixed finding."""
     by_team: dict[str, list[Mapping[str, Any]]] = {}
     for r in rows:

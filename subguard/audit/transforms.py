@@ -70,8 +70,10 @@ def assign_repos(raw: DataFrame, roots: DataFrame) -> DataFrame:
     """
     bases = roots.select(F.col("base").alias("other"))
     nested = (
-        roots.alias("a").join(bases, F.col("other").startswith(F.concat(F.col("a.base"), F.lit("/"))), "left")
-        .groupBy("base", "mode", "repo").agg(F.collect_list("other").alias("inner"))
+        roots.alias("a")
+        .join(bases, F.col("other").startswith(F.concat(F.col("a.base"), F.lit("/"))), "left")
+        .groupBy("base", "mode", "repo")
+        .agg(F.collect_list("other").alias("inner"))
     )
     under = F.col("f.path").startswith(F.concat(F.col("r.base"), F.lit("/")))
     deeper = F.exists(F.col("r.inner"), lambda o: F.col("f.path").startswith(F.concat(o, F.lit("/"))))
@@ -82,11 +84,20 @@ def assign_repos(raw: DataFrame, roots: DataFrame) -> DataFrame:
     hidden_first = first.startswith(".") | first.startswith("_")
     parent_nested = (F.col("r.mode") == "parent") & rel0.contains("/") & ~hidden_first
     return j.select(
-        F.when(F.col("r.mode") == "repo", F.col("r.repo")).when(parent_nested, first).otherwise(F.lit("")).alias("repo"),
+        F.when(F.col("r.mode") == "repo", F.col("r.repo"))
+        .when(parent_nested, first)
+        .otherwise(F.lit(""))
+        .alias("repo"),
         F.when(parent_nested, F.concat(F.col("r.base"), F.lit("/"), first)).otherwise(F.col("r.base")).alias("root"),
-        F.when(parent_nested, F.expr("substring(f.path, length(r.base) + 2 + instr(substring(f.path, length(r.base) + 2), '/'))"))
-        .otherwise(rel0).alias("path"),
-        F.col("f.path").alias("uri"), F.col("f.length").alias("size"), F.col("f.content").alias("content"),
+        F.when(
+            parent_nested,
+            F.expr("substring(f.path, length(r.base) + 2 + instr(substring(f.path, length(r.base) + 2), '/'))"),
+        )
+        .otherwise(rel0)
+        .alias("path"),
+        F.col("f.path").alias("uri"),
+        F.col("f.length").alias("size"),
+        F.col("f.content").alias("content"),
     )
 
 
@@ -103,8 +114,10 @@ def mark_skips(files: DataFrame, max_size: int) -> DataFrame:
         F.when((F.col("repo") == "") & F.col("path").contains("/"), F.lit(HIDDEN_TOP))
         .when(F.col("repo") == "", F.lit(OUTSIDE))
         .when(_excluded(F.col("path")), F.lit(EXCLUDED))
-        .when(F.col("size") > max_size,
-              F.format_string("larger than the size limit (%d > %d bytes)", F.col("size"), F.lit(max_size)))
+        .when(
+            F.col("size") > max_size,
+            F.format_string("larger than the size limit (%d > %d bytes)", F.col("size"), F.lit(max_size)),
+        )
         .when(F.col("content").isNull(), F.lit(UNREAD_HIDDEN))
     )
     return files.withColumn("skip_reason", reason)
@@ -115,8 +128,9 @@ def mark_skips(files: DataFrame, max_size: int) -> DataFrame:
 
 def _records(spark: SparkSession, rows: RDD[dict[str, Any]]) -> DataFrame:
     # rows are built by our own tasks: per-row schema verification in Python would only cost time
-    return spark.createDataFrame(rows.map(lambda d: (d["repo"], d["kind"], d["key"], d["payload"], d.get("files"))), RECORDS,
-                                 verifySchema=False)
+    return spark.createDataFrame(
+        rows.map(lambda d: (d["repo"], d["kind"], d["key"], d["payload"], d.get("files"))), RECORDS, verifySchema=False
+    )
 
 
 _SCAN_COLS = ("repo", "root", "path", "uri", "size", "content", "skip_reason")
@@ -125,12 +139,21 @@ _SCAN_COLS = ("repo", "root", "path", "uri", "size", "content", "skip_reason")
 def _scan(repo: str, rows: Sequence[Row], options: tasks.AuditOptions) -> list[dict[str, Any]]:
     # rows are (repo, root, path, uri, size, content, skip_reason): by position, cheaper than by name
     files = [
-        tasks.FileRow(path=r[2], size=int(r[4]), uri=r[3], content=bytes(r[5]) if r[5] is not None else None, skip_reason=r[6])
+        tasks.FileRow(
+            path=r[2], size=int(r[4]), uri=r[3], content=bytes(r[5]) if r[5] is not None else None, skip_reason=r[6]
+        )
         for r in rows
     ]
     if not repo:  # files outside any repo are only accounted for
-        return [tasks.files_row("", [FileRecord(path=f.path, status=FileStatus.SKIPPED,
-                                                reason=f.skip_reason or OUTSIDE, size=f.size) for f in files])]
+        return [
+            tasks.files_row(
+                "",
+                [
+                    FileRecord(path=f.path, status=FileStatus.SKIPPED, reason=f.skip_reason or OUTSIDE, size=f.size)
+                    for f in files
+                ],
+            )
+        ]
     return tasks.scan_task(repo, rows[0][1], files, options)
 
 
@@ -169,13 +192,22 @@ def extract_local(spark: SparkSession, units: RDD[Unit], options: tasks.AuditOpt
 
 def missing_repo_records(missing: DataFrame) -> DataFrame:
     """(repo, uri) of repos whose path does not exist -> one failed file record each."""
-    payload = F.to_json(F.struct(
-        F.lit(".").alias("path"), F.lit("failed").alias("status"),
-        F.concat(F.lit("repository path does not exist: "), F.col("uri")).alias("reason"),
-        F.lit("").alias("extractor"), F.lit(0).cast("long").alias("size"),
-    ))
-    return missing.select("repo", F.lit("file").alias("kind"), F.lit(".").alias("key"), payload.alias("payload"),
-                          F.lit(None).cast(FILE_LIST).alias("files"))
+    payload = F.to_json(
+        F.struct(
+            F.lit(".").alias("path"),
+            F.lit("failed").alias("status"),
+            F.concat(F.lit("repository path does not exist: "), F.col("uri")).alias("reason"),
+            F.lit("").alias("extractor"),
+            F.lit(0).cast("long").alias("size"),
+        )
+    )
+    return missing.select(
+        "repo",
+        F.lit("file").alias("kind"),
+        F.lit(".").alias("key"),
+        payload.alias("payload"),
+        F.lit(None).cast(FILE_LIST).alias("files"),
+    )
 
 
 # --- inventory outputs -----------------------------------------------------------------------------
@@ -208,11 +240,7 @@ def table(records: DataFrame, kind: str, schema: str) -> DataFrame:
 
 def files_table(records: DataFrame) -> DataFrame:
     """The `files` table: single file records plus the per-repo lists (`tasks.files_row`) exploded."""
-    listed = (
-        records.where(F.col("kind") == "files")
-        .select("repo", F.explode("files").alias("p"))
-        .select("repo", "p.*")
-    )
+    listed = records.where(F.col("kind") == "files").select("repo", F.explode("files").alias("p")).select("repo", "p.*")
     return table(records, "file", FILES).unionByName(listed)
 
 
@@ -253,17 +281,23 @@ def with_owners(df: DataFrame, files: Mapping[str, tuple[str, str]]) -> DataFram
         return list(codeowners.parsed(*entry).owners(path)) if entry is not None and path else []
 
     owned = df.withColumn("codeowners", F.udf(resolve, "array<string>", useArrow=False)("repo", "path"))
-    return owned.withColumn("team", F.when(F.col("team") == "", F.array_join("codeowners", " ")).otherwise(F.col("team")))
+    return owned.withColumn(
+        "team", F.when(F.col("team") == "", F.array_join("codeowners", " ")).otherwise(F.col("team"))
+    )
 
 
 def effective_environment(consumers: DataFrame) -> DataFrame:
-    return consumers.withColumn("environment", F.when(F.col("environment") == "", F.col("env_hint")).otherwise(F.col("environment")))
+    return consumers.withColumn(
+        "environment", F.when(F.col("environment") == "", F.col("env_hint")).otherwise(F.col("environment"))
+    )
 
 
 # --- per group -------------------------------------------------------------------------------------
 
 
-def _judge(group: str, members: Iterable[Row], waived: Iterable[str], options: tasks.AuditOptions) -> list[dict[str, Any]]:
+def _judge(
+    group: str, members: Iterable[Row], waived: Iterable[str], options: tasks.AuditOptions
+) -> list[dict[str, Any]]:
     pairs = [(m.json, m.env_hint or None) for m in members]
     return tasks.group_task(group, pairs, list(waived), options) if pairs else []
 
@@ -276,12 +310,13 @@ def judge_groups(consumers: DataFrame, waivers: DataFrame, options: tasks.AuditO
     Python shuffle); the group task puts the members in order itself.
     """
     known = consumers.where(F.col("group").isNotNull() & (F.col("group") != ""))
-    members = known.groupBy("group").agg(
-        F.collect_list(F.struct("json", "env_hint")).alias("members")
-    )
+    members = known.groupBy("group").agg(F.collect_list(F.struct("json", "env_hint")).alias("members"))
     waived = (
-        known.select("group", "repo").distinct().join(waivers.select("repo", "payload"), "repo")
-        .groupBy("group").agg(F.sort_array(F.collect_list("payload")).alias("waived"))
+        known.select("group", "repo")
+        .distinct()
+        .join(waivers.select("repo", "payload"), "repo")
+        .groupBy("group")
+        .agg(F.sort_array(F.collect_list("payload")).alias("waived"))
     )
     joined = members.join(waived, "group", "left")
     rows = joined.rdd.flatMap(lambda r: _judge(r.group, r.members, r.waived or [], options))
@@ -297,7 +332,16 @@ def impacts(group_records: DataFrame) -> DataFrame:
 def groups(subs: DataFrame, consumers: DataFrame, findings: DataFrame, impact: DataFrame) -> DataFrame:
     """The group map across repos: members side by side, finding counts, simulated impact."""
     member = F.struct(
-        "repo", "team", "service", "environment", "client", "message_model", "path", "line", "topic", "expression",
+        "repo",
+        "team",
+        "service",
+        "environment",
+        "client",
+        "message_model",
+        "path",
+        "line",
+        "topic",
+        "expression",
         "expression_type",
     )
     known = subs.where(F.col("group").isNotNull())
@@ -313,12 +357,14 @@ def groups(subs: DataFrame, consumers: DataFrame, findings: DataFrame, impact: D
     )
     no_subs = (
         consumers.where(F.col("group").isNotNull() & (F.col("subscriptions") == 0))
-        .groupBy("group").agg(F.count("*").alias("_bare"))
+        .groupBy("group")
+        .agg(F.count("*").alias("_bare"))
     )
     rank = F.when(F.col("severity") == "error", 3).when(F.col("severity") == "warning", 2).otherwise(1)
     counted = (
         findings.where(F.col("group").isNotNull() & (F.col("group") != "") & F.col("suppressed").isNull())
-        .groupBy("group").agg(
+        .groupBy("group")
+        .agg(
             F.count("*").alias("findings"),
             F.sum(F.when(F.col("severity") == "error", 1).otherwise(0)).alias("errors"),
             F.sum(F.when(F.col("severity") == "warning", 1).otherwise(0)).alias("warnings"),
@@ -327,11 +373,18 @@ def groups(subs: DataFrame, consumers: DataFrame, findings: DataFrame, impact: D
         )
     )
     out = base.join(no_subs, "group", "left").join(counted, "group", "left").join(impact, "group", "left")
-    return out.fillna(0, subset=["findings", "errors", "warnings", "worst", "_bare"]).withColumn(
-        "rules", F.coalesce(F.col("rules"), F.array().cast("array<string>"))
-    ).drop("_bare")
+    return (
+        out.fillna(0, subset=["findings", "errors", "warnings", "worst", "_bare"])
+        .withColumn("rules", F.coalesce(F.col("rules"), F.array().cast("array<string>")))
+        .drop("_bare")
+    )
 
 
 def worst_first(groups_df: DataFrame) -> DataFrame:
-    return groups_df.orderBy(F.col("worst").desc(), F.col("errors").desc(), F.col("repos_count").desc(),
-                             F.col("findings").desc(), F.col("group"))
+    return groups_df.orderBy(
+        F.col("worst").desc(),
+        F.col("errors").desc(),
+        F.col("repos_count").desc(),
+        F.col("findings").desc(),
+        F.col("group"),
+    )

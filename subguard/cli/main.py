@@ -48,7 +48,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI and return its exit code (0 clean, 1 findings, 2 usage or internal error)."""
     escape_streams()
     try:
-        result: Any = cli.main(args=list(argv) if argv is not None else None, prog_name="subguard", standalone_mode=False)
+        result: Any = cli.main(
+            args=list(argv) if argv is not None else None, prog_name="subguard", standalone_mode=False
+        )
     except click.exceptions.Abort:
         click.echo("aborted", err=True)
         return 2

@@ -105,8 +105,12 @@ class ContentCache:
 
     def _load_state(self) -> None:
         state = self._read(self.file)
-        ok = (isinstance(state, dict) and isinstance(state.get("stats"), dict) and isinstance(state.get("parses"), dict)
-              and isinstance(state.get("incremental", {}), dict))
+        ok = (
+            isinstance(state, dict)
+            and isinstance(state.get("stats"), dict)
+            and isinstance(state.get("parses"), dict)
+            and isinstance(state.get("incremental", {}), dict)
+        )
         self._stats = state["stats"] if ok else {}
         self._parses = state["parses"] if ok else {}
         self._incremental = state.get("incremental", {}) if ok else {}
@@ -125,13 +129,15 @@ class ContentCache:
         at = 0
         while at + _FRAME.size <= len(blob):
             (size,) = _FRAME.unpack_from(blob, at)
-            frame = blob[at + _FRAME.size:at + _FRAME.size + size]
+            frame = blob[at + _FRAME.size : at + _FRAME.size + size]
             if len(frame) < size:
                 break
             at += _FRAME.size + size
             body = signing.unseal(self._key, frame)
             if body is None:
-                self._warn(f"subguard: warning: cache log frame ignored: {self.log_file} is corrupt or was not written by this user")
+                self._warn(
+                    f"subguard: warning: cache log frame ignored: {self.log_file} is corrupt or was not written by this user"
+                )
                 continue
             try:
                 delta = pickle.loads(body)
@@ -189,7 +195,12 @@ class ContentCache:
         changed) does not pay for unpickling a result it cannot use."""
         if self._results is None:
             loaded = self._read(self.result_file)
-            ok = isinstance(loaded, tuple) and len(loaded) == 2 and isinstance(loaded[0], str) and isinstance(loaded[1], bytes)
+            ok = (
+                isinstance(loaded, tuple)
+                and len(loaded) == 2
+                and isinstance(loaded[0], str)
+                and isinstance(loaded[1], bytes)
+            )
             self._results = loaded if ok else ("", b"")
         return self._results
 
@@ -272,8 +283,10 @@ class ContentCache:
                 "generation": self._generation,
                 "stats": {p: self.stats[p] for p in self._new_stats},
                 "parses": {k: self.parses[k] for k in self._new_parses if k in self.parses},
-                "incremental": {s: {k: self._incremental[s][k] for k in keys if k in self._incremental.get(s, {})}
-                                for s, keys in self._new_incremental.items()},
+                "incremental": {
+                    s: {k: self._incremental[s][k] for k in keys if k in self._incremental.get(s, {})}
+                    for s, keys in self._new_incremental.items()
+                },
             }
             frame = signing.seal(self._key, pickle.dumps(delta, protocol=pickle.HIGHEST_PROTOCOL))
             fd = os.open(self.log_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
@@ -291,13 +304,19 @@ class ContentCache:
         replaced = {(k, p) for k, p, _sha in self._used}
         present = self._present
         self._parses = {
-            key: value for key, value in self.parses.items()
+            key: value
+            for key, value in self.parses.items()
             if (key in self._used or (key[0], key[1]) not in replaced) and (present is None or key[1] in present)
         }
         if present is not None:
             self._stats = {p: v for p, v in self.stats.items() if p in present}
         self._generation = os.urandom(8).hex()
-        body = {"stats": self.stats, "parses": self.parses, "incremental": self._incremental, "generation": self._generation}
+        body = {
+            "stats": self.stats,
+            "parses": self.parses,
+            "incremental": self._incremental,
+            "generation": self._generation,
+        }
         blob = signing.seal(self._key, pickle.dumps(body, protocol=pickle.HIGHEST_PROTOCOL))
         write_signed_blob(self.file, blob)
         self._snapshot_size = len(blob)
@@ -389,7 +408,7 @@ class MemoFile:
         if not self._dirty:
             return
         if len(self.data) > self.limit:
-            self.data = dict(list(self.data.items())[-self.limit:])
+            self.data = dict(list(self.data.items())[-self.limit :])
         with contextlib.suppress(Exception):
             write_signed(self.path, self.data)
         self._dirty = False

@@ -52,19 +52,64 @@ class ServiceSpec(_Strict):
 
 # Where test and example code lives (`rules.code_scope`): globs over repository-relative POSIX paths.
 DEFAULT_TEST_PATHS = (
-    "**/src/test/**", "**/src/*Test/**", "test/**", "tests/**", "**/test/**", "**/tests/**", "**/testing/**",
-    "**/test_*.py", "**/*_test.py", "**/conftest.py", "**/*Test.java", "**/*Tests.java", "**/*IT.java", "**/*TestCase.java",
+    "**/src/test/**",
+    "**/src/*Test/**",
+    "test/**",
+    "tests/**",
+    "**/test/**",
+    "**/tests/**",
+    "**/testing/**",
+    "**/test_*.py",
+    "**/*_test.py",
+    "**/conftest.py",
+    "**/*Test.java",
+    "**/*Tests.java",
+    "**/*IT.java",
+    "**/*TestCase.java",
 )
 # repositories that are samples as a whole (matched against the repository's name: its folder, or the
 # audit's repository name): a vendor's "rocketmq-demo", a "springcloud-rocketmq-example"
 DEFAULT_EXAMPLE_REPOS = (
-    "demo", "demos", "example", "examples", "sample", "samples", "*-demo", "*_demo", "*-demos", "*-example",
-    "*_example", "*-examples", "*-sample", "*-samples", "*-learning", "*-tutorial", "demo-*", "example-*", "sample-*",
+    "demo",
+    "demos",
+    "example",
+    "examples",
+    "sample",
+    "samples",
+    "*-demo",
+    "*_demo",
+    "*-demos",
+    "*-example",
+    "*_example",
+    "*-examples",
+    "*-sample",
+    "*-samples",
+    "*-learning",
+    "*-tutorial",
+    "demo-*",
+    "example-*",
+    "sample-*",
 )
 DEFAULT_EXAMPLE_PATHS = (
-    "example/**", "examples/**", "sample/**", "samples/**", "demo/**", "demos/**", "**/example/**", "**/examples/**",
-    "**/sample/**", "**/samples/**", "**/demo/**", "**/demos/**", "**/*-example/**", "**/*-examples/**",
-    "**/*-sample/**", "**/*-samples/**", "**/*-demo/**", "**/*_example/**", "**/*_demo/**",
+    "example/**",
+    "examples/**",
+    "sample/**",
+    "samples/**",
+    "demo/**",
+    "demos/**",
+    "**/example/**",
+    "**/examples/**",
+    "**/sample/**",
+    "**/samples/**",
+    "**/demo/**",
+    "**/demos/**",
+    "**/*-example/**",
+    "**/*-examples/**",
+    "**/*-sample/**",
+    "**/*-samples/**",
+    "**/*-demo/**",
+    "**/*_example/**",
+    "**/*_demo/**",
 )
 
 
@@ -76,7 +121,9 @@ class Config(_Strict):
     exclude: tuple[str, ...] = ()
     max_file_size: int = Field(default=2 * 1024 * 1024, alias="max-file-size")
     parse_timeout: float = Field(default=10.0, alias="parse-timeout")  # seconds per file parse (subguard.core.limits)
-    jobs: int = Field(default=0, ge=0)  # worker processes for per-file parses; 0 = one per core (subguard.scan.parallel)
+    jobs: int = Field(
+        default=0, ge=0
+    )  # worker processes for per-file parses; 0 = one per core (subguard.scan.parallel)
     baseline: str | None = None
     waivers: tuple[Waiver, ...] = ()
     no_inline_waivers: tuple[str, ...] = Field(default=(), alias="no-inline-waivers")
@@ -107,8 +154,20 @@ def _normalise(data: dict[str, Any]) -> dict[str, Any]:
 
 
 _ALIASES = {
-    "fail-on", "max-file-size", "parse-timeout", "no-inline-waivers", "topic-environment-patterns", "cache-dir",
-    "show-notes", "test-paths", "example-paths", "example-repos", "test-code", "test-notes", "org-map", "org-map-max-age",
+    "fail-on",
+    "max-file-size",
+    "parse-timeout",
+    "no-inline-waivers",
+    "topic-environment-patterns",
+    "cache-dir",
+    "show-notes",
+    "test-paths",
+    "example-paths",
+    "example-repos",
+    "test-code",
+    "test-notes",
+    "org-map",
+    "org-map-max-age",
 }
 
 
@@ -160,7 +219,10 @@ def find_config(start: Path) -> Path | None:
         pyproject = folder / "pyproject.toml"
         if pyproject.is_file():
             try:
-                if "tool" in (data := tomllib.loads(pyproject.read_text(encoding="utf-8"))) and "subguard" in data["tool"]:
+                if (
+                    "tool" in (data := tomllib.loads(pyproject.read_text(encoding="utf-8")))
+                    and "subguard" in data["tool"]
+                ):
                     return pyproject
             except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
                 continue

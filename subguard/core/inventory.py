@@ -11,9 +11,28 @@ from subguard.core.model import Consumer, Subscription
 
 # Keep these names and their order stable: other tools (and the audit) read them.
 ROW_KEYS = (
-    "group", "topic", "expression", "expression_type", "tags", "message_model", "consume_mode",
-    "client", "service", "environment", "path", "line", "column", "consumer_id", "resolution",
-    "repo", "name_server", "namespace", "instance_name", "unresolved", "registers", "template",
+    "group",
+    "topic",
+    "expression",
+    "expression_type",
+    "tags",
+    "message_model",
+    "consume_mode",
+    "client",
+    "service",
+    "environment",
+    "path",
+    "line",
+    "column",
+    "consumer_id",
+    "resolution",
+    "repo",
+    "name_server",
+    "namespace",
+    "instance_name",
+    "unresolved",
+    "registers",
+    "template",
     "startup_failure",
 )
 
@@ -49,23 +68,34 @@ def subscription_rows(consumers: Iterable[Consumer]) -> list[dict[str, Any]]:
             "startup_failure": c.startup_failure.reason if c.startup_failure else None,
         }
         if not subs:
-            rows.append({**dict.fromkeys(ROW_KEYS), **common, "tags": [], "path": c.location.path,
-                         "line": c.location.line, "column": c.location.column,
-                         "resolution": {"group": c.group.resolution.value}, "unresolved": _unresolved(c, None)})
+            rows.append(
+                {
+                    **dict.fromkeys(ROW_KEYS),
+                    **common,
+                    "tags": [],
+                    "path": c.location.path,
+                    "line": c.location.line,
+                    "column": c.location.column,
+                    "resolution": {"group": c.group.resolution.value},
+                    "unresolved": _unresolved(c, None),
+                }
+            )
             continue
         for i, s in enumerate(subs):
-            rows.append({
-                **common,
-                "topic": s.topic.value,
-                "expression": s.expression.value,
-                "expression_type": s.expression_type.value,
-                "tags": list(s.tags),
-                "path": s.location.path,
-                "line": s.location.line,
-                "column": s.location.column,
-                "resolution": _resolution(c, i),
-                "unresolved": _unresolved(c, i),
-            })
+            rows.append(
+                {
+                    **common,
+                    "topic": s.topic.value,
+                    "expression": s.expression.value,
+                    "expression_type": s.expression_type.value,
+                    "tags": list(s.tags),
+                    "path": s.location.path,
+                    "line": s.location.line,
+                    "column": s.location.column,
+                    "resolution": _resolution(c, i),
+                    "unresolved": _unresolved(c, i),
+                }
+            )
     return [{k: r.get(k) for k in ROW_KEYS} for r in rows]
 
 
@@ -119,7 +149,9 @@ class Group:
     @property
     def topics(self) -> tuple[str, ...]:
         """Every known topic any member subscribes, sorted."""
-        return tuple(sorted({s.topic.value for c in self.members for s in c.subscriptions if s.topic.value is not None}))
+        return tuple(
+            sorted({s.topic.value for c in self.members for s in c.subscriptions if s.topic.value is not None})
+        )
 
 
 @dataclass(frozen=True)

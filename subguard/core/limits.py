@@ -117,7 +117,8 @@ class LimitedComposer(Composer):
             expanded, distinct = expanded_size(node)
             if expanded - distinct > YAML_MAX_ALIAS_EXPANSION:
                 raise YamlLimitError(
-                    None, None,
+                    None,
+                    None,
                     f"aliases expand to {expanded} nodes (limit: {YAML_MAX_ALIAS_EXPANSION} beyond the {distinct} written)",
                     node.start_mark,
                 )
@@ -270,7 +271,11 @@ _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069
 
 
 def _escape_control(text: str) -> str:
-    return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text) if _CONTROL.search(text) else text
+    return (
+        _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+        if _CONTROL.search(text)
+        else text
+    )
 
 
 def escape_controls(value: T) -> T:

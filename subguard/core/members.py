@@ -36,7 +36,9 @@ def _same_place(a: Location, b: Location) -> bool:
     return a.path == b.path and a.line == b.line and (not a.repo or not b.repo or a.repo == b.repo)
 
 
-def _match(finding: Finding, loc: Location, consumers: Sequence[Consumer]) -> tuple[Consumer, Subscription | None] | None:
+def _match(
+    finding: Finding, loc: Location, consumers: Sequence[Consumer]
+) -> tuple[Consumer, Subscription | None] | None:
     def topic_ok(sub: Subscription) -> bool:
         return not finding.topic or sub.topic.value == finding.topic
 
@@ -61,7 +63,9 @@ def _by_group(consumers: Sequence[Consumer]) -> dict[str, list[Consumer]]:
 
 
 def member_list(
-    finding: Finding, consumers: Sequence[Consumer], by_group: Mapping[str, Sequence[Consumer]] | None = None,
+    finding: Finding,
+    consumers: Sequence[Consumer],
+    by_group: Mapping[str, Sequence[Consumer]] | None = None,
 ) -> tuple[Member, ...]:
     """One Member per location of the finding, filled from the consumer declared there (`by_group`:
     `consumers` indexed by group name, when the caller has it)."""
@@ -79,8 +83,11 @@ def member_list(
             out.append(Member(location=loc, message=message))
             continue
         consumer, sub = hit
-        more = tuple((s.topic.value, s.expression.value) for s in consumer.subscriptions
-                     if s is not sub) if not finding.topic and sub is not None else ()
+        more = (
+            tuple((s.topic.value, s.expression.value) for s in consumer.subscriptions if s is not sub)
+            if not finding.topic and sub is not None
+            else ()
+        )
         out.append(
             Member(
                 location=loc,

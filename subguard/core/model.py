@@ -292,7 +292,9 @@ class Finding(Record):
 
 def fingerprint(*parts: str) -> str:
     """Stable, line-free fingerprint from identifying parts (rule id, group, topic, path, ...)."""
-    digest = hashlib.sha256("\x1f".join(parts).encode("utf-8", "surrogatepass")).hexdigest()  # scanned text may hold lone surrogates
+    digest = hashlib.sha256(
+        "\x1f".join(parts).encode("utf-8", "surrogatepass")
+    ).hexdigest()  # scanned text may hold lone surrogates
     return digest[:32]
 
 

@@ -61,7 +61,7 @@ def seal(key: bytes, body: bytes) -> bytes:
 
 def unseal(key: bytes, blob: bytes) -> bytes | None:
     """The body of a sealed blob, or None when it is not signed with `key` by this format."""
-    tag, body = blob[len(MAGIC):len(MAGIC) + TAG_SIZE], blob[len(MAGIC) + TAG_SIZE:]
+    tag, body = blob[len(MAGIC) : len(MAGIC) + TAG_SIZE], blob[len(MAGIC) + TAG_SIZE :]
     if not blob.startswith(MAGIC) or not compare_digest(tag, _tag(key, body)):
         return None
     return body

@@ -28,7 +28,9 @@ ALIASES: dict[str, str] = {
 _WHOLE_NAME_ONLY = frozenset({"pro", "live", "ci", "pre", "stage", "integration", "perf", "daily", "preview"})
 _TOKEN_RE = re.compile(r"[^a-z0-9]+")
 # File names whose suffix names an environment: application-prod.yml, values-prod.yaml, docker-compose.prod.yml
-_SUFFIX_RE = re.compile(r"^(?:application|bootstrap|values|docker-compose|compose)[-._]([A-Za-z0-9]+)(?:[-._].*)?\.(?:ya?ml|properties)$")
+_SUFFIX_RE = re.compile(
+    r"^(?:application|bootstrap|values|docker-compose|compose)[-._]([A-Za-z0-9]+)(?:[-._].*)?\.(?:ya?ml|properties)$"
+)
 
 
 @dataclass(frozen=True)

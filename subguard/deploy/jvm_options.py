@@ -20,7 +20,9 @@ NAMESRV = "rocketmq.namesrv.addr"
 
 _D_RE = re.compile(r"^-D([A-Za-z0-9_.\-]+)(?:=(.*))?$", re.DOTALL)
 # `$(VAR)` (Kubernetes) and `${VAR}` / `$VAR` (shell, compose) references.
-_REF_RE = re.compile(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)|\$\{([A-Za-z_][A-Za-z0-9_]*)(?:[:-][^}]*)?\}|\$([A-Za-z_][A-Za-z0-9_]*)")
+_REF_RE = re.compile(
+    r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)|\$\{([A-Za-z_][A-Za-z0-9_]*)(?:[:-][^}]*)?\}|\$([A-Za-z_][A-Za-z0-9_]*)"
+)
 
 
 def split_words(text: str) -> list[str]:

@@ -35,12 +35,46 @@ APP_LABELS = ("app", "app.kubernetes.io/name", "app.kubernetes.io/instance", "k8
 # Images that never run the scanned code: linking them by "sole service" would be wrong.
 INFRA_IMAGES = frozenset(
     {
-        "rocketmq", "rocketmq-namesrv", "rocketmq-broker", "rocketmq-dashboard", "rocketmq-proxy", "mysql", "mariadb",
-        "postgres", "redis", "mongo", "zookeeper", "kafka", "nginx", "busybox", "alpine", "elasticsearch", "kibana",
-        "prometheus", "grafana", "etcd", "consul", "nacos-server", "minio", "rabbitmq", "memcached", "jaeger",
+        "rocketmq",
+        "rocketmq-namesrv",
+        "rocketmq-broker",
+        "rocketmq-dashboard",
+        "rocketmq-proxy",
+        "mysql",
+        "mariadb",
+        "postgres",
+        "redis",
+        "mongo",
+        "zookeeper",
+        "kafka",
+        "nginx",
+        "busybox",
+        "alpine",
+        "elasticsearch",
+        "kibana",
+        "prometheus",
+        "grafana",
+        "etcd",
+        "consul",
+        "nacos-server",
+        "minio",
+        "rabbitmq",
+        "memcached",
+        "jaeger",
         # sidecars
-        "envoy", "proxyv2", "istio-proxy", "linkerd-proxy", "fluent-bit", "fluentd", "filebeat", "vault",
-        "cloud-sql-proxy", "opentelemetry-collector", "otel-collector", "datadog-agent", "oauth2-proxy",
+        "envoy",
+        "proxyv2",
+        "istio-proxy",
+        "linkerd-proxy",
+        "fluent-bit",
+        "fluentd",
+        "filebeat",
+        "vault",
+        "cloud-sql-proxy",
+        "opentelemetry-collector",
+        "otel-collector",
+        "datadog-agent",
+        "oauth2-proxy",
     }
 )
 
@@ -95,7 +129,7 @@ def module_root(key: ServiceKey) -> str | None:
     if service == repo:
         return ""
     if repo and service.startswith(repo + "/"):
-        return service[len(repo) + 1:]
+        return service[len(repo) + 1 :]
     return None if repo else service
 
 
@@ -104,7 +138,9 @@ def _config_service(dep: Deployment, config: Config) -> str | None:
     for name, spec in config.services.items():
         if any(match_glob(dep.location.path, g) for g in spec.paths):
             return name
-        if dep.image and any(fnmatch.fnmatchcase(dep.image, g) or fnmatch.fnmatchcase(image_name(dep.image), g) for g in spec.images):
+        if dep.image and any(
+            fnmatch.fnmatchcase(dep.image, g) or fnmatch.fnmatchcase(image_name(dep.image), g) for g in spec.images
+        ):
             return name
         if labels & set(spec.labels):
             return name
@@ -113,7 +149,7 @@ def _config_service(dep: Deployment, config: Config) -> str | None:
 
 def _service_name(key: ServiceKey) -> str:
     repo, service = key
-    tail = service[len(repo) + 1:] if service.startswith(repo + "/") else service
+    tail = service[len(repo) + 1 :] if service.startswith(repo + "/") else service
     return _norm(posixpath.basename(tail) or tail)
 
 
@@ -146,7 +182,11 @@ class _Index:
     def _folder_units(self, repo: str, folder: str) -> list[Unit]:
         """The consumers a workload named after `folder` runs: those of the service that holds the
         folder, under it; else every service whose module lies below it."""
-        keys = {key for key, cs in self.services.items() if key[0] == repo and any(_under(c.location.path, folder) for c in cs)}
+        keys = {
+            key
+            for key, cs in self.services.items()
+            if key[0] == repo and any(_under(c.location.path, folder) for c in cs)
+        }
         holding = sorted(
             (root.count("/") if root else -1, k)
             for k in keys
@@ -244,4 +284,6 @@ def _main_containers(deployments: Sequence[Deployment], chosen: dict[str, Unit])
 
 
 def _container(dep: Deployment) -> str:
-    return dep.deployment_id.rsplit("/", 1)[-1] if dep.kind not in ("compose", "Dockerfile", "helm-values") else dep.name
+    return (
+        dep.deployment_id.rsplit("/", 1)[-1] if dep.kind not in ("compose", "Dockerfile", "helm-values") else dep.name
+    )

@@ -60,7 +60,7 @@ class Runtime:
 def jvm_options(env: Sequence[tuple[str, str]], words: Sequence[str]) -> tuple[tuple[str, str], ...]:
     """JVM `-D` options from option env vars (applied first) and the command line (wins), in effect order."""
     pairs = [*jvm.options_from_env(env), *jvm.d_options(words)]
-    return tuple(p for i, p in enumerate(pairs) if p not in pairs[i + 1:])  # a repeated option counts once, last place
+    return tuple(p for i, p in enumerate(pairs) if p not in pairs[i + 1 :])  # a repeated option counts once, last place
 
 
 def to_deployment(rt: Runtime) -> Deployment:
@@ -82,8 +82,11 @@ def to_deployment(rt: Runtime) -> Deployment:
         jvm_options=options,
         env=rt.env,
         mounts=rt.mounts,
-        instance_name=Value(value=instance[-1], resolution=Resolution.LITERAL, detail=f"-D{jvm.CLIENT_NAME}", location=loc)
-        if instance else None,
+        instance_name=Value(
+            value=instance[-1], resolution=Resolution.LITERAL, detail=f"-D{jvm.CLIENT_NAME}", location=loc
+        )
+        if instance
+        else None,
         client_ip=rt.client_ip,
         replicas=rt.replicas,
         strategy=rt.strategy,

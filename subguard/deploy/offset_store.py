@@ -24,8 +24,14 @@ from subguard.deploy.manifest_values import CONTAINER_IP, FIELD_REF, HOST_IP, NO
 from subguard.rocketmq.client_versions import UNSTABLE, is_unstable
 
 JAVA_LOCAL_STORE_FAMILIES = frozenset(
-    {ClientFamily.JAVA_PUSH_4X, ClientFamily.JAVA_LITE_PULL, ClientFamily.JAVA_PULL, ClientFamily.SPRING_LISTENER,
-     ClientFamily.SPRING_LITE_PULL, ClientFamily.SPRING_CLOUD_STREAM}
+    {
+        ClientFamily.JAVA_PUSH_4X,
+        ClientFamily.JAVA_LITE_PULL,
+        ClientFamily.JAVA_PULL,
+        ClientFamily.SPRING_LISTENER,
+        ClientFamily.SPRING_LITE_PULL,
+        ClientFamily.SPRING_CLOUD_STREAM,
+    }
 )
 OFFSETS = ".rocketmq_offsets"
 ROOT_HOME = "/root"
@@ -67,7 +73,9 @@ def _covering(path: str, mounts: tuple[Mount, ...]) -> Mount | None:
 def _judge(path: str, how: str, dep: Deployment) -> OffsetDir:
     mount = _covering(path, dep.mounts)
     if mount is None:
-        return OffsetDir(path, False, f"{how}; no volume is mounted there, so it lives in the container's own filesystem")
+        return OffsetDir(
+            path, False, f"{how}; no volume is mounted there, so it lives in the container's own filesystem"
+        )
     kind = mount.volume_kind or "volume"
     name = f"{kind} '{mount.volume}'" if mount.volume else kind
     if mount.persistent is None:
@@ -93,7 +101,9 @@ def offset_dir(consumer: Consumer, dep: Deployment) -> OffsetDir | None:
         if home_opt is not None:
             home = _literal(home_opt)
             if home is None:
-                return OffsetDir(f"{home_opt}/{OFFSETS}", None, f"-D{jvm.USER_HOME}={home_opt} is not a literal absolute path")
+                return OffsetDir(
+                    f"{home_opt}/{OFFSETS}", None, f"-D{jvm.USER_HOME}={home_opt} is not a literal absolute path"
+                )
             return _judge(f"{home}/{OFFSETS}", f"default ${{user.home}}/{OFFSETS} with -Duser.home={home_opt}", dep)
         return _unknown_home(dep, f"no -D{jvm.OFFSET_DIR}: default ${{user.home}}/{OFFSETS}")
     home_env = env.get("HOME")
@@ -114,11 +124,14 @@ def _unknown_home(dep: Deployment, how: str) -> OffsetDir:
         if base == OFFSETS:
             return _judge(posixpath.normpath(m.path), f"{how}, taking user.home = {parent} from the mount", dep)
         if parent == "/home":
-            return _judge(f"{posixpath.normpath(m.path)}/{OFFSETS}", f"{how}, taking user.home = {m.path} from the mount", dep)
+            return _judge(
+                f"{posixpath.normpath(m.path)}/{OFFSETS}", f"{how}, taking user.home = {m.path} from the mount", dep
+            )
     return _judge(f"{ROOT_HOME}/{OFFSETS}", f"{how}, so the home directory is {ROOT_HOME} (a root container)", dep)
 
 
 # --- client id ------------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class ClientId:
@@ -149,11 +162,18 @@ def _env_ip(name: str, value: str, dep: Deployment) -> tuple[bool | None, str]:
         return None, f"setClientIP(${name}) from {source} {detail}, not visible in the scan"
     if detail == "metadata.name":
         stable = dep.kind == "StatefulSet"
-        what = "the StatefulSet pod's name, stable across restarts" if stable else f"the {dep.kind} pod's name, new for every pod"
+        what = (
+            "the StatefulSet pod's name, stable across restarts"
+            if stable
+            else f"the {dep.kind} pod's name, new for every pod"
+        )
         return stable, f"setClientIP(${name}) = {what}"
     if detail in ("spec.nodeName", "status.hostIP"):
         stable = dep.kind == "DaemonSet"
-        return stable, f"setClientIP(${name}) = the node ({detail}){'' if stable else ', which changes when the pod moves'}"
+        return (
+            stable,
+            f"setClientIP(${name}) = the node ({detail}){'' if stable else ', which changes when the pod moves'}",
+        )
     return False, f"setClientIP(${name}) = {detail}, which changes when the pod is re-created"
 
 
@@ -165,7 +185,9 @@ def _runtime_ip(dep: Deployment) -> tuple[bool | None, str]:
         return False, f"the {'pod' if ip.value == POD_IP else 'container'} IP, which changes when it is re-created"
     if ip.value == NODE_IP:
         stable = dep.kind == "DaemonSet"
-        return stable, "the node IP (hostNetwork)" + ("" if stable else ", which changes when the pod moves to another node")
+        return stable, "the node IP (hostNetwork)" + (
+            "" if stable else ", which changes when the pod moves to another node"
+        )
     if ip.value == HOST_IP:
         return True, "the host's IP (network_mode: host)"
     return True, f"the fixed address {ip.value} ({ip.detail})"
@@ -178,7 +200,7 @@ def _ip(consumer: Consumer, dep: Deployment, store: str) -> tuple[bool | None, s
         if ip.resolution == Resolution.ENV_DEFAULT and ip.detail in env:
             return _env_ip(ip.detail, env[ip.detail], dep)
         if ip.known:
-            return True, f"setClientIP(\"{ip.value}\")"
+            return True, f'setClientIP("{ip.value}")'
         name = _env_var(ip.detail, env)
         if name is not None:
             return _env_ip(name, env[name], dep)
@@ -194,7 +216,10 @@ def _instance(consumer: Consumer, dep: Deployment) -> tuple[bool | None, str]:
     if is_unstable(name):  # a version-specific name with a timestamp (client_versions)
         return False, name.detail.removesuffix(UNSTABLE).strip() if name is not None else ""
     if consumer.client == ClientFamily.SPRING_CLOUD_STREAM and name is None:
-        return False, "the Spring Cloud Stream RocketMQ binder puts the pid and a timestamp into the instance name (2.2.10, 2021.0.5.0, 2022.0.0.0 and later)"
+        return (
+            False,
+            "the Spring Cloud Stream RocketMQ binder puts the pid and a timestamp into the instance name (2.2.10, 2021.0.5.0, 2022.0.0.0 and later)",
+        )
     if name is not None and not name.known:
         return None, f"instance name not known statically ({name.detail or 'dynamic'})"
     if name is not None and name.value and name.resolution != Resolution.DEFAULT:
@@ -203,7 +228,10 @@ def _instance(consumer: Consumer, dep: Deployment) -> tuple[bool | None, str]:
     if option is not None:
         return True, f"instance name '{option}' (-D{jvm.CLIENT_NAME})"
     if consumer.client == ClientFamily.SPRING_LISTENER:
-        return True, "instance name DEFAULT (rocketmq-spring 2.2.3+; 2.2.0 used nameServer@pid, 2.2.1-2.2.2 nameServer@pid@nanoTime)"
+        return (
+            True,
+            "instance name DEFAULT (rocketmq-spring 2.2.3+; 2.2.0 used nameServer@pid, 2.2.1-2.2.2 nameServer@pid@nanoTime)",
+        )
     return True, "instance name DEFAULT"
 
 

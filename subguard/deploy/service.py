@@ -25,8 +25,15 @@ from subguard.core.model import Consumer, Deployment
 
 # Files that mark the root of a buildable module (a service) in a repo.
 MODULE_MARKERS = (
-    "pom.xml", "build.gradle", "build.gradle.kts", "pyproject.toml", "setup.py", "setup.cfg",
-    "package.json", "go.mod", "Chart.yaml",
+    "pom.xml",
+    "build.gradle",
+    "build.gradle.kts",
+    "pyproject.toml",
+    "setup.py",
+    "setup.cfg",
+    "package.json",
+    "go.mod",
+    "Chart.yaml",
 )
 # `<root>/src/<one of these>/...`: the Maven/Gradle standard layout.
 LAYOUT_DIRS = frozenset({"main", "test"})
@@ -40,7 +47,12 @@ MANIFEST_SUFFIXES = (".yaml", ".yml", ".json", ".tpl", ".jsonnet", ".libsonnet")
 
 def is_dockerfile_path(path: str) -> bool:
     base = posixpath.basename(path)
-    return base == "Dockerfile" or base.startswith("Dockerfile.") or base.endswith(".Dockerfile") or base == "Containerfile"
+    return (
+        base == "Dockerfile"
+        or base.startswith("Dockerfile.")
+        or base.endswith(".Dockerfile")
+        or base == "Containerfile"
+    )
 
 
 def match_glob(path: str, pattern: str) -> bool:
@@ -56,7 +68,9 @@ def match_glob(path: str, pattern: str) -> bool:
 class ModuleRoots:
     """The module roots of one repo's file list, each with why it is one."""
 
-    roots: dict[str, str]  # folder -> reason ("pom.xml", "src/main layout", "Dockerfile beside source", "k8s/ beside source")
+    roots: dict[
+        str, str
+    ]  # folder -> reason ("pom.xml", "src/main layout", "Dockerfile beside source", "k8s/ beside source")
 
     def module_dir(self, path: str) -> str:
         """Nearest ancestor folder of `path` that is a module root; "" for the repo root."""

@@ -26,8 +26,13 @@ def display(path: str, workdir: str) -> str:
     return (path if rel.startswith("..") else rel).replace(os.sep, "/")
 
 
-def analyze(paths: Sequence[str], declared: Sequence[Declared] = (), linked: Sequence[Finding] = (),
-            default_group: str = "", workdir: str = "") -> EvidenceResult:
+def analyze(
+    paths: Sequence[str],
+    declared: Sequence[Declared] = (),
+    linked: Sequence[Finding] = (),
+    default_group: str = "",
+    workdir: str = "",
+) -> EvidenceResult:
     """Stream every file into one ledger, classify per group, then compare with `declared` (if any)."""
     base = workdir or os.getcwd()
     ledger = Ledger()

@@ -53,22 +53,36 @@ def flapping(group: str, topic: str, t: TopicState) -> Finding | None:
     never return to an earlier text, are deploys, not members that disagree."""
     if not t.returns.count:
         return None
-    variants = sorted((v for v in t.variants.values() if v.sources - {"live_subscription"}), key=lambda v: (-v.wins, v.expression))
+    variants = sorted(
+        (v for v in t.variants.values() if v.sources - {"live_subscription"}), key=lambda v: (-v.wins, v.expression)
+    )
     hard = _delivery_differs(variants)
     listing = ", ".join(f"{_label(v)} won {v.wins}x" for v in variants)
-    impact = ("members filter with different tags or types: whoever heartbeats last decides what every member's "
-              "queues deliver, the rest is skipped" if hard else
-              "same tags written differently: delivery is unaffected, but the table flips and mqadmin reports the group inconsistent")
+    impact = (
+        "members filter with different tags or types: whoever heartbeats last decides what every member's "
+        "queues deliver, the rest is skipped"
+        if hard
+        else "same tags written differently: delivery is unaffected, but the table flips and mqadmin reports the group inconsistent"
+    )
     rel = [Related(location=location(v.seen.first), message=f"variant {_label(v)} first seen here") for v in variants]
     rel += related(t.flips.locs, "subscription changed", t.flips.first)
     return Finding(
-        rule=rules.SUBSCRIPTION_FLAPPING, severity=Severity.ERROR if hard else Severity.WARNING,
-        message=(f"group {group} topic {topic}: the broker's subscription changed {t.flips.count} times between "
-                 f"{len(variants)} variants ({listing}): members of the group subscribe differently"),
-        location=location(t.flips.first), related=tuple(rel), group=group, topic=topic,
-        fingerprint=fingerprint(rules.SUBSCRIPTION_FLAPPING, group, topic), impact=impact,
-        properties=(("flips", t.flips.count),
-                    ("variants", tuple((v.expression, v.expression_type, v.wins) for v in variants))),
+        rule=rules.SUBSCRIPTION_FLAPPING,
+        severity=Severity.ERROR if hard else Severity.WARNING,
+        message=(
+            f"group {group} topic {topic}: the broker's subscription changed {t.flips.count} times between "
+            f"{len(variants)} variants ({listing}): members of the group subscribe differently"
+        ),
+        location=location(t.flips.first),
+        related=tuple(rel),
+        group=group,
+        topic=topic,
+        fingerprint=fingerprint(rules.SUBSCRIPTION_FLAPPING, group, topic),
+        impact=impact,
+        properties=(
+            ("flips", t.flips.count),
+            ("variants", tuple((v.expression, v.expression_type, v.wins) for v in variants)),
+        ),
     )
 
 
@@ -78,17 +92,26 @@ def topic_set_flapping(group: str, g: GroupState) -> Finding | None:
     if not removed:
         return None
     first = min((t.removed.first for t in removed.values() if t.removed.first), default=None)
-    parts = [f"{name} removed {t.removed.count}x, re-added {t.readded.count}x" + (f", code 24 {t.not_exist.count}x" if t.not_exist.count else "")
-             for name, t in removed.items()]
+    parts = [
+        f"{name} removed {t.removed.count}x, re-added {t.readded.count}x"
+        + (f", code 24 {t.not_exist.count}x" if t.not_exist.count else "")
+        for name, t in removed.items()
+    ]
     rel: list[Related] = []
     for name, t in removed.items():
         rel += related(t.removed.locs, f"remove topic {name}", first)
         rel += related(t.readded.locs[:3], f"add new topic {name}")
     return Finding(
-        rule=rules.TOPIC_SET_FLAPPING, severity=Severity.ERROR,
-        message=(f"group {group}: topics keep leaving the broker's subscription table ({'; '.join(parts)}): "
-                 "members of the group subscribe different topic sets"),
-        location=location(first), related=tuple(rel), group=group, topic=",".join(removed),
+        rule=rules.TOPIC_SET_FLAPPING,
+        severity=Severity.ERROR,
+        message=(
+            f"group {group}: topics keep leaving the broker's subscription table ({'; '.join(parts)}): "
+            "members of the group subscribe different topic sets"
+        ),
+        location=location(first),
+        related=tuple(rel),
+        group=group,
+        topic=",".join(removed),
         fingerprint=fingerprint(rules.TOPIC_SET_FLAPPING, group, *removed),
         impact="while a topic is missing, pulls for it fail with code 24 and its queues given to members without it are never pulled",
         properties=(("removed", tuple((n, t.removed.count, t.readded.count) for n, t in removed.items())),),
@@ -102,20 +125,32 @@ def churn(group: str, topic: str, t: TopicState) -> Finding | None:
     c = cadence(t.gaps)
     span = f" over {int(t.span[1] - t.span[0])} s" if t.span else ""
     if c.rebalance_loop:
-        why = ("the rebalance loop's cadence: on every round the allocation changes, as when a queue is dropped "
-               "(OFFSET_ILLEGAL, a stuck pull) and re-added by the next rebalance")
+        why = (
+            "the rebalance loop's cadence: on every round the allocation changes, as when a queue is dropped "
+            "(OFFSET_ILLEGAL, a stuck pull) and re-added by the next rebalance"
+        )
     elif c.regular:
         why = "a regular cadence: something re-triggers rebalances on a timer"
     else:
         why = "members joining and leaving, or allocations that do not settle"
     return Finding(
-        rule=rules.REBALANCE_CHURN, severity=Severity.WARNING if c.regular else Severity.NOTE,
-        message=(f"group {group} topic {topic}: the subscription's subVersion changed {t.version_only.count} times{span} "
-                 f"with the same expression, {c.describe()}: {why}"),
-        location=location(t.version_only.first), related=tuple(related(t.version_only.locs, "subVersion changed", t.version_only.first)),
-        group=group, topic=topic, fingerprint=fingerprint(rules.REBALANCE_CHURN, group, topic),
-        properties=(("changes", t.version_only.count), ("cadence_s", c.dominant), ("regular", c.regular),
-                    ("rebalance_loop", c.rebalance_loop)),
+        rule=rules.REBALANCE_CHURN,
+        severity=Severity.WARNING if c.regular else Severity.NOTE,
+        message=(
+            f"group {group} topic {topic}: the subscription's subVersion changed {t.version_only.count} times{span} "
+            f"with the same expression, {c.describe()}: {why}"
+        ),
+        location=location(t.version_only.first),
+        related=tuple(related(t.version_only.locs, "subVersion changed", t.version_only.first)),
+        group=group,
+        topic=topic,
+        fingerprint=fingerprint(rules.REBALANCE_CHURN, group, topic),
+        properties=(
+            ("changes", t.version_only.count),
+            ("cadence_s", c.dominant),
+            ("regular", c.regular),
+            ("rebalance_loop", c.rebalance_loop),
+        ),
     )
 
 
@@ -153,17 +188,29 @@ def code25(group: str, g: GroupState) -> list[Finding]:
         seconds = int(sum(b[1] - b[0] for b in src.bursts))
         unexplained = sum(1 for b in src.bursts if not _explained(b, members))
         queues = f" on {len(src.queues)} queue(s)" if src.queues else ""
-        out.append(Finding(
-            rule=rules.NOT_LATEST_PERSISTENT, severity=Severity.WARNING,
-            message=(f"group {group}: code 25 (the consumer's subscription not latest) persists in {_source_label(path, src)}: "
-                     f"{src.seen.count} refusals{queues} in {len(src.bursts)} burst(s) lasting {seconds} s in all, "
-                     f"{unexplained} not following a join or rebalance: the broker holds another member's subscription"),
-            location=location(src.seen.first), related=tuple(related(src.seen.locs, "code 25", src.seen.first)),
-            group=group, fingerprint=fingerprint(rules.NOT_LATEST_PERSISTENT, group, path.rsplit("/", 1)[-1]),
-            impact="the client's pulls are refused and retried (1-3 s each) while its queues do not advance",
-            properties=(("refusals", src.seen.count), ("bursts", len(src.bursts)), ("unexplained_bursts", unexplained),
-                        ("seconds", seconds), ("side", src.side)),
-        ))
+        out.append(
+            Finding(
+                rule=rules.NOT_LATEST_PERSISTENT,
+                severity=Severity.WARNING,
+                message=(
+                    f"group {group}: code 25 (the consumer's subscription not latest) persists in {_source_label(path, src)}: "
+                    f"{src.seen.count} refusals{queues} in {len(src.bursts)} burst(s) lasting {seconds} s in all, "
+                    f"{unexplained} not following a join or rebalance: the broker holds another member's subscription"
+                ),
+                location=location(src.seen.first),
+                related=tuple(related(src.seen.locs, "code 25", src.seen.first)),
+                group=group,
+                fingerprint=fingerprint(rules.NOT_LATEST_PERSISTENT, group, path.rsplit("/", 1)[-1]),
+                impact="the client's pulls are refused and retried (1-3 s each) while its queues do not advance",
+                properties=(
+                    ("refusals", src.seen.count),
+                    ("bursts", len(src.bursts)),
+                    ("unexplained_bursts", unexplained),
+                    ("seconds", seconds),
+                    ("side", src.side),
+                ),
+            )
+        )
     if transient:
         total = sum(src.seen.count for _, src in transient)
         bursts = sum(len(src.bursts) for _, src in transient)
@@ -171,14 +218,21 @@ def code25(group: str, g: GroupState) -> list[Finding]:
         rel: list[Related] = []
         for path, src in transient:
             rel += related(src.seen.locs[:4], f"code 25 ({_source_label(path, src)})", first)
-        out.append(Finding(
-            rule=rules.NOT_LATEST_TRANSIENT, severity=Severity.NOTE,
-            message=(f"group {group}: {total} pulls refused with code 25 in {bursts} short burst(s) from {len(transient)} "
-                     "source(s), each right after a join, start or rebalance: the heartbeat/rebalance/pull race, benign"),
-            location=location(first), related=tuple(rel), group=group,
-            fingerprint=fingerprint(rules.NOT_LATEST_TRANSIENT, group),
-            properties=(("refusals", total), ("bursts", bursts), ("sources", len(transient))),
-        ))
+        out.append(
+            Finding(
+                rule=rules.NOT_LATEST_TRANSIENT,
+                severity=Severity.NOTE,
+                message=(
+                    f"group {group}: {total} pulls refused with code 25 in {bursts} short burst(s) from {len(transient)} "
+                    "source(s), each right after a join, start or rebalance: the heartbeat/rebalance/pull race, benign"
+                ),
+                location=location(first),
+                related=tuple(rel),
+                group=group,
+                fingerprint=fingerprint(rules.NOT_LATEST_TRANSIENT, group),
+                properties=(("refusals", total), ("bursts", bursts), ("sources", len(transient))),
+            )
+        )
     return out
 
 
@@ -202,17 +256,36 @@ def offset_moved(group: str, g: GroupState) -> list[Finding]:
                 stuck.append(f"requestOffset {offset} < {state.broker_offset} x{count}")
         locs = sorted(set(locs), key=lambda loc: (loc[0], loc[1]))
         first = locs[0] if locs else None
-        detail = (f"; the same stale offset is requested again and again ({', '.join(stuck[:5])}): the broker's correction "
-                  "is not kept, as when a broadcasting consumer's local offset store cannot be written") if stuck else ""
-        out.append(Finding(
-            rule=rules.OFFSET_MOVED, severity=Severity.WARNING,
-            message=(f"group {group} topic {topic}: {total} pulls asked for offsets below the broker's minimum "
-                     f"at {len(items)} distinct offset(s) (PULL_OFFSET_MOVED){detail}"),
-            location=location(first), related=tuple(related(locs, "offset too small / PULL_OFFSET_MOVED", first)),
-            group=group, topic=topic, fingerprint=fingerprint(rules.OFFSET_MOVED, group, topic),
-            impact="messages below the minimum were deleted before they were consumed; a stuck queue stalls until the offset is fixed",
-            properties=(("pulls", total), ("offsets", len(items)), ("stuck", len(stuck)), ("clients", tuple(sorted(clients)))),
-        ))
+        detail = (
+            (
+                f"; the same stale offset is requested again and again ({', '.join(stuck[:5])}): the broker's correction "
+                "is not kept, as when a broadcasting consumer's local offset store cannot be written"
+            )
+            if stuck
+            else ""
+        )
+        out.append(
+            Finding(
+                rule=rules.OFFSET_MOVED,
+                severity=Severity.WARNING,
+                message=(
+                    f"group {group} topic {topic}: {total} pulls asked for offsets below the broker's minimum "
+                    f"at {len(items)} distinct offset(s) (PULL_OFFSET_MOVED){detail}"
+                ),
+                location=location(first),
+                related=tuple(related(locs, "offset too small / PULL_OFFSET_MOVED", first)),
+                group=group,
+                topic=topic,
+                fingerprint=fingerprint(rules.OFFSET_MOVED, group, topic),
+                impact="messages below the minimum were deleted before they were consumed; a stuck queue stalls until the offset is fixed",
+                properties=(
+                    ("pulls", total),
+                    ("offsets", len(items)),
+                    ("stuck", len(stuck)),
+                    ("clients", tuple(sorted(clients))),
+                ),
+            )
+        )
     return out
 
 

@@ -35,8 +35,17 @@ QUEUE_PROGRESS = "queue_progress"  # consumerProgress -g row
 
 # events that mark a join, a leave or a rebalance round: they explain transient code 25
 MEMBERSHIP_KINDS = frozenset(
-    {SUB_CHANGED, SUB_ADDED, TOPIC_REMOVED, CONNECTED, CHANNEL_EXPIRED, GROUP_REMOVED, CLIENT_START,
-     REBALANCE_CHANGED, REBALANCE_RESULT}
+    {
+        SUB_CHANGED,
+        SUB_ADDED,
+        TOPIC_REMOVED,
+        CONNECTED,
+        CHANNEL_EXPIRED,
+        GROUP_REMOVED,
+        CLIENT_START,
+        REBALANCE_CHANGED,
+        REBALANCE_RESULT,
+    }
 )
 
 
@@ -79,8 +88,19 @@ FIELD_NAMES = tuple(f.name for f in fields(Event))
 
 # (name, Spark SQL type) for every field, in order: what `parse_line` dicts hold.
 SCHEMA: tuple[tuple[str, str], ...] = tuple(
-    (f.name, {"ts": "double", "sub_version": "bigint", "old_sub_version": "bigint", "queue_id": "int",
-              "request_offset": "bigint", "broker_offset": "bigint", "code": "int", "line": "int"}.get(f.name, "string"))
+    (
+        f.name,
+        {
+            "ts": "double",
+            "sub_version": "bigint",
+            "old_sub_version": "bigint",
+            "queue_id": "int",
+            "request_offset": "bigint",
+            "broker_offset": "bigint",
+            "code": "int",
+            "line": "int",
+        }.get(f.name, "string"),
+    )
     for f in fields(Event)
 )
 

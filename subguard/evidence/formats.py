@@ -12,7 +12,13 @@ CONSUMER_PROGRESS = "mqadmin-consumerProgress"
 UNKNOWN = "unknown"
 
 MQADMIN_FORMATS = frozenset({CONSUMER_CONNECTION, CONSUMER_STATUS, CONSUMER_PROGRESS})
-_CLIENT_MARKS = ("RocketmqClient", "NettyClientPublicExecutor", "#", "RebalanceService", "MQClientFactoryScheduledThread")
+_CLIENT_MARKS = (
+    "RocketmqClient",
+    "NettyClientPublicExecutor",
+    "#",
+    "RebalanceService",
+    "MQClientFactoryScheduledThread",
+)
 _BROKER_MARKS = ("ClientManageThread", "PullMessageThread", "BrokerControllerScheduledThread", "ConsumerManage")
 
 

@@ -94,7 +94,11 @@ class Code25Source:
         ts = event.ts
         if ts is None:
             self.undated += 1
-        elif self.bursts and 0 <= ts - self.bursts[-1][1] <= BURST_GAP or (self.bursts and len(self.bursts) >= MAX_BURSTS):
+        elif (
+            self.bursts
+            and 0 <= ts - self.bursts[-1][1] <= BURST_GAP
+            or (self.bursts and len(self.bursts) >= MAX_BURSTS)
+        ):
             last = self.bursts[-1]
             last[1], last[2] = max(last[1], ts), last[2] + 1
         else:
@@ -138,7 +142,11 @@ class GroupState:
 
 
 def _differs(e: Event) -> bool:
-    return (e.expression, e.expression_type or "TAG", e.tags) != (e.old_expression, e.old_expression_type or "TAG", e.old_tags)
+    return (e.expression, e.expression_type or "TAG", e.tags) != (
+        e.old_expression,
+        e.old_expression_type or "TAG",
+        e.old_tags,
+    )
 
 
 class Ledger:

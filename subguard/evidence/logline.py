@@ -16,7 +16,9 @@ from functools import lru_cache
 _DATED = re.compile(
     r"(\d{4})-(\d\d)-(\d\d)[ T](\d\d):(\d\d):(\d\d)(?:[,.](\d{1,3}))?\s+(?:TRACE|DEBUG|INFO|WARN|ERROR|FATAL)\b.*? - "
 )
-_TIMED = re.compile(r"(\d\d):(\d\d):(\d\d)(?:[,.](\d{1,3}))?\s+\[[^\]]*\]\s+(?:TRACE|DEBUG|INFO|WARN|ERROR|FATAL)\b.*? - ")
+_TIMED = re.compile(
+    r"(\d\d):(\d\d):(\d\d)(?:[,.](\d{1,3}))?\s+\[[^\]]*\]\s+(?:TRACE|DEBUG|INFO|WARN|ERROR|FATAL)\b.*? - "
+)
 
 
 @lru_cache(maxsize=4096)
@@ -43,9 +45,9 @@ def split_header(line: str) -> tuple[float | None, str] | None:
             ts: float | None = _day(int(y), int(mo), int(d)) + _seconds(h, mi, s, ms)
         except (ValueError, OverflowError):
             ts = None
-        return ts, line[m.end():]
+        return ts, line[m.end() :]
     t = _TIMED.match(line)
     if t is not None:
         h, mi, s, ms = t.groups()
-        return _seconds(h, mi, s, ms), line[t.end():]
+        return _seconds(h, mi, s, ms), line[t.end() :]
     return None

@@ -42,7 +42,9 @@ _NO_QUEUE_DATA = re.compile(
     r"Consumer Group: (\S+)"
 )
 _CONNECTED = re.compile(r"new consumer connected, group: (\S+) (\w+) (\w+) channel: .*?clientId=([^,\]]*)")
-_EXPIRED = re.compile(r"SCAN: remove expired channel from ConsumerManager consumerTable(?:\. channel=([^,]*),|, all clear,) consumerGroup=(\S+)")
+_EXPIRED = re.compile(
+    r"SCAN: remove expired channel from ConsumerManager consumerTable(?:\. channel=([^,]*),|, all clear,) consumerGroup=(\S+)"
+)
 # "ungister" is the older brokers' spelling (ConsumerManager.doChannelCloseEvent)
 _GROUP_REMOVED = re.compile(r"(?:unregister|ungister) consumer ok, no any connection, and remove consumer group, (\S+)")
 _FILTER = re.compile(r"Ignore consumer\((.+?) ?: ?(.+?)\) filter.*?old=(\w+):(.*), ignored=(\w+):(.*)$")
@@ -51,10 +53,14 @@ _NOT_LATEST_CLIENT = re.compile(
 )
 _CODE25_SOFT = re.compile(r"consumer:(\S+) execute the pull request, code:25\b")
 _CODE25_TRACE = re.compile(r"CODE: 25\s+DESC: the consumer's subscription not latest")
-_PULL_EXC_GROUP = re.compile(r"execute the pull request exception, group=([^,]*), messageQueue=MessageQueue \[topic=([^,]*), brokerName=([^,]*), queueId=(\d+)\]")
+_PULL_EXC_GROUP = re.compile(
+    r"execute the pull request exception, group=([^,]*), messageQueue=MessageQueue \[topic=([^,]*), brokerName=([^,]*), queueId=(\d+)\]"
+)
 _START = re.compile(r"the consumer \[(.+?)\] start (?:beginning\. messageModel=(\w+)|OK)")
 _REB_CHANGED = re.compile(r"(\S+) Rebalance changed, also update version: (-?\d+), (-?\d+)")
-_REB_RESULT = re.compile(r"rebalanced result changed\. allocateMessageQueueStrategyName=[^,]*, group=([^,]*), topic=([^,]*), clientId=([^,]*)")
+_REB_RESULT = re.compile(
+    r"rebalanced result changed\. allocateMessageQueueStrategyName=[^,]*, group=([^,]*), topic=([^,]*), clientId=([^,]*)"
+)
 
 
 def _sub_changed(msg: str, ts: float | None) -> Event | None:
@@ -65,8 +71,21 @@ def _sub_changed(msg: str, ts: float | None) -> Event | None:
     if len(subs) < 2:
         return None
     old, new = subs[0], subs[1]
-    return Event(ev.SUB_CHANGED, ts, m.group(1), new.topic, new.expression, new.expression_type, new.tags,
-                 new.sub_version, old.expression, old.expression_type, old.tags, old.sub_version, side="broker")
+    return Event(
+        ev.SUB_CHANGED,
+        ts,
+        m.group(1),
+        new.topic,
+        new.expression,
+        new.expression_type,
+        new.tags,
+        new.sub_version,
+        old.expression,
+        old.expression_type,
+        old.tags,
+        old.sub_version,
+        side="broker",
+    )
 
 
 def _sub_added(msg: str, ts: float | None) -> Event | None:
@@ -74,7 +93,17 @@ def _sub_added(msg: str, ts: float | None) -> Event | None:
     sub = next(parse_all(msg), None) if m else None
     if m is None or sub is None:
         return None
-    return Event(ev.SUB_ADDED, ts, m.group(1), sub.topic, sub.expression, sub.expression_type, sub.tags, sub.sub_version, side="broker")
+    return Event(
+        ev.SUB_ADDED,
+        ts,
+        m.group(1),
+        sub.topic,
+        sub.expression,
+        sub.expression_type,
+        sub.tags,
+        sub.sub_version,
+        side="broker",
+    )
 
 
 def _topic_removed(msg: str, ts: float | None) -> Event | None:
@@ -84,7 +113,17 @@ def _topic_removed(msg: str, ts: float | None) -> Event | None:
     sub = next(parse_all(msg), None)
     if sub is None:
         return Event(ev.TOPIC_REMOVED, ts, m.group(1), m.group(2), side="broker")
-    return Event(ev.TOPIC_REMOVED, ts, m.group(1), m.group(2), sub.expression, sub.expression_type, sub.tags, sub.sub_version, side="broker")
+    return Event(
+        ev.TOPIC_REMOVED,
+        ts,
+        m.group(1),
+        m.group(2),
+        sub.expression,
+        sub.expression_type,
+        sub.tags,
+        sub.sub_version,
+        side="broker",
+    )
 
 
 def _broker_pull(msg: str, ts: float | None) -> Event | None:
@@ -103,16 +142,42 @@ def _broker_pull(msg: str, ts: float | None) -> Event | None:
 def _offsets(msg: str, ts: float | None) -> Event | None:
     m = _TOO_SMALL.match(msg)
     if m is not None:
-        return Event(ev.OFFSET_TOO_SMALL, ts, m.group(1), m.group(2), request_offset=int(m.group(3)),
-                     broker_offset=int(m.group(4)), client=m.group(5).lstrip("/"), code=21, side="broker")
+        return Event(
+            ev.OFFSET_TOO_SMALL,
+            ts,
+            m.group(1),
+            m.group(2),
+            request_offset=int(m.group(3)),
+            broker_offset=int(m.group(4)),
+            client=m.group(5).lstrip("/"),
+            code=21,
+            side="broker",
+        )
     m = _MOVED.match(msg)
     if m is not None:
-        return Event(ev.OFFSET_MOVED, ts, m.group(2), m.group(1), request_offset=int(m.group(3)),
-                     broker_offset=int(m.group(4)), code=21, side="broker")
+        return Event(
+            ev.OFFSET_MOVED,
+            ts,
+            m.group(2),
+            m.group(1),
+            request_offset=int(m.group(3)),
+            broker_offset=int(m.group(4)),
+            code=21,
+            side="broker",
+        )
     m = _NO_QUEUE_DATA.match(msg)
     if m is not None:
-        return Event(ev.OFFSET_MOVED, ts, m.group(5), m.group(3), request_offset=int(m.group(1)),
-                     broker_offset=int(m.group(2)), queue_id=int(m.group(4)), code=21, side="broker")
+        return Event(
+            ev.OFFSET_MOVED,
+            ts,
+            m.group(5),
+            m.group(3),
+            request_offset=int(m.group(1)),
+            broker_offset=int(m.group(2)),
+            queue_id=int(m.group(4)),
+            code=21,
+            side="broker",
+        )
     return None
 
 
@@ -133,28 +198,62 @@ def _filter(msg: str, ts: float | None) -> Event | None:
     m = _FILTER.match(msg)
     if m is None:
         return None
-    return Event(ev.FILTER_IGNORED, ts, m.group(1), m.group(2), m.group(6), m.group(5), old_expression=m.group(4),
-                 old_expression_type=m.group(3), side="broker")
+    return Event(
+        ev.FILTER_IGNORED,
+        ts,
+        m.group(1),
+        m.group(2),
+        m.group(6),
+        m.group(5),
+        old_expression=m.group(4),
+        old_expression_type=m.group(3),
+        side="broker",
+    )
 
 
 def _client(msg: str, ts: float | None) -> Event | None:
     m = _NOT_LATEST_CLIENT.search(msg)
     if m is not None:
-        return Event(ev.NOT_LATEST, ts, m.group(1), m.group(2), broker=m.group(3), queue_id=int(m.group(4)), code=25, side="client")
+        return Event(
+            ev.NOT_LATEST,
+            ts,
+            m.group(1),
+            m.group(2),
+            broker=m.group(3),
+            queue_id=int(m.group(4)),
+            code=25,
+            side="client",
+        )
     m = _CODE25_SOFT.search(msg)
     if m is not None:
         return Event(ev.NOT_LATEST, ts, m.group(1), code=25, side="client")
     if _CODE25_TRACE.search(msg) is not None:
         g = _PULL_EXC_GROUP.search(msg)
         if g is not None:
-            return Event(ev.NOT_LATEST, ts, g.group(1), g.group(2), broker=g.group(3), queue_id=int(g.group(4)), code=25, side="client")
+            return Event(
+                ev.NOT_LATEST,
+                ts,
+                g.group(1),
+                g.group(2),
+                broker=g.group(3),
+                queue_id=int(g.group(4)),
+                code=25,
+                side="client",
+            )
         return Event(ev.NOT_LATEST, ts, code=25, side="client")
     m = _START.match(msg)
     if m is not None:
         return Event(ev.CLIENT_START, ts, m.group(1), message_model=m.group(2) or "", side="client")
     m = _REB_CHANGED.match(msg)
     if m is not None:
-        return Event(ev.REBALANCE_CHANGED, ts, topic=m.group(1), old_sub_version=int(m.group(2)), sub_version=int(m.group(3)), side="client")
+        return Event(
+            ev.REBALANCE_CHANGED,
+            ts,
+            topic=m.group(1),
+            old_sub_version=int(m.group(2)),
+            sub_version=int(m.group(3)),
+            side="client",
+        )
     m = _REB_RESULT.search(msg)
     if m is not None:
         return Event(ev.REBALANCE_RESULT, ts, m.group(1), m.group(2), client=m.group(3), side="client")
@@ -164,7 +263,10 @@ def _client(msg: str, ts: float | None) -> Event | None:
 # message prefix -> parser; anything else goes to the client parsers (their wording is not anchored)
 _BY_PREFIX: tuple[tuple[str, Callable[[str, float | None], Event | None]], ...] = (
     ("subscription changed, add new topic", _sub_added),
-    ("subscription changed, group: ", lambda m, t: _topic_removed(m, t) if " remove topic " in m else _sub_changed(m, t)),
+    (
+        "subscription changed, group: ",
+        lambda m, t: _topic_removed(m, t) if " remove topic " in m else _sub_changed(m, t),
+    ),
     ("The broker's subscription", _broker_pull),
     ("the consumer's", _broker_pull),
     ("the request offset too small", _offsets),

@@ -111,8 +111,18 @@ def _progress_row(s: _State, line: str, text: str) -> Event | None:
     except ValueError:
         return None
     client = parts[5] if "#Client IP" in s.headers and parts[5] != "N/A" else ""
-    return Event(ev.QUEUE_PROGRESS, None, s.group, parts[0], broker=parts[1], queue_id=int(parts[2]),
-                 broker_offset=broker_offset, request_offset=consumer_offset, client=client, side="mqadmin")
+    return Event(
+        ev.QUEUE_PROGRESS,
+        None,
+        s.group,
+        parts[0],
+        broker=parts[1],
+        queue_id=int(parts[2]),
+        broker_offset=broker_offset,
+        request_offset=consumer_offset,
+        client=client,
+        side="mqadmin",
+    )
 
 
 def _group_row(s: _State, line: str, text: str) -> Event | None:

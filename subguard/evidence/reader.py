@@ -95,7 +95,9 @@ class EvidenceFile:
         counts = LogCounts()
         if replay is None:
             numbered = _numbered(head, rest)
-            yield from self._mqadmin(numbered) if fmt in MQADMIN_FORMATS else self._log(log_records(numbered, counts), counts)
+            yield from (
+                self._mqadmin(numbered) if fmt in MQADMIN_FORMATS else self._log(log_records(numbered, counts), counts)
+            )
         elif fmt in MQADMIN_FORMATS:
             yield from self._mqadmin(enumerate(lines_of(replay), 1))
         else:  # C-level block scan, the same records as the line reader
@@ -124,11 +126,28 @@ class EvidenceFile:
                     count += 1
                     yield event.at(self.display, no)
         except (OSError, EOFError, zlib.error) as exc:
-            self.stats = FileStats(self.display, self.stats.format, self.stats.compressed, counts.lines, counts.records,
-                                   counts.continuation, counts.garbled, count, f"read stopped at line {counts.lines}: {exc}")
+            self.stats = FileStats(
+                self.display,
+                self.stats.format,
+                self.stats.compressed,
+                counts.lines,
+                counts.records,
+                counts.continuation,
+                counts.garbled,
+                count,
+                f"read stopped at line {counts.lines}: {exc}",
+            )
             return
-        self.stats = FileStats(self.display, self.stats.format, self.stats.compressed, counts.lines, counts.records,
-                               counts.continuation, counts.garbled, count)
+        self.stats = FileStats(
+            self.display,
+            self.stats.format,
+            self.stats.compressed,
+            counts.lines,
+            counts.records,
+            counts.continuation,
+            counts.garbled,
+            count,
+        )
 
 
 @dataclass
@@ -217,14 +236,25 @@ _NOT_HEADER_LIKE = re.compile(r"\n(?!(?=[^\r\n]{21})[0-9](?:[^\r\n]{3}-[^\r\n]{8
 # every line INTERESTING or _PULL_EXCEPTION can match holds one of these (case-sensitive, as they
 # are): "subscription" stands for its three, "consumer" for four, "ebalance" for two
 ANCHORS = (
-    "subscription", "consumer", "group info not exist", "offset too small", "PULL_OFFSET_MOVED", "no queue data", "expired channel",
-    "ebalance", "CODE: 25", "code:25", _PULL_EXCEPTION,
+    "subscription",
+    "consumer",
+    "group info not exist",
+    "offset too small",
+    "PULL_OFFSET_MOVED",
+    "no queue data",
+    "expired channel",
+    "ebalance",
+    "CODE: 25",
+    "code:25",
+    _PULL_EXCEPTION,
 )
 
 
 def _special_starts(block: str) -> list[int]:
     """Offsets (in `block`, which starts at a line start) of the lines that are not surely boring."""
-    starts = {m.start() for m in _NOT_HEADER_LIKE.finditer("\n" + block)}  # index in the prefixed text = line start in block
+    starts = {
+        m.start() for m in _NOT_HEADER_LIKE.finditer("\n" + block)
+    }  # index in the prefixed text = line start in block
     for anchor in ANCHORS:
         i = block.find(anchor)
         while i != -1:
@@ -286,7 +316,9 @@ def _with_head(blocks: Iterator[str]) -> tuple[Iterator[str], list[str]]:
     return chain(seen, blocks), head
 
 
-def line_blocks(stream: io.TextIOBase | IO[str], size: int = BLOCK_CHARS, max_line: int = MAX_LINE_CHARS) -> Iterator[str]:
+def line_blocks(
+    stream: io.TextIOBase | IO[str], size: int = BLOCK_CHARS, max_line: int = MAX_LINE_CHARS
+) -> Iterator[str]:
     """The rest of a text stream as blocks of whole lines (the file's last line may lack a newline).
     A line longer than `max_line` keeps only its first `max_line` characters (memory stays bounded)."""
     carry = ""
@@ -304,18 +336,22 @@ def line_blocks(stream: io.TextIOBase | IO[str], size: int = BLOCK_CHARS, max_li
             continue
         if dropping:
             carry += "\n"
-            chunk = chunk[chunk.find("\n") + 1:]
+            chunk = chunk[chunk.find("\n") + 1 :]
             cut = chunk.rfind("\n")
             dropping = False
         yield carry + chunk[: cut + 1]
-        carry = chunk[cut + 1:]
+        carry = chunk[cut + 1 :]
     if carry:
         yield carry
 
 
 def looks_like_header(line: str) -> bool:
     """Cheap test for `yyyy-MM-dd HH:mm:ss` / `HH:mm:ss.SSS [` starts (split_header decides for real)."""
-    return len(line) > 20 and line[0].isdigit() and ((line[4] == "-" and line[13] == ":") or (line[2] == ":" and line[5] == ":"))
+    return (
+        len(line) > 20
+        and line[0].isdigit()
+        and ((line[4] == "-" and line[13] == ":") or (line[2] == ":" and line[5] == ":"))
+    )
 
 
 def _numbered(head: list[str], rest: Iterator[str]) -> Iterator[tuple[int, str]]:

@@ -35,4 +35,6 @@ def parse_all(text: str) -> Iterator[LoggedSubscription]:
     """Every SubscriptionData printed in `text`, in order."""
     for m in _SUBDATA.finditer(text):
         tags = sorted(t for t in m.group("tags").split(", ") if t)
-        yield LoggedSubscription(m.group("topic"), m.group("sub"), _type(m.group("type")), "||".join(tags), int(m.group("ver")))
+        yield LoggedSubscription(
+            m.group("topic"), m.group("sub"), _type(m.group("type")), "||".join(tags), int(m.group("ver"))
+        )

@@ -95,7 +95,9 @@ def parse_xml(data: bytes) -> _Node:
         raise UnsafeXml("XML with a DTD or entity declaration is not read", parser.CurrentLineNumber)
 
     def start(tag: str, _attrs: dict[str, str]) -> None:
-        node = _Node(tag.rpartition("}")[2].rpartition(" ")[2], parser.CurrentLineNumber, parser.CurrentColumnNumber + 1)
+        node = _Node(
+            tag.rpartition("}")[2].rpartition(" ")[2], parser.CurrentLineNumber, parser.CurrentColumnNumber + 1
+        )
         stack[-1].children.append(node)
         stack.append(node)
 
@@ -139,8 +141,14 @@ class PomFacts:
 
 def _deps(nodes: list[_Node]) -> tuple[Dep, ...]:
     return tuple(
-        Dep(f"{n.value('groupId') or ''}:{n.value('artifactId') or ''}", n.value("version"), n.value("scope") or "",
-            n.value("type") or "jar", n.line, n.column)
+        Dep(
+            f"{n.value('groupId') or ''}:{n.value('artifactId') or ''}",
+            n.value("version"),
+            n.value("scope") or "",
+            n.value("type") or "jar",
+            n.line,
+            n.column,
+        )
         for n in nodes
     )
 
@@ -160,13 +168,21 @@ def pom_facts(data: bytes) -> PomFacts | Failure:
     parent = None
     if parent_node is not None:
         rel = parent_node.child("relativePath")
-        parent = (parent_node.value("groupId") or "", parent_node.value("artifactId") or "", parent_node.value("version") or "",
-                  rel.text.strip() if rel is not None else None)
+        parent = (
+            parent_node.value("groupId") or "",
+            parent_node.value("artifactId") or "",
+            parent_node.value("version") or "",
+            rel.text.strip() if rel is not None else None,
+        )
     props_node = project.child("properties")
     props = tuple((p.tag, p.text.strip()) for p in props_node.children) if props_node is not None else ()
     return PomFacts(
-        group=project.value("groupId"), artifact=project.value("artifactId"), version=project.value("version"), parent=parent,
-        properties=props, dependencies=_deps(project.all("dependencies", "dependency")),
+        group=project.value("groupId"),
+        artifact=project.value("artifactId"),
+        version=project.value("version"),
+        parent=parent,
+        properties=props,
+        dependencies=_deps(project.all("dependencies", "dependency")),
         managed=_deps(project.all("dependencyManagement", "dependencies", "dependency")),
     )
 
@@ -220,7 +236,9 @@ class MavenModel:
             return None
         group, artifact, _, rel = facts.parent
         if rel != "":
-            target = posixpath.normpath(posixpath.join(posixpath.dirname(path), rel if rel is not None else "../pom.xml"))
+            target = posixpath.normpath(
+                posixpath.join(posixpath.dirname(path), rel if rel is not None else "../pom.xml")
+            )
             if not target.endswith(".xml"):
                 target = posixpath.join(target, POM)
             found = self._facts_of(target) if not target.startswith("..") else None
@@ -250,13 +268,21 @@ class MavenModel:
         parent = own.parent
         version = own.version or (parent[2] if parent else None)
         group = own.group or (parent[0] if parent else None)
-        builtins = {"project.version": version, "pom.version": version, "version": version, "project.groupId": group,
-                    "project.artifactId": own.artifact, "project.parent.version": parent[2] if parent else None,
-                    "project.parent.groupId": parent[0] if parent else None}
+        builtins = {
+            "project.version": version,
+            "pom.version": version,
+            "version": version,
+            "project.groupId": group,
+            "project.artifactId": own.artifact,
+            "project.parent.version": parent[2] if parent else None,
+            "project.parent.groupId": parent[0] if parent else None,
+        }
         props.update({k: v for k, v in builtins.items() if v})
         return props
 
-    def managed(self, chain: list[tuple[str, PomFacts]], props: Mapping[str, str], depth: int = 0) -> dict[str, tuple[str | None, str, Dep]]:
+    def managed(
+        self, chain: list[tuple[str, PomFacts]], props: Mapping[str, str], depth: int = 0
+    ) -> dict[str, tuple[str | None, str, Dep]]:
         """coords -> (version or None, why unknown, where) from dependencyManagement and imported BOMs."""
         out: dict[str, tuple[str | None, str, Dep]] = {}
         for path, facts in reversed(chain):
@@ -270,7 +296,9 @@ class MavenModel:
                 out[coords] = (version, missing, dep)
         return out
 
-    def _bom(self, coords: str, version: str | None, dep: Dep, path: str, depth: int) -> dict[str, tuple[str | None, str, Dep]]:
+    def _bom(
+        self, coords: str, version: str | None, dep: Dep, path: str, depth: int
+    ) -> dict[str, tuple[str | None, str, Dep]]:
         out: dict[str, tuple[str | None, str, Dep]] = {}
         if coords == SCA_BOM:  # the SCA BOM manages its starters at its own version
             out[SCA_STREAM] = (version, f"SCA BOM version not resolved ({path})", dep)
@@ -306,7 +334,9 @@ def maven_versions(path: str, model: MavenModel) -> dict[str, Value]:
                 version, missing, mdep = managed[coords]
                 out[coords] = _value(version, mdep.version or "", missing, loc, "from <dependencyManagement>")
             else:
-                out[coords] = Value.unknown("no <version> and no dependencyManagement entry in the repo (an external parent or BOM)", loc)
+                out[coords] = Value.unknown(
+                    "no <version> and no dependencyManagement entry in the repo (an external parent or BOM)", loc
+                )
     return out
 
 
@@ -390,8 +420,10 @@ def _line_col(text: str, offset: int) -> tuple[int, int]:
 
 def gradle_facts(data: bytes) -> GradleFacts:
     text = _blank_comments(data.decode("utf-8", "replace"))
-    variables = tuple((m.group(1).rpartition(".")[2] if m.group(1).startswith("ext.") else m.group(1), m.group(3))
-                      for m in _ASSIGN.finditer(text))
+    variables = tuple(
+        (m.group(1).rpartition(".")[2] if m.group(1).startswith("ext.") else m.group(1), m.group(3))
+        for m in _ASSIGN.finditer(text)
+    )
     deps: list[GradleDep] = []
     for m in _STRING_DEP.finditer(text):
         deps.append(GradleDep(m.group(2), m.group(3), *_line_col(text, m.start())))
@@ -402,7 +434,9 @@ def gradle_facts(data: bytes) -> GradleFacts:
     return GradleFacts(variables, tuple(deps), refs)
 
 
-_GVAR = re.compile(r"\$\{?\s*(?:project\.|rootProject\.)?(?:ext\.)?(?:property\(\s*[\"'])?([A-Za-z_][\w.]*?)(?:[\"']\s*\))?\s*\}|\$([A-Za-z_]\w*)")
+_GVAR = re.compile(
+    r"\$\{?\s*(?:project\.|rootProject\.)?(?:ext\.)?(?:property\(\s*[\"'])?([A-Za-z_][\w.]*?)(?:[\"']\s*\))?\s*\}|\$([A-Za-z_]\w*)"
+)
 
 
 def gradle_interpolate(text: str, variables: Mapping[str, str]) -> tuple[str | None, str]:
@@ -448,8 +482,13 @@ def catalog_facts(path: str, data: bytes) -> CatalogFacts | Failure:
         loc = _loc(path, *_line_col(text, m.start())) if m else _loc(path, 1, 1)
         coords, version = _library(spec, versions)
         if coords in WANTED:
-            value = Value(value=version, resolution=Resolution.CONSTANT, detail=f"version catalog alias {alias}", location=loc) \
-                if version else Value.unknown(f"version catalog alias {alias} has no version it can resolve", loc)
+            value = (
+                Value(
+                    value=version, resolution=Resolution.CONSTANT, detail=f"version catalog alias {alias}", location=loc
+                )
+                if version
+                else Value.unknown(f"version catalog alias {alias} has no version it can resolve", loc)
+            )
             out.append((_accessor(alias), coords, value))
     return CatalogFacts(tuple(out))
 
@@ -501,7 +540,12 @@ class BuildExtractor:
 
         def record(path: str, parsed: object, loaded: bool) -> None:
             if isinstance(parsed, Failure):
-                records[path] = FileRecord(path=path, status=FileStatus.FAILED, reason=f"line {parsed.line}: {parsed.reason}", extractor=self.name)
+                records[path] = FileRecord(
+                    path=path,
+                    status=FileStatus.FAILED,
+                    reason=f"line {parsed.line}: {parsed.reason}",
+                    extractor=self.name,
+                )
             else:
                 reason = "" if not loaded else "loaded to resolve versions"
                 records[path] = FileRecord(path=path, status=FileStatus.PARSED, reason=reason, extractor=self.name)
@@ -536,8 +580,9 @@ class BuildExtractor:
                 modules.setdefault(module, {}).update(self._gradle(path, facts, repo, catalogs))
         return ExtractResult(files=tuple(records.values()), facts={"modules": modules})
 
-    def _catalogs(self, given: Mapping[str, bytes], repo: RepoContext,
-                  record: Callable[[str, object, bool], None]) -> dict[str, CatalogFacts]:
+    def _catalogs(
+        self, given: Mapping[str, bytes], repo: RepoContext, record: Callable[[str, object, bool], None]
+    ) -> dict[str, CatalogFacts]:
         """Catalogs by the root dir they serve (the dir holding `gradle/`)."""
         out: dict[str, CatalogFacts] = {}
         for path in sorted(p for p in repo.paths if _kind(p) == "catalog"):
@@ -554,7 +599,9 @@ class BuildExtractor:
                 out[posixpath.dirname(posixpath.dirname(path))] = parsed
         return out
 
-    def _gradle(self, path: str, facts: GradleFacts, repo: RepoContext, catalogs: Mapping[str, CatalogFacts]) -> dict[str, Value]:
+    def _gradle(
+        self, path: str, facts: GradleFacts, repo: RepoContext, catalogs: Mapping[str, CatalogFacts]
+    ) -> dict[str, Value]:
         variables: dict[str, str] = {}
         folder = posixpath.dirname(path)
         dirs = [folder]
@@ -562,7 +609,11 @@ class BuildExtractor:
             folder = posixpath.dirname(folder)
             dirs.append(folder)
         for d in reversed(dirs):  # root gradle.properties first, the module's own wins
-            props = repo.read(posixpath.join(d, "gradle.properties")) if posixpath.join(d, "gradle.properties") in repo.paths else None
+            props = (
+                repo.read(posixpath.join(d, "gradle.properties"))
+                if posixpath.join(d, "gradle.properties") in repo.paths
+                else None
+            )
             if props is not None:
                 for entry in props.decode("utf-8", "replace").splitlines():
                     m = re.match(r"\s*([\w.\-]+)\s*[=:]\s*(.*?)\s*$", entry)
@@ -576,7 +627,9 @@ class BuildExtractor:
                 continue
             loc = _loc(path, dep.line, dep.column)
             if dep.version is None:
-                value = Value.unknown("no version (a platform/BOM or dependency management outside the file decides)", loc)
+                value = Value.unknown(
+                    "no version (a platform/BOM or dependency management outside the file decides)", loc
+                )
             else:
                 resolved, missing = gradle_interpolate(dep.version, variables)
                 value = _value(resolved, dep.version, missing, loc)
@@ -589,13 +642,20 @@ class BuildExtractor:
             for alias, coords, value in catalog.libraries if catalog is not None else ():
                 if alias == accessor.lower():
                     loc = _loc(path, line, column)
-                    hit = value.model_copy(update={"detail": f"{value.detail} ({value.location})" if value.location else value.detail, "location": loc})
+                    hit = value.model_copy(
+                        update={
+                            "detail": f"{value.detail} ({value.location})" if value.location else value.detail,
+                            "location": loc,
+                        }
+                    )
                     if coords == SCA_BOM:
                         bom = hit
                     else:
                         out.setdefault(coords, hit)
         if bom is not None and (SCA_STREAM in out and not out[SCA_STREAM].known):
-            out[SCA_STREAM] = bom.model_copy(update={"detail": "version from the SCA BOM", "location": out[SCA_STREAM].location})
+            out[SCA_STREAM] = bom.model_copy(
+                update={"detail": "version from the SCA BOM", "location": out[SCA_STREAM].location}
+            )
         return out
 
 
@@ -604,8 +664,12 @@ EXTRACTOR = BuildExtractor()
 
 # ---- the repo's build graph, read on demand by the Spring extractor ----------------------------------
 
-_BINDER = re.compile(r"^(?:org\.springframework\.cloud|com\.alibaba\.cloud|org\.apache\.rocketmq):spring-cloud-(?:starter-stream|stream-binder)-(rocketmq|rabbit|kafka(?:-streams)?)$")
-_GRADLE_BINDER = re.compile(r"""['"][\w.\-]+:spring-cloud-(?:starter-stream|stream-binder)-(rocketmq|rabbit|kafka(?:-streams)?)(?::[^'"]*)?['"]""")
+_BINDER = re.compile(
+    r"^(?:org\.springframework\.cloud|com\.alibaba\.cloud|org\.apache\.rocketmq):spring-cloud-(?:starter-stream|stream-binder)-(rocketmq|rabbit|kafka(?:-streams)?)$"
+)
+_GRADLE_BINDER = re.compile(
+    r"""['"][\w.\-]+:spring-cloud-(?:starter-stream|stream-binder)-(rocketmq|rabbit|kafka(?:-streams)?)(?::[^'"]*)?['"]"""
+)
 _GRADLE_PROJECT = re.compile(r"""\bproject\s*\(\s*(?:path\s*[:=]\s*)?['"](:[^'"]*)['"]""")
 _SETTINGS = ("settings.gradle", "settings.gradle.kts")
 
@@ -627,7 +691,9 @@ class RepoBuilds:
         self._texts: dict[str, str | None] = {}
         pom_paths = sorted(p for p in repo.paths if posixpath.basename(p) == POM)
         self._model = MavenModel(self._pom, pom_paths)
-        self._build_files = {posixpath.dirname(p): p for p in sorted(repo.paths) if posixpath.basename(p) in (POM, *GRADLE)}
+        self._build_files = {
+            posixpath.dirname(p): p for p in sorted(repo.paths) if posixpath.basename(p) in (POM, *GRADLE)
+        }
         self._deps: dict[str, tuple[str, ...]] | None = None
 
     def _pom(self, path: str) -> PomFacts | None:
@@ -695,7 +761,9 @@ class RepoBuilds:
                 text = self._text(path) or ""
                 root = self._settings_root(module)
                 for m in _GRADLE_PROJECT.finditer(text):
-                    target = posixpath.join(root, *[s for s in m.group(1).split(":") if s]) if m.group(1) != ":" else root
+                    target = (
+                        posixpath.join(root, *[s for s in m.group(1).split(":") if s]) if m.group(1) != ":" else root
+                    )
                     target = posixpath.normpath(target) if target else ""
                     if target != module and (target in self._build_files or not target):
                         found.append("" if target == "." else target)

@@ -45,7 +45,7 @@ def splice(text: str, edits: Sequence[Edit]) -> tuple[str, list[tuple[Edit, int,
     pos = 0
     size = 0
     for e in sorted(edits, key=lambda e: (e.start, e.end)):
-        out.append(text[pos:e.start])
+        out.append(text[pos : e.start])
         size += e.start - pos
         placed.append((e, size, size + len(e.new)))
         out.append(e.new)

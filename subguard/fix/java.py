@@ -115,8 +115,10 @@ def declaration(src: Source, line: int, column: int) -> tuple[int, int] | None:
     at = _byte(src, src.offset(line, column))
     best: Node | None = None
     for n in _walk(tree.root_node):
-        if n.type in _DECLARATIONS and n.start_byte <= at < n.end_byte and (
-            best is None or n.end_byte - n.start_byte < best.end_byte - best.start_byte
+        if (
+            n.type in _DECLARATIONS
+            and n.start_byte <= at < n.end_byte
+            and (best is None or n.end_byte - n.start_byte < best.end_byte - best.start_byte)
         ):
             best = n
     return None if best is None else (_char(data, best.start_byte), _char(data, best.end_byte))
@@ -137,7 +139,9 @@ def uses(src: Source, name: str, definition: int | None = None) -> list[int]:
         parent = n.parent
         if parent is not None and parent.type == "variable_declarator" and parent.child_by_field_name("name") == n:
             value = parent.child_by_field_name("value")
-            if definition is None or (value is not None and _char(data, value.start_byte) <= definition < _char(data, value.end_byte)):
+            if definition is None or (
+                value is not None and _char(data, value.start_byte) <= definition < _char(data, value.end_byte)
+            ):
                 continue
         if _inside(n, "import_declaration"):
             continue

@@ -19,7 +19,13 @@ from subguard.fix.model import Site, Slice
 from subguard.fix.source import Files, Source
 from subguard.scan.extraction import ScanResult
 
-LANGS: dict[str, ModuleType] = {".py": python, ".java": java, ".yml": yaml_scalar, ".yaml": yaml_scalar, ".properties": properties}
+LANGS: dict[str, ModuleType] = {
+    ".py": python,
+    ".java": java,
+    ".yml": yaml_scalar,
+    ".yaml": yaml_scalar,
+    ".properties": properties,
+}
 BY_NAME: dict[str, ModuleType] = {m.LANG: m for m in (python, java, yaml_scalar, properties)}
 _TEXT_SUFFIXES = (".java", ".kt", ".groovy", ".scala", ".py", ".yml", ".yaml", ".properties", ".xml", ".json", ".conf")
 _LITERALS = (Resolution.LITERAL, Resolution.ENV_DEFAULT, Resolution.OPTION_DEFAULT)
@@ -60,7 +66,9 @@ class Locator:
         decl = self.declaration(root, s.location)
         vloc = v.location
         if v.resolution in _LITERALS or (
-            v.resolution is Resolution.PLACEHOLDER and vloc is not None and vloc.path == s.location.path
+            v.resolution is Resolution.PLACEHOLDER
+            and vloc is not None
+            and vloc.path == s.location.path
             and lang_of(vloc.path) in (python, java)
         ):
             return self._literal(root, vloc, s.location, decl, v.value)
@@ -73,7 +81,12 @@ class Locator:
         return f"subguard cannot tell where the expression is written ({v.resolution.value})"
 
     def _literal(
-        self, root: str, vloc: Location | None, sloc: Location, decl: tuple[Path, int, int] | None, value: str,
+        self,
+        root: str,
+        vloc: Location | None,
+        sloc: Location,
+        decl: tuple[Path, int, int] | None,
+        value: str,
     ) -> Site | str:
         loc = vloc or sloc
         src, mod = self.source(root, loc.path), lang_of(loc.path)
@@ -113,10 +126,14 @@ class Locator:
             if src is None:
                 return f"cannot read {v.location.path}"
             at = src.offset(v.location.line, v.location.column)
-            found = [sl for sl in java.literal_in(src, at, src.offset(v.location.line + 1, 1), v.value) if sl.start - 1 == at]
+            found = [
+                sl for sl in java.literal_in(src, at, src.offset(v.location.line + 1, 1), v.value) if sl.start - 1 == at
+            ]
             if len(found) != 1:
                 return f"the definition of {v.detail} at {v.location.path}:{v.location.line} is not one string literal"
-            return self._shared(root, Site(src.path, v.location.path, found[0], v.value, name=name, declaration=decl), java)
+            return self._shared(
+                root, Site(src.path, v.location.path, found[0], v.value, name=name, declaration=decl), java
+            )
         if mod is python:
             got = self._python_definition(root, s, v.detail, v.value)
             if isinstance(got, str):
@@ -125,7 +142,9 @@ class Locator:
             return self._shared(root, Site(src.path, path, sl, v.value, name=name, declaration=decl), python)
         return f"subguard cannot edit the definition of {v.detail}"
 
-    def _python_definition(self, root: str, s: Subscription, detail: str, value: str) -> tuple[str, Source, Slice] | str:
+    def _python_definition(
+        self, root: str, s: Subscription, detail: str, value: str
+    ) -> tuple[str, Source, Slice] | str:
         parts = tuple(detail.split("."))
         candidates: list[tuple[str, tuple[str, ...]]] = [(s.location.path, parts)] if len(parts) <= 2 else []
         listing = [p for p in self._listing.get(root, ()) if p.endswith(".py")]
@@ -153,8 +172,10 @@ class Locator:
             src = self.source(root, path)
             if src is None or site.name not in src.text:
                 continue
-            offsets = python.uses(src, site.name) if mod is python else java.uses(
-                src, site.name, site.slice.start if src.path == site.file else None
+            offsets = (
+                python.uses(src, site.name)
+                if mod is python
+                else java.uses(src, site.name, site.slice.start if src.path == site.file else None)
             )
             uses += [(src.path, o, f"{path}:{src.position(o)[0]}") for o in offsets]
         return Site(site.file, site.path, site.slice, site.value, site.name, tuple(uses), site.declaration)
@@ -169,8 +190,10 @@ class Locator:
         uses: list[tuple[Path, int, str]] = []
         doubts: list[str] = []
         pattern = re.compile(r"\$\{" + re.escape(key) + r"[}:]|[\"']" + re.escape(key) + r"[\"']")
-        defined = re.compile(r"^[ \t]*" + re.escape(key) + r"[ \t]*[=:]|^[ \t]*" + re.escape(key.rsplit(".", 1)[-1]) + r"[ \t]*:",
-                             re.MULTILINE)
+        defined = re.compile(
+            r"^[ \t]*" + re.escape(key) + r"[ \t]*[=:]|^[ \t]*" + re.escape(key.rsplit(".", 1)[-1]) + r"[ \t]*:",
+            re.MULTILINE,
+        )
         for path in self._listing.get(root, ()):
             if not path.endswith(_TEXT_SUFFIXES):
                 continue

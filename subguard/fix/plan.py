@@ -47,8 +47,13 @@ class Context:
 
     @classmethod
     def of(cls, results: Sequence[ScanResult], locator: Locator | None = None) -> Context:
-        members = [Member(r.root, c, s, active) for r in results for c in r.consumers
-                   for subs, active in ((c.subscriptions, True), (c.overridden, False)) for s in subs]
+        members = [
+            Member(r.root, c, s, active)
+            for r in results
+            for c in r.consumers
+            for subs, active in ((c.subscriptions, True), (c.overridden, False))
+            for s in subs
+        ]
         return cls(results, locator or Locator(results), members)
 
     def root_of(self, consumer: Consumer) -> str:
@@ -70,13 +75,21 @@ def normalise(raw: str) -> tuple[str, Safety, str] | None:
     spaced = re.search(r"\S \|\|? \S", raw) is not None and re.search(r"\S\|\|?\S", raw) is None
     sep = " || " if spaced else "||"
     if "padded-star" in codes:
-        return SUB_ALL, UNSAFE, f"{raw!r} delivers only messages tagged with a literal '*'; '*' delivers every message of the topic"
+        return (
+            SUB_ALL,
+            UNSAFE,
+            f"{raw!r} delivers only messages tagged with a literal '*'; '*' delivers every message of the topic",
+        )
     tags = list(parse(raw).tags)
     if "single-pipe" in codes:
         split = [t.strip() for tag in tags for t in tag.split("|") if t.strip()]
         tags = list(dict.fromkeys(split))
         new = sep.join(tags)
-        return new, UNSAFE, f"{raw!r} is one literal tag containing '|'; {new!r} delivers each tag: messages start arriving"
+        return (
+            new,
+            UNSAFE,
+            f"{raw!r} is one literal tag containing '|'; {new!r} delivers each tag: messages start arriving",
+        )
     return sep.join(tags), SAFE, ""
 
 
@@ -90,7 +103,9 @@ def _uses_outside(site: Site, claimed: Iterable[tuple[Path, int, int]]) -> list[
     return [where for f, off, where in site.uses if not any(f == d[0] and d[1] <= off < d[2] for d in spans)]
 
 
-def rewrite(ctx: Context, targets: Sequence[Member], scope: Sequence[Member], new: str) -> tuple[list[Edit], list[str]] | str:
+def rewrite(
+    ctx: Context, targets: Sequence[Member], scope: Sequence[Member], new: str
+) -> tuple[list[Edit], list[str]] | str:
     """The edits that write `new` as the expression of every target, and why they are unsafe (a
     constant or placeholder also read outside `scope`); or why it cannot be done."""
     edits: dict[tuple[Path, int, int], Edit] = {}
@@ -105,16 +120,24 @@ def rewrite(ctx: Context, targets: Sequence[Member], scope: Sequence[Member], ne
         if text is None:
             return f"{new!r} cannot be written in the literal at {site.path}"
         sites[site.key] = site
-        edits[site.key] = Edit(site.file, site.path, site.slice.lang, site.slice.start, site.slice.end, text, new, site.slice.style)
+        edits[site.key] = Edit(
+            site.file, site.path, site.slice.lang, site.slice.start, site.slice.end, text, new, site.slice.style
+        )
     for key, site in sites.items():
         if not site.name:
             continue
-        sharing = [m for m in scope if (s := ctx.locator.site(m.root, m.subscription)) and not isinstance(s, str) and s.key == key]
+        sharing = [
+            m
+            for m in scope
+            if (s := ctx.locator.site(m.root, m.subscription)) and not isinstance(s, str) and s.key == key
+        ]
         claimed = [d for m in sharing if (d := ctx.locator.declaration(m.root, m.subscription.location)) is not None]
         outside = _uses_outside(site, claimed)
         if outside:
             shown = ", ".join(outside[:3]) + (f" and {len(outside) - 3} more" if len(outside) > 3 else "")
-            reasons.append(f"'{site.name}' (defined at {site.path}) is also used at {shown}, outside the subscriptions fixed")
+            reasons.append(
+                f"'{site.name}' (defined at {site.path}) is also used at {shown}, outside the subscriptions fixed"
+            )
         elif len(site.uses) < len(claimed) or not site.uses:
             reasons.append(f"no reference to '{site.name}' was found in the subscription itself")
         if site.doubt:
@@ -128,15 +151,21 @@ def _group_topic(ctx: Context, group: str, topic: str) -> list[Member]:
     if g is None:
         return []
     ids = {id(c) for c in g.members}
-    return sorted((m for m in ctx.members if id(m.consumer) in ids and m.active
-                   and m.subscription.topic.value == topic), key=_order)
+    return sorted(
+        (m for m in ctx.members if id(m.consumer) in ids and m.active and m.subscription.topic.value == topic),
+        key=_order,
+    )
 
 
 def plan_order(ctx: Context, f: Finding) -> Fix | str:
     """SG103: every member to the canonical text."""
     scope = _group_topic(ctx, f.group, f.topic)
     raws = [m.subscription.expression.value for m in scope]
-    if not scope or any(r is None for r in raws) or any(m.subscription.expression_type is not ExpressionType.TAG for m in scope):
+    if (
+        not scope
+        or any(r is None for r in raws)
+        or any(m.subscription.expression_type is not ExpressionType.TAG for m in scope)
+    ):
         return "a member's expression is not known or not a TAG expression"
     counts = Counter(raws)
     top = max(counts.values())
@@ -159,8 +188,9 @@ def _at(m: Member, loc: Location) -> bool:
 
 def plan_smell(ctx: Context, f: Finding) -> Fix | str:
     """SG401: the normalised expression, when its meaning is unambiguous."""
-    found = [m for m in ctx.members if m.active and _at(m, f.location)
-             and (m.subscription.topic.value or "") == f.topic]
+    found = [
+        m for m in ctx.members if m.active and _at(m, f.location) and (m.subscription.topic.value or "") == f.topic
+    ]
     if not found:
         return "the subscription is not found"
     m = found[0]
@@ -174,15 +204,27 @@ def plan_smell(ctx: Context, f: Finding) -> Fix | str:
     new, safety, why = meant
     if smell.code in {sm.code for sm in smells(new)}:
         return f"normalising does not remove '{smell.code}'"
-    scope = [x for x in ctx.members if x.consumer.group.value == m.consumer.group.value
-             and x.subscription.topic.value == m.subscription.topic.value and x.active]
+    scope = [
+        x
+        for x in ctx.members
+        if x.consumer.group.value == m.consumer.group.value
+        and x.subscription.topic.value == m.subscription.topic.value
+        and x.active
+    ]
     got = rewrite(ctx, found[:1], scope, new)
     if isinstance(got, str):
         return got
     edits, reasons = got
     if safety is UNSAFE:
         reasons.insert(0, why)
-    return Fix(f.rule, f.fingerprint, UNSAFE if reasons else SAFE, f"write {new!r} instead of {raw!r}", tuple(edits), tuple(reasons))
+    return Fix(
+        f.rule,
+        f.fingerprint,
+        UNSAFE if reasons else SAFE,
+        f"write {new!r} instead of {raw!r}",
+        tuple(edits),
+        tuple(reasons),
+    )
 
 
 def plan_overridden(ctx: Context, f: Finding) -> Fix | str:
@@ -200,10 +242,14 @@ def plan_overridden(ctx: Context, f: Finding) -> Fix | str:
     if isinstance(span, str):
         return span
     old = m.subscription.expression.value
-    later = next((s.expression.value for s in m.consumer.subscriptions if s.topic.value == m.subscription.topic.value), None)
+    later = next(
+        (s.expression.value for s in m.consumer.subscriptions if s.topic.value == m.subscription.topic.value), None
+    )
     edit = Edit(src.path, loc.path, mod.LANG, span[0], span[1], "")
-    why = (f"the later subscribe() with {later!r} already wins, but the removed call may register another listener or have "
-           f"side effects, and its author expected {old!r}: decide whether both tag sets were meant")
+    why = (
+        f"the later subscribe() with {later!r} already wins, but the removed call may register another listener or have "
+        f"side effects, and its author expected {old!r}: decide whether both tag sets were meant"
+    )
     desc = f"remove the overridden subscribe() of '{m.subscription.topic.value}' with {old!r}"
     return Fix(f.rule, f.fingerprint, UNSAFE, desc, (edit,), (why,))
 
@@ -220,7 +266,9 @@ PLANNERS: dict[str, Callable[[Context, Finding], Fix | str]] = {
 }
 
 
-def plan(results: Sequence[ScanResult], findings: Sequence[Finding], locator: Locator | None = None) -> dict[str, Fix | str]:
+def plan(
+    results: Sequence[ScanResult], findings: Sequence[Finding], locator: Locator | None = None
+) -> dict[str, Fix | str]:
     """{finding fingerprint: its fix, or why it has none} for every unsuppressed fixable finding, in
     the order fixes are applied (SG401 before SG103: a normalised member then joins the majority)."""
     ctx = Context.of(results, locator)

@@ -80,7 +80,11 @@ def declaration(src: Source, line: int, column: int) -> tuple[int, int] | None:
     if p is None:
         return None
     at = src.offset(line, column)
-    calls = [n for n in _walk(p.module) if isinstance(n, cst.Call) and n in p.positions and _contains(src, p.positions[n], at)]
+    calls = [
+        n
+        for n in _walk(p.module)
+        if isinstance(n, cst.Call) and n in p.positions and _contains(src, p.positions[n], at)
+    ]
     if not calls:
         return None
     best = min(calls, key=lambda n: _offsets(src, p.positions[n])[1] - _offsets(src, p.positions[n])[0])
@@ -168,7 +172,11 @@ def statement(src: Source, line: int, column: int) -> tuple[int, int] | str:
     for n in _walk(p.module):
         if not isinstance(n, cst.SimpleStatementLine) or n not in p.positions or not _contains(src, p.positions[n], at):
             continue
-        if len(n.body) != 1 or not isinstance(n.body[0], cst.Expr) or _offsets(src, p.positions[n.body[0]]) != call_range:
+        if (
+            len(n.body) != 1
+            or not isinstance(n.body[0], cst.Expr)
+            or _offsets(src, p.positions[n.body[0]]) != call_range
+        ):
             return "the subscribe call is part of a larger statement"
         block = p.parents.get(n)
         if isinstance(block, cst.IndentedBlock | cst.Module) and len(block.body) < 2:

@@ -99,8 +99,12 @@ def annotate(results: Sequence[ScanResult], findings: Sequence[Finding]) -> list
             loc = Location(path=e.path, line=l1, column=c1, end_line=l2, end_column=c2, repo=owner.repo)
             replacements.append((loc, e.new))
         else:
-            value = (("description", got.description), ("safety", got.safety), ("reasons", got.reasons),
-                     ("replacements", tuple(replacements)))
+            value = (
+                ("description", got.description),
+                ("safety", got.safety),
+                ("reasons", got.reasons),
+                ("replacements", tuple(replacements)),
+            )
             out.append(f.model_copy(update={"properties": (*f.properties, (FIX, value))}))
             continue
         out.append(f)

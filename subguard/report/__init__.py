@@ -177,7 +177,9 @@ def hidden_line(hidden: Sequence[Finding], docs: Mapping[str, RuleDoc], ctx: Rep
         counts: dict[str, int] = {}
         for f in fs:
             counts[f.rule] = counts.get(f.rule, 0) + 1
-        return ", ".join(f"{n} {rule} {docs[rule].name}" if rule in docs else f"{n} {rule}" for rule, n in sorted(counts.items()))
+        return ", ".join(
+            f"{n} {rule} {docs[rule].name}" if rule in docs else f"{n} {rule}" for rule, n in sorted(counts.items())
+        )
 
     parts = []
     if notes:

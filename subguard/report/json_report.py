@@ -27,8 +27,14 @@ def finding_dict(f: Finding) -> dict[str, Any]:
         "topic": f.topic,
         "related": [
             # repo: the member's repository; org_map: the map's date when the member is a row of the org map
-            {"path": r.location.path, "line": r.location.line, "column": r.location.column, "message": r.message,
-             "repo": r.location.repo, "org_map": map_date(f, r.location) or None}
+            {
+                "path": r.location.path,
+                "line": r.location.line,
+                "column": r.location.column,
+                "message": r.message,
+                "repo": r.location.repo,
+                "org_map": map_date(f, r.location) or None,
+            }
             for r in f.related
         ],
         "fingerprint": f.fingerprint,

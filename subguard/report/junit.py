@@ -68,8 +68,11 @@ def member_line(m: Member, ctx: ReportContext) -> str:
     text = f"{display_path(m.location, ctx)}:{m.location.line}:{m.location.column}"
     if m.message:
         text += f": {m.message}"
-    facts = [f"topic {m.topic}" if m.topic is not None else "",
-             f'expression "{m.expression}"' if m.expression is not None else "", f"model {m.model}" if m.model else ""]
+    facts = [
+        f"topic {m.topic}" if m.topic is not None else "",
+        f'expression "{m.expression}"' if m.expression is not None else "",
+        f"model {m.model}" if m.model else "",
+    ]
     facts = [x for x in facts if x]
     return f"{text} ({', '.join(facts)})" if facts else text
 
@@ -87,8 +90,13 @@ def body(f: Finding, docs: Mapping[str, RuleDoc], ctx: ReportContext) -> str:
 
 
 def testcase(f: Finding, name: str, docs: Mapping[str, RuleDoc], ctx: ReportContext) -> ET.Element:
-    case = _element("testcase", classname=f"{NAME}.{f.rule}", name=name, file=display_path(f.location, ctx),
-                    line=str(f.location.line))
+    case = _element(
+        "testcase",
+        classname=f"{NAME}.{f.rule}",
+        name=name,
+        file=display_path(f.location, ctx),
+        line=str(f.location.line),
+    )
     if f.suppressed is None:
         case.append(_element("failure", body(f, docs, ctx), type=f.rule, message=f"{f.severity.value}: {f.message}"))
     else:

@@ -40,7 +40,9 @@ def _rule_title(f: Finding, docs: Mapping[str, RuleDoc]) -> str:
     return f"{f.rule} {doc.name}" if doc else f.rule
 
 
-def _group_section(group: str, findings: Sequence[Finding], docs: Mapping[str, RuleDoc], ctx: ReportContext) -> list[str]:
+def _group_section(
+    group: str, findings: Sequence[Finding], docs: Mapping[str, RuleDoc], ctx: ReportContext
+) -> list[str]:
     lines = [f"### Group {code(group)}", ""]
     for f in findings:
         lines += [f"**{_rule_title(f, docs)}** ({f.severity.value}): {cell(f.message)}", ""]
@@ -72,7 +74,9 @@ def _change_table(rows: Sequence[dict[str, str]], ctx: ReportContext) -> list[st
     base = f"before ({cell(ctx.base)})" if ctx.base else "before (base)"
     lines = [f"| member | topic | {base} | after (head) |", "| --- | --- | --- | --- |"]
     for r in rows:
-        lines.append(f"| {cell(code(r['member']))} | {cell(code(r['topic']))} | {cell(r['before'])} | {cell(r['after'])} |")
+        lines.append(
+            f"| {cell(code(r['member']))} | {cell(code(r['topic']))} | {cell(r['before'])} | {cell(r['after'])} |"
+        )
     return lines + [""]
 
 

@@ -197,22 +197,36 @@ def _fixes(f: Finding, ctx: ReportContext) -> list[dict[str, Any]]:
     changes: dict[tuple[str, str], dict[str, Any]] = {}
     for loc, text in fix.get("replacements", ()):
         physical = _physical(loc, ctx)
-        region = {"startLine": loc.line, "startColumn": loc.column, "endLine": loc.end_line or loc.line,
-                  "endColumn": loc.end_column or loc.column}
-        change = changes.setdefault((loc.repo, loc.path), {"artifactLocation": physical["artifactLocation"], "replacements": []})
+        region = {
+            "startLine": loc.line,
+            "startColumn": loc.column,
+            "endLine": loc.end_line or loc.line,
+            "endColumn": loc.end_column or loc.column,
+        }
+        change = changes.setdefault(
+            (loc.repo, loc.path), {"artifactLocation": physical["artifactLocation"], "replacements": []}
+        )
         change["replacements"].append({"deletedRegion": region, "insertedContent": {"text": text}})
     if not changes:
         return []
     safety = fix.get("safety", "")
     why = "; ".join(fix.get("reasons", ()))
     text = f"{fix.get('description', 'fix')} ({safety}{': ' + why if why else ''})"
-    return [{"description": {"text": text}, "artifactChanges": list(changes.values()), "properties": {"safety": safety}}]
+    return [
+        {"description": {"text": text}, "artifactChanges": list(changes.values()), "properties": {"safety": safety}}
+    ]
 
 
 def _properties(f: Finding) -> dict[str, Any]:
     code = dict(f.properties).get(CODE_SCOPE)
-    pairs = (("group", f.group), ("topic", f.topic), ("impact", f.impact), ("code", code), ("base", base_revision(f)),
-             ("change", before_after(f)))
+    pairs = (
+        ("group", f.group),
+        ("topic", f.topic),
+        ("impact", f.impact),
+        ("code", code),
+        ("base", base_revision(f)),
+        ("change", before_after(f)),
+    )
     return {k: v for k, v in pairs if v}
 
 
@@ -248,10 +262,14 @@ def sarif_log(findings: Sequence[Finding], docs: Mapping[str, RuleDoc], ctx: Rep
         },
         "columnKind": "unicodeCodePoints",
         "results": [_result(f, index[f.rule], ctx) for f in ordered if not is_diagnostic(f, docs)],
-        "invocations": [{
-            "executionSuccessful": True,
-            "toolExecutionNotifications": [_notification(f, index[f.rule], ctx) for f in ordered if is_diagnostic(f, docs)],
-        }],
+        "invocations": [
+            {
+                "executionSuccessful": True,
+                "toolExecutionNotifications": [
+                    _notification(f, index[f.rule], ctx) for f in ordered if is_diagnostic(f, docs)
+                ],
+            }
+        ],
     }
     base_ids = _base_ids(ctx)
     if base_ids:
@@ -263,4 +281,3 @@ def sarif_log(findings: Sequence[Finding], docs: Mapping[str, RuleDoc], ctx: Rep
 
 def render(findings: Sequence[Finding], docs: Mapping[str, RuleDoc], ctx: ReportContext) -> str:
     return json.dumps(sarif_log(findings, docs, ctx), indent=2, ensure_ascii=False) + "\n"
-

@@ -60,7 +60,10 @@ def _group_block(group: str, findings: Sequence[Finding], ctx: ReportContext) ->
         lines.append(f"  {_rule(f, ctx)} [{f.severity.value}] {f.message}")
         lines += _table(_member_rows(f, members_of(f), ctx), "      ", ctx)
         if f.impact:
-            lines += [f"      impact: {line}" if i == 0 else f"              {line}" for i, line in enumerate(f.impact.splitlines())]
+            lines += [
+                f"      impact: {line}" if i == 0 else f"              {line}"
+                for i, line in enumerate(f.impact.splitlines())
+            ]
     return lines
 
 

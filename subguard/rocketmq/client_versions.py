@@ -39,7 +39,9 @@ ROCKETMQ_SPRING_CORE = "org.apache.rocketmq:rocketmq-spring-boot"
 ROCKETMQ_SPRING_V5 = "org.apache.rocketmq:rocketmq-v5-client-spring-boot-starter"
 SCA_STREAM = "com.alibaba.cloud:spring-cloud-starter-stream-rocketmq"
 SCA_BOM = "com.alibaba.cloud:spring-cloud-alibaba-dependencies"
-ARTIFACTS = frozenset({ROCKETMQ_CLIENT, ROCKETMQ_CLIENT_JAVA, ROCKETMQ_SPRING, ROCKETMQ_SPRING_CORE, ROCKETMQ_SPRING_V5, SCA_STREAM})
+ARTIFACTS = frozenset(
+    {ROCKETMQ_CLIENT, ROCKETMQ_CLIENT_JAVA, ROCKETMQ_SPRING, ROCKETMQ_SPRING_CORE, ROCKETMQ_SPRING_V5, SCA_STREAM}
+)
 
 UNSTABLE = "[changes on every restart]"
 
@@ -127,8 +129,10 @@ def binder_instance_name(version: Value | None) -> Value | None:
     """The instance name the SCA binder gives its consumers; None for the client default (no ACL)."""
     nums = _known(version)
     if nums is None or version is None or version.value is None:
-        return Value.unknown("SCA binder version not known from the build files: 2.2.7+ sets instanceName to "
-                             "[ak|]group|pid, and 2.2.10/2021.0.5.0/2022.0.0.0+ add a nanoTime")
+        return Value.unknown(
+            "SCA binder version not known from the build files: 2.2.7+ sets instanceName to "
+            "[ak|]group|pid, and 2.2.10/2021.0.5.0/2022.0.0.0+ add a nanoTime"
+        )
     where = f"spring-cloud-starter-stream-rocketmq {version.value}"
     qual = _qualifier(version.value)
     major = nums[0]

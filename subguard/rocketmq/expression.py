@@ -95,7 +95,9 @@ def parse(raw: str | None, expression_type: ExpressionType = ExpressionType.TAG)
     """Parse an expression as `FilterAPI.build(topic, raw, type)` does."""
     if expression_type is ExpressionType.SQL92:
         if raw is None or raw == "":
-            return ParsedExpression(raw, expression_type, "", (), (), f"Expression can't be null! {expression_type.value}")
+            return ParsedExpression(
+                raw, expression_type, "", (), (), f"Expression can't be null! {expression_type.value}"
+            )
         return ParsedExpression(raw, expression_type, raw, (), ())
     if raw is None or raw == "" or raw == SUB_ALL:
         return ParsedExpression(raw, expression_type, SUB_ALL, (), ())
@@ -145,7 +147,9 @@ def smells(raw: str | None) -> tuple[Smell, ...]:
     parsed = parse(raw)
     found: list[Smell] = []
     if parsed.error:
-        found.append(Smell("split-error", "error", f"'{raw}' has no tag: the client throws \"{parsed.error}\" at subscribe()"))
+        found.append(
+            Smell("split-error", "error", f"'{raw}' has no tag: the client throws \"{parsed.error}\" at subscribe()")
+        )
         return tuple(found)
     if not parsed.tags:
         found.append(Smell("blank", "error", f"'{raw}' is blank but not '*': the broker delivers nothing"))
@@ -165,10 +169,22 @@ def smells(raw: str | None) -> tuple[Smell, ...]:
     if len(written) != len(parsed.tags):
         found.append(Smell("duplicate-tag", "warning", f"'{raw}' repeats a tag"))
     if raw != stripped:
-        found.append(Smell("padded", "warning", f"'{raw}' has leading or trailing blanks: the raw text differs from the same tags unpadded"))
+        found.append(
+            Smell(
+                "padded",
+                "warning",
+                f"'{raw}' has leading or trailing blanks: the raw text differs from the same tags unpadded",
+            )
+        )
     collisions = _collisions(parsed.tags)
     if collisions:
-        found.append(Smell("hash-collision", "warning", f"tags {' and '.join(collisions)} share a hash code: the broker cannot tell them apart"))
+        found.append(
+            Smell(
+                "hash-collision",
+                "warning",
+                f"tags {' and '.join(collisions)} share a hash code: the broker cannot tell them apart",
+            )
+        )
     return tuple(found)
 
 

@@ -214,14 +214,21 @@ class _Parser:
     def enter(self, tok: _Token) -> None:
         self.depth += 1
         if self.depth > MAX_DEPTH:
-            raise _Reject(f"nested more than {MAX_DEPTH} levels deep (parentheses, NOT, unary - and +): too deep to check; "
-                          "the broker's parser recurses once per level and may overflow its thread stack", tok.pos, "too_deep")
+            raise _Reject(
+                f"nested more than {MAX_DEPTH} levels deep (parentheses, NOT, unary - and +): too deep to check; "
+                "the broker's parser recurses once per level and may overflow its thread stack",
+                tok.pos,
+                "too_deep",
+            )
 
     def expect(self, kind: str) -> _Token:
         tok = self.lex.peek()
         if tok.kind != kind:
             shown = "end of expression" if tok.kind == "eof" else repr(_short(tok.text))
-            raise _Reject(f"expected {kind if kind in KEYWORDS else repr(kind) if len(kind) <= 2 else kind} but found {shown}", tok.pos)
+            raise _Reject(
+                f"expected {kind if kind in KEYWORDS else repr(kind) if len(kind) <= 2 else kind} but found {shown}",
+                tok.pos,
+            )
         return self.lex.take()
 
     def as_boolean(self, node: _Node, pos: int) -> _Node:
@@ -290,7 +297,10 @@ class _Parser:
             negated = tok.kind == "NOT"
             if negated:  # the loop is entered on NOT; only the two-token forms can follow
                 if self.lex.peek(1).kind not in _NOT_FOLLOWERS:
-                    raise _Reject("NOT after an operand must be followed by BETWEEN, IN, CONTAINS, STARTSWITH or ENDSWITH", tok.pos)
+                    raise _Reject(
+                        "NOT after an operand must be followed by BETWEEN, IN, CONTAINS, STARTSWITH or ENDSWITH",
+                        tok.pos,
+                    )
                 self.lex.take()
                 tok = self.lex.peek()
             if tok.kind in (">", ">=", "<", "<="):
@@ -380,7 +390,10 @@ def _float(tok: _Token) -> float:
     if value == float("inf"):
         raise _Reject(f"{_short(tok.text)} is greater than Double.MAX_VALUE", tok.pos)
     if value < _DOUBLE_MIN_VALUE:
-        raise _Reject(f"{_short(tok.text)} is less than Double.MIN_VALUE: the broker rejects float literals <= 0 (write 0 as an integer)", tok.pos)
+        raise _Reject(
+            f"{_short(tok.text)} is less than Double.MIN_VALUE: the broker rejects float literals <= 0 (write 0 as an integer)",
+            tok.pos,
+        )
     return value
 
 
@@ -406,11 +419,18 @@ def _check_between(low: _Node, high: _Node, pos: int) -> None:
         if low.kind == "null" or high.kind == "null":
             raise _Reject("BETWEEN bounds cannot be NULL", pos)
         lo, hi = low.value, high.value
-        if isinstance(lo, (int, float)) and isinstance(hi, (int, float)) and not isinstance(lo, bool) and not isinstance(hi, bool):
+        if (
+            isinstance(lo, (int, float))
+            and isinstance(hi, (int, float))
+            and not isinstance(lo, bool)
+            and not isinstance(hi, bool)
+        ):
             if isinstance(lo, float) or isinstance(hi, float):
                 lo, hi = float(lo), float(hi)
             if hi < lo:
-                raise _Reject(f"BETWEEN {low.text} AND {high.text}: the lower bound must not exceed the upper bound", pos)
+                raise _Reject(
+                    f"BETWEEN {low.text} AND {high.text}: the lower bound must not exceed the upper bound", pos
+                )
 
 
 def validate(text: str) -> SqlError | None:
@@ -424,7 +444,9 @@ def validate(text: str) -> SqlError | None:
     except _Reject as exc:
         return SqlError(exc.kind, exc.message, exc.pos + 1)
     if rest.kind != "eof":
-        tail = text[rest.pos:].strip()
+        tail = text[rest.pos :].strip()
         shown = tail if len(tail) <= 80 else tail[:77] + "..."
-        return SqlError("truncated", f"the broker stops parsing at column {rest.pos + 1} and ignores {shown!r}", rest.pos + 1)
+        return SqlError(
+            "truncated", f"the broker stops parsing at column {rest.pos + 1} and ignores {shown!r}", rest.pos + 1
+        )
     return None

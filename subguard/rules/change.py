@@ -72,6 +72,7 @@ class Change:
 
 # --- pairing -------------------------------------------------------------------------------------
 
+
 def _members(consumers: Iterable[Consumer]) -> list[Consumer]:
     """Consumers that take part in a group (as `core.inventory.group_map` counts them)."""
     return sort_consumers([c for c in consumers if c.registers and not c.template and not c.startup_failure])
@@ -178,6 +179,7 @@ def differences(b: Consumer, h: Consumer) -> tuple[list[str], list[tuple[str, st
 
 # --- the rollout ---------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class Rollout:
     """How one workload replaces its pods: how many, whether old and new overlap, and the steps."""
@@ -233,8 +235,13 @@ def rollout(dep: Deployment) -> Rollout:
     return Rollout(f"{what} ({pods} {noun}, {how})", pods, overlaps, surge, "; ".join(assumed))
 
 
-NO_WORKLOAD = Rollout("no workload in this repository (a rolling update is assumed)", ASSUMED_PODS, True, False,
-                      f"{ASSUMED_PODS} instances assumed")
+NO_WORKLOAD = Rollout(
+    "no workload in this repository (a rolling update is assumed)",
+    ASSUMED_PODS,
+    True,
+    False,
+    f"{ASSUMED_PODS} instances assumed",
+)
 
 
 def _workloads(deps: Iterable[Deployment]) -> list[Deployment]:
@@ -247,13 +254,18 @@ def _workloads(deps: Iterable[Deployment]) -> list[Deployment]:
 
 # --- the simulated overlap -----------------------------------------------------------------------
 
+
 def _instance(c: Consumer, phase: str, n: int) -> Consumer:
     """Pod `n` of a member at `phase` ("0-old" starts before "1-new": the group map orders by repo)."""
     return c.model_copy(update={"consumer_id": f"{c.consumer_id}#{phase}{n}", "repo": f"{phase}:{c.repo}"})
 
 
 def overlap_loss(
-    old: Sequence[Consumer], new: Sequence[Consumer], steady: Sequence[Consumer], plan: Rollout, runs: int,
+    old: Sequence[Consumer],
+    new: Sequence[Consumer],
+    steady: Sequence[Consumer],
+    plan: Rollout,
+    runs: int,
 ) -> list[tuple[str, float, float]]:
     """(tag label, lowest, highest loss rate) over the rollout's steps: at each step the changed
     members' old versions on the old pods, their new versions on the new pods (started last), and the
@@ -296,6 +308,7 @@ def loss_text(plan: Rollout, losses: Sequence[tuple[str, float, float]], runs: i
 
 # --- the rules -----------------------------------------------------------------------------------
 
+
 def _format(policies: Mapping[str, Policy], rule: str, fallback: str, fields: Mapping[str, str]) -> str:
     policy = policies.get(rule)
     try:
@@ -310,7 +323,10 @@ def _severity(policies: Mapping[str, Policy], rule: str, default: Severity) -> S
 
 
 def changed_in_rollout(
-    head: Sequence[ScanResult], change: Change, policies: Mapping[str, Policy], config: Config,
+    head: Sequence[ScanResult],
+    change: Change,
+    policies: Mapping[str, Policy],
+    config: Config,
 ) -> list[Finding]:
     """SG601 for each group whose members' subscription changes while its workloads overlap."""
     base_repos = {r.repo for r in change.base}
@@ -345,9 +361,15 @@ def changed_in_rollout(
 
 
 def _changed_finding(
-    name: str, rows: Sequence[tuple[Consumer, Consumer, list[str], list[tuple[str, str, str]]]], plans: Sequence[Rollout],
-    elsewhere: Sequence[Deployment], foreign: Sequence[Consumer], plan: Rollout, losses: Sequence[tuple[str, float, float]],
-    change: Change, policies: Mapping[str, Policy],
+    name: str,
+    rows: Sequence[tuple[Consumer, Consumer, list[str], list[tuple[str, str, str]]]],
+    plans: Sequence[Rollout],
+    elsewhere: Sequence[Deployment],
+    foreign: Sequence[Consumer],
+    plan: Rollout,
+    losses: Sequence[tuple[str, float, float]],
+    change: Change,
+    policies: Mapping[str, Policy],
 ) -> Finding:
     phrases = list(dict.fromkeys(p for _, _, ps, _ in rows for p in ps))
     workloads = [p.workload for p in plans] + [f"{rollout(d).workload}, not changed" for d in elsewhere]
@@ -355,18 +377,38 @@ def _changed_finding(
         repos = sorted({c.repo for c in foreign})
         workloads.append(f"members in {', '.join(repos)} (old for the whole rollout)")
     assumed = sorted({p.assumed for p in plans if p.assumed})
-    fields = {"group": name, "change": "; ".join(phrases), "workloads": "; ".join(workloads),
-              "base": change.label, "assumed": f" ({'; '.join(assumed)})" if assumed else ""}
-    message = _format(policies, CHANGED, "Group '{group}' changes its subscription ({change}) since {base}, and "
-                      "{workloads} runs old and new members side by side during the rollout{assumed}", fields)
+    fields = {
+        "group": name,
+        "change": "; ".join(phrases),
+        "workloads": "; ".join(workloads),
+        "base": change.label,
+        "assumed": f" ({'; '.join(assumed)})" if assumed else "",
+    }
+    message = _format(
+        policies,
+        CHANGED,
+        "Group '{group}' changes its subscription ({change}) since {base}, and "
+        "{workloads} runs old and new members side by side during the rollout{assumed}",
+        fields,
+    )
     first_b, first_h, _, first_rows = rows[0]
     topic = first_rows[0][0] if first_rows and not first_rows[0][0].startswith("(") else ""
     location = _subscription_location(first_h, topic)
-    related = tuple(Related(location=_subscription_location(h, ""), message="changed member") for _, h, _, _ in rows[1:])
-    table = tuple((f"{h.location.path}:{h.location.line}", t, before, after) for _, h, _, rs in rows for t, before, after in rs)
+    related = tuple(
+        Related(location=_subscription_location(h, ""), message="changed member") for _, h, _, _ in rows[1:]
+    )
+    table = tuple(
+        (f"{h.location.path}:{h.location.line}", t, before, after) for _, h, _, rs in rows for t, before, after in rs
+    )
     return Finding(
-        rule=CHANGED, severity=_severity(policies, CHANGED, Severity.WARNING), message=message, location=location,
-        related=related, group=name, topic=topic, impact=loss_text(plan, losses, change.runs),
+        rule=CHANGED,
+        severity=_severity(policies, CHANGED, Severity.WARNING),
+        message=message,
+        location=location,
+        related=related,
+        group=name,
+        topic=topic,
+        impact=loss_text(plan, losses, change.runs),
         properties=((BASE_REVISION, change.revision), (BEFORE_AFTER, table)),
     )
 
@@ -381,8 +423,10 @@ def _subscription_location(c: Consumer, topic: str) -> Location:
 def start_text(c: Consumer) -> str:
     """Where a consumer of a new group starts reading (rocketmq-semantics §5.2-5.3)."""
     if c.client in POP_FAMILIES:
-        return ("where the broker starts a group it has no progress for (consumeFromWhere does not apply to "
-                "5.x gRPC consumers)")
+        return (
+            "where the broker starts a group it has no progress for (consumeFromWhere does not apply to "
+            "5.x gRPC consumers)"
+        )
     cfw = c.consume_from_where.value if c.consume_from_where is not None else "CONSUME_FROM_LAST_OFFSET"
     if cfw is None:
         return "where its consumeFromWhere says (not statically known)"
@@ -390,11 +434,15 @@ def start_text(c: Consumer) -> str:
     if "FIRST" in cfw or cfw.endswith("MIN_OFFSET"):
         return "at offset 0 of each queue (CONSUME_FROM_FIRST_OFFSET): it reads every retained message again"
     if "TIMESTAMP" in cfw:
-        return ("at the offset of its consumeTimestamp (CONSUME_FROM_TIMESTAMP, default 30 minutes before it starts): "
-                "messages around the cut-over are read twice or skipped")
+        return (
+            "at the offset of its consumeTimestamp (CONSUME_FROM_TIMESTAMP, default 30 minutes before it starts): "
+            "messages around the cut-over are read twice or skipped"
+        )
     young = "" if broadcasting else ", except on a queue so young that offset 0 is still in memory, read from 0"
-    return (f"at the newest offset of each queue ({cfw}{', the default' if c.consume_from_where is None else ''}){young}: "
-            "messages sent before its first start are never delivered to it")
+    return (
+        f"at the newest offset of each queue ({cfw}{', the default' if c.consume_from_where is None else ''}){young}: "
+        "messages sent before its first start are never delivered to it"
+    )
 
 
 def renamed(head: Sequence[ScanResult], change: Change, policies: Mapping[str, Policy]) -> list[Finding]:
@@ -412,19 +460,34 @@ def renamed(head: Sequence[ScanResult], change: Change, policies: Mapping[str, P
             continue
         seen.add((old, new))
         fields = {"group": new, "old_group": old, "start": start_text(h), "base": change.label}
-        message = _format(policies, RENAMED, "Group '{old_group}' is renamed to '{group}' since {base}: '{group}' has no "
-                          "offsets, so it starts {start}; the backlog '{old_group}' had not consumed is abandoned "
-                          "unless it is drained first", fields)
+        message = _format(
+            policies,
+            RENAMED,
+            "Group '{old_group}' is renamed to '{group}' since {base}: '{group}' has no "
+            "offsets, so it starts {start}; the backlog '{old_group}' had not consumed is abandoned "
+            "unless it is drained first",
+            fields,
+        )
         where = h.group.location or h.location
-        out.append(Finding(
-            rule=RENAMED, severity=_severity(policies, RENAMED, Severity.NOTE), message=message, location=where,
-            group=new, properties=((BASE_REVISION, change.revision), (BEFORE_AFTER, (
-                (f"{h.location.path}:{h.location.line}", "(group)", f"`{old}`", f"`{new}`"),))),
-        ))
+        out.append(
+            Finding(
+                rule=RENAMED,
+                severity=_severity(policies, RENAMED, Severity.NOTE),
+                message=message,
+                location=where,
+                group=new,
+                properties=(
+                    (BASE_REVISION, change.revision),
+                    (BEFORE_AFTER, ((f"{h.location.path}:{h.location.line}", "(group)", f"`{old}`", f"`{new}`"),)),
+                ),
+            )
+        )
     return out
 
 
-def change_findings(head: Sequence[ScanResult], change: Change, policies: Sequence[Policy], config: Config) -> list[Finding]:
+def change_findings(
+    head: Sequence[ScanResult], change: Change, policies: Sequence[Policy], config: Config
+) -> list[Finding]:
     """Every selected SG6xx finding of the change from `change.base` to `head`."""
     by_id = {p.id: p for p in policies}
     out: list[Finding] = []

@@ -51,12 +51,12 @@ def _layout(path: str) -> str:
     m = _SOURCE_ROOT.search(path)
     if m is None:
         return path
-    folders = path[m.end():].split("/")[:-1]
+    folders = path[m.end() :].split("/")[:-1]
     return path[: m.end()] + "".join(f"{f}/" for f in folders[3:]) + path.rsplit("/", 1)[-1]
 
 
 def code_kind(path: str, config: Config, repo: str = "") -> str:
-    """"test", "example" or "" for a repository-relative POSIX path (of repository `repo`, whose
+    """ "test", "example" or "" for a repository-relative POSIX path (of repository `repo`, whose
     name may say that it is a sample as a whole: `example-repos`)."""
     layout = _layout(path)
     if _matcher(config.test_paths)(layout):
@@ -77,7 +77,9 @@ def _kind(f: Finding, config: Config) -> str:
     return ""
 
 
-def mark(findings: Sequence[Finding], config: Config, diagnostic: frozenset[str], topology: frozenset[str] = frozenset()) -> list[Finding]:
+def mark(
+    findings: Sequence[Finding], config: Config, diagnostic: frozenset[str], topology: frozenset[str] = frozenset()
+) -> list[Finding]:
     """Mark findings in test or example code and about placeholder groups; drop what the settings
     drop (`test-code: ignore`; diagnostic notes in test code unless `test-notes`) and what cannot
     apply: a deployment-topology rule (`roles: [topology]`) about code that is never deployed."""
@@ -91,9 +93,14 @@ def mark(findings: Sequence[Finding], config: Config, diagnostic: frozenset[str]
         elif f.rule in diagnostic and f.severity is Severity.NOTE and kind != "placeholder" and not config.test_notes:
             continue
         elif config.test_code != "ignore":
-            out.append(f.model_copy(update={
-                "message": f"{f.message} [{TAGS[kind]}]", "properties": (*f.properties, (CODE_SCOPE, kind)),
-            }))
+            out.append(
+                f.model_copy(
+                    update={
+                        "message": f"{f.message} [{TAGS[kind]}]",
+                        "properties": (*f.properties, (CODE_SCOPE, kind)),
+                    }
+                )
+            )
     return out
 
 

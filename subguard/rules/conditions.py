@@ -97,8 +97,15 @@ def _kind(data: Any) -> str | None:
 
 
 Condition = Annotated[
-    Annotated[Leaf, Tag("leaf")] | Annotated[AllOf, Tag("all")] | Annotated[AnyOf, Tag("any")] | Annotated[NotOf, Tag("not")],
-    Discriminator(_kind, custom_error_type="condition", custom_error_message="a condition must be a mapping: {field, op, value} or all/any/not"),
+    Annotated[Leaf, Tag("leaf")]
+    | Annotated[AllOf, Tag("all")]
+    | Annotated[AnyOf, Tag("any")]
+    | Annotated[NotOf, Tag("not")],
+    Discriminator(
+        _kind,
+        custom_error_type="condition",
+        custom_error_message="a condition must be a mapping: {field, op, value} or all/any/not",
+    ),
 ]
 
 AllOf.model_rebuild()

@@ -51,7 +51,10 @@ def clusters_of(g: Group) -> list[tuple[Cluster, list[Consumer]]]:
             continue
         for i, (pcl, pm) in enumerate(parts):
             if pcl.overlaps(cl):
-                parts[i] = (Cluster(pcl.addresses | cl.addresses, " / ".join(dict.fromkeys([pcl.text, cl.text])), True), [*pm, c])
+                parts[i] = (
+                    Cluster(pcl.addresses | cl.addresses, " / ".join(dict.fromkeys([pcl.text, cl.text])), True),
+                    [*pm, c],
+                )
                 break
         else:
             parts.append((cl, [c]))
@@ -78,7 +81,8 @@ def _group_cluster(g: Group, cluster: Cluster, members: Sequence[Consumer], conf
         note = f" (no name server is known for {where}; assumed to be the same cluster)"
     env_variants = tuple(
         Variant(label, tuple(_env_member(c, e, g) for c, e in group))
-        for label, group in (("non-production", nonprod), ("production", prod)) if group
+        for label, group in (("non-production", nonprod), ("production", prod))
+        if group
     )
     clustering = [c for c in members if c.message_model.value == "CLUSTERING"]
     undecided = [c for c in members if c.message_model.value is None]
@@ -87,7 +91,9 @@ def _group_cluster(g: Group, cluster: Cluster, members: Sequence[Consumer], conf
     service_count: Any = len(services) if len(services) > 1 or len(maybe) <= 1 else UNKNOWN
     by_service: dict[str, list[Member]] = {}
     for c in clustering:
-        by_service.setdefault(c.service or c.repo, []).append(Member(c.location, f"CLUSTERING member of '{g.name}' in service {c.service or c.repo}"))
+        by_service.setdefault(c.service or c.repo, []).append(
+            Member(c.location, f"CLUSTERING member of '{g.name}' in service {c.service or c.repo}")
+        )
     fields = {
         "group": g.name,
         "cluster": cluster.text or "unknown",
@@ -104,21 +110,36 @@ def _group_cluster(g: Group, cluster: Cluster, members: Sequence[Consumer], conf
         "clustering_service_count": service_count,
     }
     unknowns = tuple(
-        Unknown("message model of the consumer", c.message_model.detail, c.message_model.location or c.location,
-                (c.repo, c.location.path, "message model"), owner=c.consumer_id)
+        Unknown(
+            "message model of the consumer",
+            c.message_model.detail,
+            c.message_model.location or c.location,
+            (c.repo, c.location.path, "message model"),
+            owner=c.consumer_id,
+        )
         for c in undecided
     ) + tuple(
-        Unknown(f"whether environment '{e.name}' is production",
-                f"'{e.name}' is not in the `environments:` config and its name follows no convention "
-                "(prod/production/prd; staging/stg/uat, test/qa, dev/local); add it to `environments:` with `production: true|false`",
-                c.location, ("environment", e.name))
-        for c, e in unclassified if prod or nonprod
+        Unknown(
+            f"whether environment '{e.name}' is production",
+            f"'{e.name}' is not in the `environments:` config and its name follows no convention "
+            "(prod/production/prd; staging/stg/uat, test/qa, dev/local); add it to `environments:` with `production: true|false`",
+            c.location,
+            ("environment", e.name),
+        )
+        for c, e in unclassified
+        if prod or nonprod
     )
     first = (nonprod or prod)[0][0] if (nonprod or prod) else members[0]
     return Subject(
-        "group/cluster", fields, first.location, (g.name, ",".join(sorted(cluster.addresses)) or "?"), group=g.name,
-        variants={"environment_classes": env_variants,
-                  "clustering_services": tuple(Variant(s, tuple(m)) for s, m in sorted(by_service.items()))},
+        "group/cluster",
+        fields,
+        first.location,
+        (g.name, ",".join(sorted(cluster.addresses)) or "?"),
+        group=g.name,
+        variants={
+            "environment_classes": env_variants,
+            "clustering_services": tuple(Variant(s, tuple(m)) for s, m in sorted(by_service.items())),
+        },
         unknowns=unknowns,
     )
 
@@ -144,8 +165,10 @@ GROUP_CLUSTER = KindSpec(
         "clustering_services": "services with a CLUSTERING member",
         "clustering_service_count": "number of those services (UNKNOWN when an undecided message model could change it)",
     },
-    {"environment_classes": "members by production / non-production (non-production first)",
-     "clustering_services": "CLUSTERING members by service"},
+    {
+        "environment_classes": "members by production / non-production (non-production first)",
+        "clustering_services": "CLUSTERING members by service",
+    },
     _build_group_clusters,
 )
 
@@ -186,27 +209,49 @@ def _build_topic_envs(u: Universe) -> Iterable[Subject]:
                 mismatch = False
             else:
                 mismatch = not same_environment(info, classify(marked, u.config)) and not same_environment(
-                    info, EnvInfo(marked, canonical(marked), None, "pattern"))
-            unknowns = () if topic is not None else (
-                Unknown("topic of the subscription", s.topic.detail, s.topic.location or s.location, (c.repo, s.location.path, "topic"),
-                        owner=c.consumer_id),)
+                    info, EnvInfo(marked, canonical(marked), None, "pattern")
+                )
+            unknowns = (
+                ()
+                if topic is not None
+                else (
+                    Unknown(
+                        "topic of the subscription",
+                        s.topic.detail,
+                        s.topic.location or s.location,
+                        (c.repo, s.location.path, "topic"),
+                        owner=c.consumer_id,
+                    ),
+                )
+            )
             yield Subject(
                 "subscription/environment",
-                {"group": c.group.value or "", "topic": topic if topic is not None else UNKNOWN, "environment": info.name,
-                 "topic_environment": marked or "", "environment_mismatch": mismatch, "service": c.service,
-                 "path": s.location.path},
+                {
+                    "group": c.group.value or "",
+                    "topic": topic if topic is not None else UNKNOWN,
+                    "environment": info.name,
+                    "topic_environment": marked or "",
+                    "environment_mismatch": mismatch,
+                    "service": c.service,
+                    "path": s.location.path,
+                },
                 s.topic.location or s.location,
                 (c.repo, s.location.path, c.group.value or "?", topic or "?", info.name),
-                group=c.group.value or "", topic=topic or "", unknowns=unknowns,
+                group=c.group.value or "",
+                topic=topic or "",
+                unknowns=unknowns,
             )
 
 
 SUBSCRIPTION_ENVIRONMENT = KindSpec(
     {
-        "group": "the consumer's group", "topic": "the subscribed topic", "environment": "the consumer's environment",
+        "group": "the consumer's group",
+        "topic": "the subscribed topic",
+        "environment": "the consumer's environment",
         "topic_environment": "the environment the topic name marks ('' when none)",
         "environment_mismatch": "the topic marks another environment than the consumer's",
-        "service": "service", "path": "file path",
+        "service": "service",
+        "path": "file path",
     },
     {},
     _build_topic_envs,
@@ -250,11 +295,25 @@ def _pair_fields(c: Consumer, d: Deployment) -> tuple[dict[str, Any], list[Unkno
     if cid is not None:
         stable = cid.stable if cid.stable is not None else UNKNOWN
         if cid.stable is None:
-            unknowns.append(Unknown("stability of the client id", f"IP: {cid.ip}; {cid.instance}", c.location, (*key, "client_id"),
-                                    owner=c.consumer_id))
+            unknowns.append(
+                Unknown(
+                    "stability of the client id",
+                    f"IP: {cid.ip}; {cid.instance}",
+                    c.location,
+                    (*key, "client_id"),
+                    owner=c.consumer_id,
+                )
+            )
     if c.message_model.value is None:
-        unknowns.append(Unknown("message model of the consumer", c.message_model.detail, c.message_model.location or c.location,
-                                (*key, "model"), owner=c.consumer_id))
+        unknowns.append(
+            Unknown(
+                "message model of the consumer",
+                c.message_model.detail,
+                c.message_model.location or c.location,
+                (*key, "model"),
+                owner=c.consumer_id,
+            )
+        )
     fields = {
         "group": c.group.value if c.group.known else UNKNOWN,
         "message_model": c.message_model.value if c.message_model.known else UNKNOWN,
@@ -266,7 +325,9 @@ def _pair_fields(c: Consumer, d: Deployment) -> tuple[dict[str, Any], list[Unkno
         "deployment_name": d.name,
         "container": d.container,
         "replicas": d.replicas,
-        "offset_store": {"java": "java-local-file", "cpp": "cpp-local-file"}.get(store, "broker" if c.message_model.known else UNKNOWN),
+        "offset_store": {"java": "java-local-file", "cpp": "cpp-local-file"}.get(
+            store, "broker" if c.message_model.known else UNKNOWN
+        ),
         "offset_dir": od.text if od else "",
         "offset_dir_why": od.why if od else "",
         "offset_dir_persistent": persistent,
@@ -288,25 +349,37 @@ def _build_pairs(u: Universe) -> Iterable[Subject]:
             full = _with_image(d, images)
             fields, unknowns = _pair_fields(c, full)
             yield Subject(
-                "consumer+deployment", fields, d.location, (c.repo, c.location.path, c.group.value or "?", d.deployment_id),
+                "consumer+deployment",
+                fields,
+                d.location,
+                (c.repo, c.location.path, c.group.value or "?", d.deployment_id),
                 group=c.group.value or "",
-                related=((c.location, f"the {c.message_model.value or '?'} consumer of '{c.group.value or '?'}' it runs"),),
+                related=(
+                    (c.location, f"the {c.message_model.value or '?'} consumer of '{c.group.value or '?'}' it runs"),
+                ),
                 unknowns=tuple(unknowns),
             )
 
 
 CONSUMER_DEPLOYMENT = KindSpec(
     {
-        "group": "the consumer's group", "message_model": "CLUSTERING or BROADCASTING", "client": "client family",
-        "service": "service", "environment": "the consumer's environment",
-        "deployment": "deployment id (file#kind/namespace/name/container)", "deployment_kind": "Deployment, StatefulSet, compose, ...",
-        "deployment_name": "workload name", "container": "runs in a container", "replicas": "replica count when declared",
+        "group": "the consumer's group",
+        "message_model": "CLUSTERING or BROADCASTING",
+        "client": "client family",
+        "service": "service",
+        "environment": "the consumer's environment",
+        "deployment": "deployment id (file#kind/namespace/name/container)",
+        "deployment_kind": "Deployment, StatefulSet, compose, ...",
+        "deployment_name": "workload name",
+        "container": "runs in a container",
+        "replicas": "replica count when declared",
         "offset_store": "java-local-file, cpp-local-file (BROADCASTING) or broker (CLUSTERING / gRPC)",
         "offset_dir": "the local offset directory as the client computes it ('' without a local store)",
         "offset_dir_why": "how the directory and its persistence were decided",
         "offset_dir_persistent": "the directory is on a volume that outlives the container (None without a local store)",
         "client_id_stable": "the clientId (<ip>@<instanceName>) naming the offset sub-directory survives a restart",
-        "client_ip_source": "where the client IP comes from", "instance_name_source": "where the instance name comes from",
+        "client_ip_source": "where the client IP comes from",
+        "instance_name_source": "where the instance name comes from",
     },
     {},
     _build_pairs,
@@ -324,17 +397,29 @@ def _build_deployments(u: Universe) -> Iterable[Subject]:
         status = "ambiguous" if candidates else "linked" if service else "unlinked"
         yield Subject(
             "deployment",
-            {"deployment": d.deployment_id, "deployment_kind": d.kind, "deployment_name": d.name, "image": d.image,
-             "service": d.service, "environment": d.environment, "link_status": status, "linked_service": service,
-             "candidate_services": list(candidates)},
-            d.location, (d.repo, d.deployment_id),
+            {
+                "deployment": d.deployment_id,
+                "deployment_kind": d.kind,
+                "deployment_name": d.name,
+                "image": d.image,
+                "service": d.service,
+                "environment": d.environment,
+                "link_status": status,
+                "linked_service": service,
+                "candidate_services": list(candidates),
+            },
+            d.location,
+            (d.repo, d.deployment_id),
         )
 
 
 DEPLOYMENT = KindSpec(
     {
-        "deployment": "deployment id (file#kind/namespace/name/container)", "deployment_kind": "Deployment, StatefulSet, compose, ...",
-        "deployment_name": "workload name", "image": "container image", "service": "the service the manifest itself belongs to",
+        "deployment": "deployment id (file#kind/namespace/name/container)",
+        "deployment_kind": "Deployment, StatefulSet, compose, ...",
+        "deployment_name": "workload name",
+        "image": "container image",
+        "service": "the service the manifest itself belongs to",
         "environment": "environment named by namespace, path or file name",
         "link_status": "linked, ambiguous (several services tie) or unlinked (no consumer service matches)",
         "linked_service": "the consumer service it runs ('' unless linked)",

@@ -149,12 +149,17 @@ def unparseable(results: Sequence[ScanResult], policies: Mapping[str, Policy]) -
             if rec.status is not FileStatus.FAILED:
                 continue
             repo = rec.repo or res.repo
-            out.append(Finding(
-                rule=UNPARSEABLE, severity=severity,
-                message=_format(template, {"path": rec.path, "reason": rec.reason or "unknown reason"}, UNPARSEABLE),
-                location=Location(path=rec.path, line=_line_of(rec.reason), repo=repo),
-                fingerprint=fingerprint(UNPARSEABLE, repo, rec.path),
-            ))
+            out.append(
+                Finding(
+                    rule=UNPARSEABLE,
+                    severity=severity,
+                    message=_format(
+                        template, {"path": rec.path, "reason": rec.reason or "unknown reason"}, UNPARSEABLE
+                    ),
+                    location=Location(path=rec.path, line=_line_of(rec.reason), repo=repo),
+                    fingerprint=fingerprint(UNPARSEABLE, repo, rec.path),
+                )
+            )
     return out
 
 
@@ -177,7 +182,9 @@ def _could_share_a_group(owner: str, universe: Universe, beyond: bool) -> bool:
     return group is not None and len(group.members) > 1
 
 
-def _hides_a_finding(unknown: Unknown, rule: str, universe: Universe, by_id: Mapping[str, Policy], beyond: bool) -> bool:
+def _hides_a_finding(
+    unknown: Unknown, rule: str, universe: Universe, by_id: Mapping[str, Policy], beyond: bool
+) -> bool:
     """Whether not knowing `unknown` can hide a finding of `rule`: a group rule only when the
     construction could share its group with another member; a deployment rule always (it was linked
     to a deployment a rule judges); other rules only for a value subguard has but cannot judge
@@ -191,7 +198,9 @@ def _hides_a_finding(unknown: Unknown, rule: str, universe: Universe, by_id: Map
     return unknown.state != _NOT_KNOWN
 
 
-def blind_spots(needs: Iterable[_Needs], universe: Universe, by_id: Mapping[str, Policy], beyond: bool = False) -> list[_Needs]:
+def blind_spots(
+    needs: Iterable[_Needs], universe: Universe, by_id: Mapping[str, Policy], beyond: bool = False
+) -> list[_Needs]:
     """One need per blind spot: the unknown values of one consumer construction merge into one, naming
     every rule they blind, and a need that can hide no finding is dropped."""
     merged: dict[str, list[_Needs]] = {}
@@ -219,8 +228,11 @@ def _merge(owner: str, parts: Sequence[_Needs], universe: Universe) -> _Needs:
     states = {n.unknown.state for n in parts}
     state = states.pop() if len(states) == 1 else "cannot be judged"
     unknown = Unknown(
-        " and ".join(whats), "; ".join(reasons), consumer.location if consumer else parts[0].unknown.location,
-        tuple(k for n in parts for k in n.unknown.key), state=state.replace("is ", "are ", 1) if len(whats) > 1 else state,
+        " and ".join(whats),
+        "; ".join(reasons),
+        consumer.location if consumer else parts[0].unknown.location,
+        tuple(k for n in parts for k in n.unknown.key),
+        state=state.replace("is ", "are ", 1) if len(whats) > 1 else state,
         owner=owner,
     )
     return _Needs(unknown, set().union(*(n.rules for n in parts)))
@@ -234,12 +246,18 @@ def startup_failures(consumers: Iterable[Consumer], policies: Mapping[str, Polic
         if c.startup_failure is None:
             continue
         what = f"consumer of group '{c.group.value}'" if c.group.value else "consumer"
-        out.append(Finding(
-            rule=STARTUP_FAILURE, severity=severity,
-            message=_format(template, {"what": what, "reason": c.startup_failure.reason}, STARTUP_FAILURE),
-            location=c.startup_failure.location or c.location, group=c.group.value or "",
-            fingerprint=fingerprint(STARTUP_FAILURE, c.repo or c.location.repo, c.location.path, c.group.value or "?"),
-        ))
+        out.append(
+            Finding(
+                rule=STARTUP_FAILURE,
+                severity=severity,
+                message=_format(template, {"what": what, "reason": c.startup_failure.reason}, STARTUP_FAILURE),
+                location=c.startup_failure.location or c.location,
+                group=c.group.value or "",
+                fingerprint=fingerprint(
+                    STARTUP_FAILURE, c.repo or c.location.repo, c.location.path, c.group.value or "?"
+                ),
+            )
+        )
     return out
 
 
@@ -249,12 +267,22 @@ def unresolved(needs: Iterable[_Needs], policies: Mapping[str, Policy]) -> list[
     out = []
     for need in needs:
         u = need.unknown
-        values = {"what": u.what, "state": u.state, "reason": u.reason or "dynamic value", "rules": ", ".join(sorted(need.rules))}
-        out.append(Finding(
-            rule=UNRESOLVED, severity=severity, message=_format(template, values, UNRESOLVED),
-            location=u.location, fingerprint=fingerprint(UNRESOLVED, *u.key),
-            properties=(("rules", tuple(sorted(need.rules))),),
-        ))
+        values = {
+            "what": u.what,
+            "state": u.state,
+            "reason": u.reason or "dynamic value",
+            "rules": ", ".join(sorted(need.rules)),
+        }
+        out.append(
+            Finding(
+                rule=UNRESOLVED,
+                severity=severity,
+                message=_format(template, values, UNRESOLVED),
+                location=u.location,
+                fingerprint=fingerprint(UNRESOLVED, *u.key),
+                properties=(("rules", tuple(sorted(need.rules))),),
+            )
+        )
     return out
 
 
@@ -262,7 +290,9 @@ def _order(f: Finding) -> tuple[Any, ...]:
     return (f.rule, *_loc_key(f.location), f.group, f.topic, f.message, f.fingerprint)
 
 
-def evaluate(results: Sequence[ScanResult], policies: Sequence[Policy], config: Config, beyond: bool = False) -> list[Finding]:
+def evaluate(
+    results: Sequence[ScanResult], policies: Sequence[Policy], config: Config, beyond: bool = False
+) -> list[Finding]:
     """Every finding of every selected policy over all results, in a deterministic order."""
     universe = Universe.of(
         [c for r in results for c in r.consumers], [d for r in results for d in r.deployments], config
@@ -305,8 +335,12 @@ def evaluate(results: Sequence[ScanResult], policies: Sequence[Policy], config: 
 def _fallback(subject: Subject) -> Unknown:
     """A subject judged unknown without a recorded unknown value (e.g. a user field): still a note."""
     names = sorted(k for k, v in subject.fields.items() if v is UNKNOWN)
-    return Unknown(f"{', '.join(names) or 'a value'} of this {subject.kind}", "not statically known", subject.location,
-                   (subject.kind, *subject.key))
+    return Unknown(
+        f"{', '.join(names) or 'a value'} of this {subject.kind}",
+        "not statically known",
+        subject.location,
+        (subject.kind, *subject.key),
+    )
 
 
 def run(results: Sequence[ScanResult], config: Config, extra_dirs: Sequence[str] | None = None) -> list[Finding]:

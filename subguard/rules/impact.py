@@ -47,7 +47,9 @@ def _group_key(members: Sequence[Consumer]) -> str:
     return hashlib.sha256("\n".join(c.model_dump_json() for c in sort_consumers(members)).encode()).hexdigest()
 
 
-def describer(memo: MemoFile | None = None, jobs: int = 1) -> Callable[[Mapping[str, Sequence[Consumer]]], dict[str, str | None]]:
+def describer(
+    memo: MemoFile | None = None, jobs: int = 1
+) -> Callable[[Mapping[str, Sequence[Consumer]]], dict[str, str | None]]:
     """`describe_groups` with a memo and a worker count: the `describe` step `judge` takes."""
     return lambda groups: describe_groups(groups, memo, jobs)
 

@@ -126,7 +126,9 @@ def judge(
     return Judged(found, evaluated, stale)
 
 
-def apply_waivers(found: Sequence[Finding], waivers: Waivers, config: Config, docs: Mapping[str, RuleDoc]) -> list[Finding]:
+def apply_waivers(
+    found: Sequence[Finding], waivers: Waivers, config: Config, docs: Mapping[str, RuleDoc]
+) -> list[Finding]:
     """Inline, then config waivers: the findings marked, then SG903 for every waiver that is
     malformed, forbidden, expired or unused (for enabled rules)."""
     marked, problems = suppress.apply_waivers(
@@ -140,7 +142,9 @@ def _is_group(f: Finding, rules: RuleSet) -> bool:
     return rules.scope(f.rule) == GROUP_SCOPE if doc else bool(f.related)
 
 
-def attach_impact(found: Sequence[Finding], consumers: Sequence[Consumer], rules: RuleSet, describe: Describe) -> list[Finding]:
+def attach_impact(
+    found: Sequence[Finding], consumers: Sequence[Consumer], rules: RuleSet, describe: Describe
+) -> list[Finding]:
     """Put the simulated impact of its group on every unsuppressed group finding (once per group)."""
     from subguard.core.inventory import group_name
 
@@ -153,12 +157,18 @@ def attach_impact(found: Sequence[Finding], consumers: Sequence[Consumer], rules
             by_group.setdefault(group_name(c), []).append(c)
     groups = sorted({f.group for f in found if wanted(f) and f.group})
     texts = describe({g: by_group.get(g, []) for g in groups})
-    return [f.model_copy(update={"impact": texts[f.group]}) if wanted(f) and f.group and texts.get(f.group) else f
-            for f in found]
+    return [
+        f.model_copy(update={"impact": texts[f.group]}) if wanted(f) and f.group and texts.get(f.group) else f
+        for f in found
+    ]
 
 
 def self_check(
-    results: Sequence[ScanResult], rules: RuleSet, config: Config, describe: Describe, evaluated: Sequence[Finding] | None = None
+    results: Sequence[ScanResult],
+    rules: RuleSet,
+    config: Config,
+    describe: Describe,
+    evaluated: Sequence[Finding] | None = None,
 ) -> list[Finding]:
     """SG905 for every group the consistency rules pass that the simulator predicts to lose messages
     (`evaluated`: the engine's findings under `config`, reused when they cover every consistency rule)."""

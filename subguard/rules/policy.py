@@ -96,9 +96,19 @@ class Policy(BaseModel):
     def doc(self) -> RuleDoc:
         d = self.docs
         return RuleDoc(
-            id=self.id, name=self.name, severity=self.severity, scope=self.kind, summary=d.summary.strip(),
-            what=d.what.strip(), why=d.why.strip(), example=d.example.rstrip(), instead=d.instead.rstrip(),
-            references=d.references, source=self._source, fix=self.fix, roles=self.roles,
+            id=self.id,
+            name=self.name,
+            severity=self.severity,
+            scope=self.kind,
+            summary=d.summary.strip(),
+            what=d.what.strip(),
+            why=d.why.strip(),
+            example=d.example.rstrip(),
+            instead=d.instead.rstrip(),
+            references=d.references,
+            source=self._source,
+            fix=self.fix,
+            roles=self.roles,
         )
 
 
@@ -132,7 +142,9 @@ def _read_yaml(path: Path) -> Any:
     try:
         return safe_yaml("safe").load(text)  # data only; depth and alias-expansion limits
     except (ValueError, TypeError, RecursionError) as exc:  # scalar constructors: 2001-13-45, a 5000-digit int
-        raise PolicyError(f"{path}: (yaml): invalid YAML value: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
+        raise PolicyError(
+            f"{path}: (yaml): invalid YAML value: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
+        ) from None
     except YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}" if mark is not None else "(yaml)"
@@ -158,13 +170,17 @@ CHANGE_FIELDS = frozenset({"group", "change", "workloads", "base", "assumed", "o
 
 def _check_change(policy: Policy, path: Path) -> None:
     if policy.condition is not None or policy.for_each or policy.variants:
-        raise PolicyError(f"{path}: condition: change policies are judged in code (implemented_by) and take no condition/for_each/variants")
+        raise PolicyError(
+            f"{path}: condition: change policies are judged in code (implemented_by) and take no condition/for_each/variants"
+        )
     try:
         unknown = _placeholders(policy.message) - CHANGE_FIELDS
     except ValueError as exc:
         raise PolicyError(f"{path}: message: {exc}") from None
     if unknown:
-        raise PolicyError(f"{path}: message: unknown placeholder {{{min(unknown)}}} (known: {', '.join(sorted(CHANGE_FIELDS))})")
+        raise PolicyError(
+            f"{path}: message: unknown placeholder {{{min(unknown)}}} (known: {', '.join(sorted(CHANGE_FIELDS))})"
+        )
 
 
 def _check_fields(policy: Policy, path: Path) -> None:
@@ -173,7 +189,9 @@ def _check_fields(policy: Policy, path: Path) -> None:
 
     if policy.scope == "tool":
         if policy.condition is not None or policy.for_each or policy.variants:
-            raise PolicyError(f"{path}: condition: tool policies are emitted by subguard itself and take no condition/for_each/variants")
+            raise PolicyError(
+                f"{path}: condition: tool policies are emitted by subguard itself and take no condition/for_each/variants"
+            )
         known = TOOL_FIELDS.get(policy.id)
         if known is not None:
             try:
@@ -181,7 +199,9 @@ def _check_fields(policy: Policy, path: Path) -> None:
             except ValueError as exc:
                 raise PolicyError(f"{path}: message: {exc}") from None
             if unknown:
-                raise PolicyError(f"{path}: message: unknown placeholder {{{min(unknown)}}} (known: {', '.join(sorted(known))})")
+                raise PolicyError(
+                    f"{path}: message: unknown placeholder {{{min(unknown)}}} (known: {', '.join(sorted(known))})"
+                )
         return
     if policy.scope == "change":
         _check_change(policy, path)
@@ -194,9 +214,13 @@ def _check_fields(policy: Policy, path: Path) -> None:
     spec = kind_spec(policy.kind)
     for leaf in leaves(policy.condition):
         if leaf.field not in spec.fields:
-            raise PolicyError(f"{path}: condition: unknown field '{leaf.field}' for {policy.kind} (known: {', '.join(sorted(spec.fields))})")
+            raise PolicyError(
+                f"{path}: condition: unknown field '{leaf.field}' for {policy.kind} (known: {', '.join(sorted(spec.fields))})"
+            )
     if policy.variants is not None and policy.variants not in spec.variants:
-        raise PolicyError(f"{path}: variants: unknown variants '{policy.variants}' for {policy.kind} (known: {', '.join(sorted(spec.variants)) or 'none'})")
+        raise PolicyError(
+            f"{path}: variants: unknown variants '{policy.variants}' for {policy.kind} (known: {', '.join(sorted(spec.variants)) or 'none'})"
+        )
     if policy.severity_from is not None and policy.severity_from not in spec.fields:
         raise PolicyError(f"{path}: severity_from: unknown field '{policy.severity_from}' for {policy.kind}")
     try:
@@ -227,9 +251,13 @@ def load_policy(path: Path) -> Policy:
         raise PolicyError(f"{path}: name: '{policy.name}' must be kebab-case, e.g. group-tag-set-mismatch")
     expected = f"{policy.id}-{policy.name}"
     if path.stem != expected:
-        raise PolicyError(f"{path}: id: file name must be '{expected}{path.suffix}' (id '{policy.id}', name '{policy.name}')")
+        raise PolicyError(
+            f"{path}: id: file name must be '{expected}{path.suffix}' (id '{policy.id}', name '{policy.name}')"
+        )
     if policy.implemented_by is not None and not _IMPLEMENTED_BY.match(policy.implemented_by):
-        raise PolicyError(f"{path}: implemented_by: '{policy.implemented_by}' must name a subguard function, e.g. subguard.rules.selfcheck:finding")
+        raise PolicyError(
+            f"{path}: implemented_by: '{policy.implemented_by}' must name a subguard function, e.g. subguard.rules.selfcheck:finding"
+        )
     if policy.condition is not None and policy.implemented_by is not None:
         raise PolicyError(f"{path}: implemented_by: a rule with a condition is implemented by its condition")
     policy._source = str(path)
@@ -332,4 +360,3 @@ def builtin(rule: str) -> Policy:
 @functools.lru_cache(maxsize=1)
 def _builtin_by_id() -> dict[str, Policy]:
     return {p.id: p for p in load_policies()}
-

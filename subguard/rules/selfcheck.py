@@ -18,7 +18,10 @@ RULE = "SG905"
 
 
 def flagged_groups(
-    results: Sequence[ScanResult], policies: Sequence[Policy], config: Config, evaluated: Sequence[Finding] | None = None,
+    results: Sequence[ScanResult],
+    policies: Sequence[Policy],
+    config: Config,
+    evaluated: Sequence[Finding] | None = None,
 ) -> frozenset[str]:
     """Groups that a consistency rule finds inconsistent, whatever the selection. `evaluated`: the
     findings the engine already gave under `config`; when that selection ran every consistency rule,
@@ -34,20 +37,27 @@ def flagged_groups(
 
 
 def _fully_known(c: Consumer) -> bool:
-    return bool(c.subscriptions) and all(s.topic.value is not None and s.expression.value is not None for s in c.subscriptions)
+    return bool(c.subscriptions) and all(
+        s.topic.value is not None and s.expression.value is not None for s in c.subscriptions
+    )
 
 
 def candidates(consumers: Iterable[Consumer], flagged: frozenset[str]) -> dict[str, list[Consumer]]:
     """Groups to self-check: a known name, two or more members (a lone consumer cannot disagree),
     every subscription known, and no consistency finding."""
     groups = group_map(consumers).groups  # by the name the broker sees (and findings carry): namespace%group
-    return {name: list(g.members) for name, g in groups.items()
-            if len(g.members) > 1 and name not in flagged and all(_fully_known(c) for c in g.members)}
+    return {
+        name: list(g.members)
+        for name, g in groups.items()
+        if len(g.members) > 1 and name not in flagged and all(_fully_known(c) for c in g.members)
+    }
 
 
 def message(group: str, impact: str) -> str:
-    return (f"internal error: the consistency rules pass group {group!r}, but the simulator predicts loss "
-            f"({impact}); one of subguard's two models of the broker is wrong - please report it")
+    return (
+        f"internal error: the consistency rules pass group {group!r}, but the simulator predicts loss "
+        f"({impact}); one of subguard's two models of the broker is wrong - please report it"
+    )
 
 
 def finding(group: str, members: Sequence[Consumer], impact: str, docs: Mapping[str, RuleDoc]) -> Finding:
@@ -55,7 +65,10 @@ def finding(group: str, members: Sequence[Consumer], impact: str, docs: Mapping[
     locations = [c.subscriptions[0].location if c.subscriptions else c.location for c in members]
     doc = docs.get(RULE)
     return Finding(
-        rule=RULE, severity=doc.severity if doc else Severity.ERROR, message=message(group, impact),
-        location=locations[0], related=tuple(Related(location=loc, message="member") for loc in locations[1:]),
+        rule=RULE,
+        severity=doc.severity if doc else Severity.ERROR,
+        message=message(group, impact),
+        location=locations[0],
+        related=tuple(Related(location=loc, message="member") for loc in locations[1:]),
         group=group,
     )

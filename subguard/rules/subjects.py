@@ -114,7 +114,9 @@ def _place_value(value: Value | None, repo: str) -> Value | None:
 
 def _place_sub(s: Subscription, repo: str) -> Subscription:
     loc = s.location if s.location.repo else s.location.model_copy(update={"repo": repo})
-    return s.model_copy(update={"location": loc, "topic": _place_value(s.topic, repo), "expression": _place_value(s.expression, repo)})
+    return s.model_copy(
+        update={"location": loc, "topic": _place_value(s.topic, repo), "expression": _place_value(s.expression, repo)}
+    )
 
 
 def with_repo(c: Consumer) -> Consumer:
@@ -122,13 +124,15 @@ def with_repo(c: Consumer) -> Consumer:
     repo = c.repo or c.location.repo
     if not repo:
         return c
-    return c.model_copy(update={
-        "location": c.location if c.location.repo else c.location.model_copy(update={"repo": repo}),
-        "group": _place_value(c.group, repo),
-        "message_model": _place_value(c.message_model, repo),
-        "subscriptions": tuple(_place_sub(s, repo) for s in c.subscriptions),
-        "overridden": tuple(_place_sub(s, repo) for s in c.overridden),
-    })
+    return c.model_copy(
+        update={
+            "location": c.location if c.location.repo else c.location.model_copy(update={"repo": repo}),
+            "group": _place_value(c.group, repo),
+            "message_model": _place_value(c.message_model, repo),
+            "subscriptions": tuple(_place_sub(s, repo) for s in c.subscriptions),
+            "overridden": tuple(_place_sub(s, repo) for s in c.overridden),
+        }
+    )
 
 
 @dataclass(frozen=True)
@@ -284,7 +288,7 @@ _SUB_FIELDS = {
     "smells": "codes of tag-expression smells (expression.smells)",
     "sql_error": "why the broker cannot use the SQL92 expression as written (None when fine or TAG)",
     "sql_error_kind": "rejected (consumer fails to start) or truncated (tail silently ignored); UNKNOWN, with "
-                      "sql_error, when the expression is too_deep to check (nested beyond 1,000 levels: an SG902 note)",
+    "sql_error, when the expression is too_deep to check (nested beyond 1,000 levels: an SG902 note)",
     "client": "client family",
     "generation": "cpp-4x, pop-5x, remoting-push or remoting-pull",
     "message_model": "CLUSTERING or BROADCASTING",
@@ -303,7 +307,11 @@ def _sub_unknowns(c: Consumer, s: Subscription) -> list[Unknown]:
     for what, value in (("topic", s.topic), ("expression", s.expression)):
         if not value.known:
             key = (*_ident(c), what, c.group.value or "?", s.topic.value or "?")
-            out.append(Unknown(f"{what} of the subscription", value.detail, _loc_of(value, s.location), key, owner=c.consumer_id))
+            out.append(
+                Unknown(
+                    f"{what} of the subscription", value.detail, _loc_of(value, s.location), key, owner=c.consumer_id
+                )
+            )
     return out
 
 
@@ -315,9 +323,16 @@ def _sql_unknowns(c: Consumer, s: Subscription) -> list[Unknown]:
     if problem is None or problem.kind != "too_deep":
         return []
     key = (*_ident(c), "sql92-depth", c.group.value or "?", s.topic.value or "?")
-    return [Unknown(f"SQL92 expression for topic '{s.topic.value or '?'}'", f"nesting beyond {SQL_MAX_DEPTH} levels, the documented "
-                    "limit of subguard's SQL92 check", _loc_of(s.expression, s.location), key, state="is too deep to check",
-                    owner=c.consumer_id)]
+    return [
+        Unknown(
+            f"SQL92 expression for topic '{s.topic.value or '?'}'",
+            f"nesting beyond {SQL_MAX_DEPTH} levels, the documented limit of subguard's SQL92 check",
+            _loc_of(s.expression, s.location),
+            key,
+            state="is too deep to check",
+            owner=c.consumer_id,
+        )
+    ]
 
 
 def _sub_fields(c: Consumer, s: Subscription) -> dict[str, Any]:
@@ -330,14 +345,18 @@ def _sub_fields(c: Consumer, s: Subscription) -> dict[str, Any]:
         else:
             problem = validate_sql(expr.value or "")
             if problem is not None:
-                sql_error, sql_kind = (UNKNOWN, UNKNOWN) if problem.kind == "too_deep" else (problem.message, problem.kind)
+                sql_error, sql_kind = (
+                    (UNKNOWN, UNKNOWN) if problem.kind == "too_deep" else (problem.message, problem.kind)
+                )
     return {
         "group": _val(c.group),
         "topic": _val(s.topic),
         "expression": _val(expr),
         "expression_type": s.expression_type.value,
         "tags": list(s.tags),
-        "smells": [sm.code for sm in smells(expr.value)] if expr.known and s.expression_type is ExpressionType.TAG else ([] if expr.known else UNKNOWN),
+        "smells": [sm.code for sm in smells(expr.value)]
+        if expr.known and s.expression_type is ExpressionType.TAG
+        else ([] if expr.known else UNKNOWN),
         "sql_error": sql_error,
         "sql_error_kind": sql_kind,
         "client": c.client.value,
@@ -361,8 +380,13 @@ def _build_subscriptions(u: Universe) -> Iterable[Subject]:
     for c in u.consumers:
         for s in c.subscriptions:
             yield Subject(
-                "subscription", _sub_fields(c, s), s.location, _sub_key(c, s),
-                group=c.group.value or "", topic=s.topic.value or "", unknowns=(*_sub_unknowns(c, s), *_sql_unknowns(c, s)),
+                "subscription",
+                _sub_fields(c, s),
+                s.location,
+                _sub_key(c, s),
+                group=c.group.value or "",
+                topic=s.topic.value or "",
+                unknowns=(*_sub_unknowns(c, s), *_sql_unknowns(c, s)),
             )
 
 
@@ -376,16 +400,35 @@ def _build_smells(u: Universe) -> Iterable[Subject]:
             if not s.expression.known:
                 fields = {**base, "smell_code": UNKNOWN, "smell_severity": UNKNOWN, "smell_message": UNKNOWN}
                 unknowns = tuple(un for un in _sub_unknowns(c, s) if un.what.startswith("expression"))
-                yield Subject("subscription/smell", fields, s.location, (*_sub_key(c, s), "?"), group, topic, unknowns=unknowns)
+                yield Subject(
+                    "subscription/smell", fields, s.location, (*_sub_key(c, s), "?"), group, topic, unknowns=unknowns
+                )
                 continue
             for smell in smells(s.expression.value):
-                fields = {**base, "smell_code": smell.code, "smell_severity": smell.severity, "smell_message": smell.message}
-                yield Subject("subscription/smell", fields, _loc_of(s.expression, s.location), (*_sub_key(c, s), smell.code), group, topic)
+                fields = {
+                    **base,
+                    "smell_code": smell.code,
+                    "smell_severity": smell.severity,
+                    "smell_message": smell.message,
+                }
+                yield Subject(
+                    "subscription/smell",
+                    fields,
+                    _loc_of(s.expression, s.location),
+                    (*_sub_key(c, s), smell.code),
+                    group,
+                    topic,
+                )
 
 
 SUBSCRIPTION = KindSpec(_SUB_FIELDS, {}, _build_subscriptions)
 SUBSCRIPTION_SMELL = KindSpec(
-    {**_SUB_FIELDS, "smell_code": "stable smell code", "smell_severity": "error or warning", "smell_message": "what is wrong"},
+    {
+        **_SUB_FIELDS,
+        "smell_code": "stable smell code",
+        "smell_severity": "error or warning",
+        "smell_message": "what is wrong",
+    },
     {},
     _build_smells,
 )
@@ -434,16 +477,27 @@ def _consumer_unknowns(c: Consumer) -> list[Unknown]:
     out = []
     for what, value in (("group", c.group), ("message model", c.message_model)):
         if not value.known:
-            out.append(Unknown(f"{what} of the consumer", value.detail, _loc_of(value, c.location), (*_ident(c), what),
-                               owner=c.consumer_id))
+            out.append(
+                Unknown(
+                    f"{what} of the consumer",
+                    value.detail,
+                    _loc_of(value, c.location),
+                    (*_ident(c), what),
+                    owner=c.consumer_id,
+                )
+            )
     return out
 
 
 def _build_consumers(u: Universe) -> Iterable[Subject]:
     for c in u.consumers:
         yield Subject(
-            "consumer", _consumer_fields(c), c.location, (*_ident(c), c.group.value or "?"),
-            group=c.group.value or "", unknowns=tuple(_consumer_unknowns(c)),
+            "consumer",
+            _consumer_fields(c),
+            c.location,
+            (*_ident(c), c.group.value or "?"),
+            group=c.group.value or "",
+            unknowns=tuple(_consumer_unknowns(c)),
         )
 
 
@@ -452,8 +506,14 @@ def _build_overridden(u: Universe) -> Iterable[Subject]:
         for old in c.overridden:
             effective = next((s for s in c.subscriptions if s.topic.value == old.topic.value and old.topic.known), None)
             old_raw, new_raw = _val(old.expression), _val(effective.expression) if effective else None
-            same: Any = UNKNOWN if UNKNOWN in (old_raw, new_raw) else (
-                effective is not None and old.expression_type is effective.expression_type and _raw_key(old) == _raw_key(effective)
+            same: Any = (
+                UNKNOWN
+                if UNKNOWN in (old_raw, new_raw)
+                else (
+                    effective is not None
+                    and old.expression_type is effective.expression_type
+                    and _raw_key(old) == _raw_key(effective)
+                )
             )
             fields = {
                 **_consumer_fields(c),
@@ -462,11 +522,21 @@ def _build_overridden(u: Universe) -> Iterable[Subject]:
                 "effective_expression": new_raw,
                 "same_expression": same,
             }
-            related = ((effective.location, f"this later subscribe() of '{old.topic.value}' with {new_raw!r} wins"),) if effective else ()
+            related = (
+                ((effective.location, f"this later subscribe() of '{old.topic.value}' with {new_raw!r} wins"),)
+                if effective
+                else ()
+            )
             unknowns = tuple(_sub_unknowns(c, old)) + (tuple(_sub_unknowns(c, effective)) if effective else ())
             yield Subject(
-                "consumer/overridden", fields, old.location, (*_ident(c), c.group.value or "?", old.topic.value or "?"),
-                group=c.group.value or "", topic=old.topic.value or "", related=related, unknowns=unknowns,
+                "consumer/overridden",
+                fields,
+                old.location,
+                (*_ident(c), c.group.value or "?", old.topic.value or "?"),
+                group=c.group.value or "",
+                topic=old.topic.value or "",
+                related=related,
+                unknowns=unknowns,
             )
 
 
@@ -497,7 +567,10 @@ def name_problem(kind: str, name: str, client: ClientFamily) -> tuple[str, str] 
     if len(name) > GROUP_MAX:
         return "error", f"group '{name[:40]}...' is {len(name)} characters long: the limit is {GROUP_MAX}"
     if len(name) > GROUP_MAX_NEXT:
-        return "warning", f"group '{name[:40]}...' is {len(name)} characters long: newer clients and brokers (#9563) allow at most {GROUP_MAX_NEXT}"
+        return (
+            "warning",
+            f"group '{name[:40]}...' is {len(name)} characters long: newer clients and brokers (#9563) allow at most {GROUP_MAX_NEXT}",
+        )
     return None
 
 
@@ -521,32 +594,61 @@ def _build_names(u: Universe) -> Iterable[Subject]:
             seen.add(ident)
             if not value.known:
                 fields = {**base, "name_kind": kind, "name": UNKNOWN, "name_error": UNKNOWN, "name_severity": UNKNOWN}
-                unknowns = tuple(_consumer_unknowns(c)[:1]) if kind == "group" else tuple(
-                    un for s in c.subscriptions if s.topic is value for un in _sub_unknowns(c, s) if un.what.startswith("topic")
+                unknowns = (
+                    tuple(_consumer_unknowns(c)[:1])
+                    if kind == "group"
+                    else tuple(
+                        un
+                        for s in c.subscriptions
+                        if s.topic is value
+                        for un in _sub_unknowns(c, s)
+                        if un.what.startswith("topic")
+                    )
                 )
-                yield Subject("consumer/name", fields, loc, (*_ident(c), kind, "?"), group=c.group.value or "", unknowns=unknowns)
+                yield Subject(
+                    "consumer/name", fields, loc, (*_ident(c), kind, "?"), group=c.group.value or "", unknowns=unknowns
+                )
                 continue
             if "${" in (value.value or ""):  # an unresolved Spring placeholder: the name is set at run time
                 continue
             problem = name_problem(kind, value.value or "", c.client)
-            fields = {**base, "name_kind": kind, "name": value.value, "name_error": problem[1] if problem else None,
-                      "name_severity": problem[0] if problem else None}
+            fields = {
+                **base,
+                "name_kind": kind,
+                "name": value.value,
+                "name_error": problem[1] if problem else None,
+                "name_severity": problem[0] if problem else None,
+            }
             yield Subject(
-                "consumer/name", fields, loc, (*_ident(c), kind, value.value or ""),
-                group=c.group.value or "", topic=(value.value or "") if kind == "topic" else "",
+                "consumer/name",
+                fields,
+                loc,
+                (*_ident(c), kind, value.value or ""),
+                group=c.group.value or "",
+                topic=(value.value or "") if kind == "topic" else "",
             )
 
 
 CONSUMER = KindSpec(_CONSUMER_FIELDS, {}, _build_consumers)
 CONSUMER_OVERRIDDEN = KindSpec(
-    {**_CONSUMER_FIELDS, "topic": "the topic subscribed twice", "overridden_expression": "the earlier, overwritten expression",
-     "effective_expression": "the expression that wins", "same_expression": "both calls give the broker the same subscription"},
+    {
+        **_CONSUMER_FIELDS,
+        "topic": "the topic subscribed twice",
+        "overridden_expression": "the earlier, overwritten expression",
+        "effective_expression": "the expression that wins",
+        "same_expression": "both calls give the broker the same subscription",
+    },
     {},
     _build_overridden,
 )
 CONSUMER_NAME = KindSpec(
-    {**_CONSUMER_FIELDS, "name_kind": "group or topic", "name": "the name", "name_error": "why RocketMQ refuses it (None: fine)",
-     "name_severity": "error or warning"},
+    {
+        **_CONSUMER_FIELDS,
+        "name_kind": "group or topic",
+        "name": "the name",
+        "name_error": "why RocketMQ refuses it (None: fine)",
+        "name_severity": "error or warning",
+    },
     {},
     _build_names,
 )
@@ -586,7 +688,11 @@ _GROUP_VARIANTS = {
 
 def _topic_set_entry(g: Group, c: Consumer) -> Entry:
     if not c.subscriptions:  # no subscribe call was found: the topics are unknown, not none
-        return (UNKNOWN, "unknown topics (no subscription found)", Member(c.location, f"a member of '{g.name}' whose topics are unknown"))
+        return (
+            UNKNOWN,
+            "unknown topics (no subscription found)",
+            Member(c.location, f"a member of '{g.name}' whose topics are unknown"),
+        )
     topics = [s.topic.value for s in c.subscriptions]
     label = "{" + ", ".join(sorted(t for t in topics if t is not None)) + "}"
     member = Member(c.location, f"a member of '{g.name}' subscribes {label}")
@@ -619,8 +725,15 @@ def _group_subject(u: Universe, g: Group) -> Subject:
     for c in ms:
         unknowns += [u_ for u_ in _consumer_unknowns(c) if u_.what != "group of the consumer"]
         if not c.subscriptions:
-            unknowns.append(Unknown("topics of the consumer", "no subscribe call was found for it", c.location,
-                                    (*_ident(c), c.consumer_id, "topics"), owner=c.consumer_id))
+            unknowns.append(
+                Unknown(
+                    "topics of the consumer",
+                    "no subscribe call was found for it",
+                    c.location,
+                    (*_ident(c), c.consumer_id, "topics"),
+                    owner=c.consumer_id,
+                )
+            )
         for s in c.subscriptions:
             if not s.topic.known:
                 unknowns += [u_ for u_ in _sub_unknowns(c, s) if u_.what.startswith("topic")]
@@ -643,14 +756,29 @@ def _group_subject(u: Universe, g: Group) -> Subject:
         "repo_count": len(repos),
         "unknown_values": len(unknowns),
     }
-    variants = {"topic_sets": topic_sets, "message_models": models, "generations": gens, "client_families": families,
-                "environments": envs, "services": services, "repos": repos}
-    return Subject("group", fields, ms[0].location, (g.name,), group=g.name, variants=variants, unknowns=tuple(unknowns))
+    variants = {
+        "topic_sets": topic_sets,
+        "message_models": models,
+        "generations": gens,
+        "client_families": families,
+        "environments": envs,
+        "services": services,
+        "repos": repos,
+    }
+    return Subject(
+        "group", fields, ms[0].location, (g.name,), group=g.name, variants=variants, unknowns=tuple(unknowns)
+    )
 
 
 def _ungrouped(u: Universe) -> Iterable[Unknown]:
     for c in u.groups.ungrouped:
-        yield Unknown("group of the consumer", c.group.detail, _loc_of(c.group, c.location), (*_ident(c), "group"), owner=c.consumer_id)
+        yield Unknown(
+            "group of the consumer",
+            c.group.detail,
+            _loc_of(c.group, c.location),
+            (*_ident(c), "group"),
+            owner=c.consumer_id,
+        )
 
 
 def _build_groups(u: Universe) -> Iterable[Subject]:
@@ -671,16 +799,22 @@ _GROUP_TOPIC_FIELDS = {
     "generations": "distinct client generations subscribing this topic",
 }
 _GROUP_TOPIC_VARIANTS = {
-    "tag_sets": "members by tag set", "tag_orders": "members by tag order",
-    "raw_expressions": "members by raw expression", "expression_types": "members by expression type",
+    "tag_sets": "members by tag set",
+    "tag_orders": "members by tag order",
+    "raw_expressions": "members by raw expression",
+    "expression_types": "members by expression type",
 }
 
 
-def _expr_entries(g: Group, topic: str, key: Callable[[Subscription], Any], label: Callable[[Subscription], str]) -> list[Entry]:
+def _expr_entries(
+    g: Group, topic: str, key: Callable[[Subscription], Any], label: Callable[[Subscription], str]
+) -> list[Entry]:
     out: list[Entry] = []
     for _, s in g.subscriptions(topic):
         raw = s.expression.value
-        text = f"subscribes '{topic}' with {raw!r}" + (f" ({tags_label(s)})" if s.expression.known else f" (unknown: {s.expression.detail})")
+        text = f"subscribes '{topic}' with {raw!r}" + (
+            f" ({tags_label(s)})" if s.expression.known else f" (unknown: {s.expression.detail})"
+        )
         member = Member(s.location, text)
         out.append((UNKNOWN if raw is None and not s.expression.known else key(s), label(s), member))
     return out
@@ -701,8 +835,14 @@ def _build_group_topics(u: Universe) -> Iterable[Subject]:
             orders, order_count = _variants(_expr_entries(g, topic, _tag_order_key, _order_label))
             raws, raw_count = _variants(_expr_entries(g, topic, _raw_key, lambda s: repr(s.expression.value)))
             types, _ = _variants(
-                [(s.expression_type.value, s.expression_type.value, Member(s.location, f"subscribes '{topic}' as {s.expression_type.value} {s.expression.value!r}"))
-                 for _, s in subs]
+                [
+                    (
+                        s.expression_type.value,
+                        s.expression_type.value,
+                        Member(s.location, f"subscribes '{topic}' as {s.expression_type.value} {s.expression.value!r}"),
+                    )
+                    for _, s in subs
+                ]
             )
             unknowns = tuple(un for c, s in subs for un in _sub_unknowns(c, s))
             fields = {
@@ -718,8 +858,16 @@ def _build_group_topics(u: Universe) -> Iterable[Subject]:
                 "generations": sorted({generation(c.client) for c, _ in subs}),
             }
             variants = {"tag_sets": tag_sets, "tag_orders": orders, "raw_expressions": raws, "expression_types": types}
-            yield Subject("group/topic", fields, subs[0][1].location, (g.name, topic), group=g.name, topic=topic,
-                          variants=variants, unknowns=unknowns)
+            yield Subject(
+                "group/topic",
+                fields,
+                subs[0][1].location,
+                (g.name, topic),
+                group=g.name,
+                topic=topic,
+                variants=variants,
+                unknowns=unknowns,
+            )
 
 
 GROUP = KindSpec(_GROUP_FIELDS, _GROUP_VARIANTS, _build_groups, _ungrouped)

@@ -106,8 +106,8 @@ def _line_comments(path: str, lines: Sequence[str]) -> list[tuple[int, int, str,
                 out.append((number, len(line) - len(stripped) + 1, stripped[1:], True))
             continue
         for m in marker.finditer(line):
-            if _BODY.match(line[m.end():]):
-                out.append((number, m.start() + 1, line[m.end():], not line[: m.start()].strip()))
+            if _BODY.match(line[m.end() :]):
+                out.append((number, m.start() + 1, line[m.end() :], not line[: m.start()].strip()))
                 break
     return out
 
@@ -212,10 +212,22 @@ def apply_inline(
     for w in waivers:
         key = f"inline\x1f{w.location.path}\x1f{','.join(w.rules)}\x1f{w.reason}"
         if not w.rules:
-            problems.append(Problem("waiver names no rule: write `subguard: ignore[SG102] <reason>` (blanket waivers are not supported)", w.location, key + "\x1fnorule"))
+            problems.append(
+                Problem(
+                    "waiver names no rule: write `subguard: ignore[SG102] <reason>` (blanket waivers are not supported)",
+                    w.location,
+                    key + "\x1fnorule",
+                )
+            )
             continue
         if not w.reason:
-            problems.append(Problem(f"waiver for {', '.join(w.rules)} has no reason, so it does not apply: add why after `]`", w.location, key + "\x1fnoreason"))
+            problems.append(
+                Problem(
+                    f"waiver for {', '.join(w.rules)} has no reason, so it does not apply: add why after `]`",
+                    w.location,
+                    key + "\x1fnoreason",
+                )
+            )
             continue
         for rule in w.rules:
             if not known(rule):
@@ -224,7 +236,9 @@ def apply_inline(
                 problems.append(
                     Problem(
                         f"inline waivers for {rule} are forbidden by config (no-inline-waivers), so this one does not apply; use a config waiver",
-                        w.location, f"{key}\x1fforbidden\x1f{rule}", Severity.WARNING,
+                        w.location,
+                        f"{key}\x1fforbidden\x1f{rule}",
+                        Severity.WARNING,
                     )
                 )
             else:
@@ -238,7 +252,9 @@ def apply_inline(
             covering = [(i, w) for i, (w, rule) in enumerate(valid) if rule == f.rule and _covered(f, w)]
             if covering:
                 w = covering[0][1]
-                f = f.model_copy(update={"suppressed": Suppression(kind="inline", reason=w.reason, location=w.location)})
+                f = f.model_copy(
+                    update={"suppressed": Suppression(kind="inline", reason=w.reason, location=w.location)}
+                )
                 used.update((i, f.rule) for i, _ in covering)
         out.append(f)
     for i, (w, rule) in enumerate(valid):
@@ -270,9 +286,18 @@ def apply_config(
     for i, w in enumerate(waivers):
         key = f"config\x1f{w.rule}\x1f{w.group}\x1f{w.topic or ''}"
         if w.expires is not None and w.expires < today:
-            problems.append(Problem(f"{_waiver_name(w)} expired on {w.expires.isoformat()} and no longer applies", locations[i], key + "\x1fexpired", Severity.WARNING))
+            problems.append(
+                Problem(
+                    f"{_waiver_name(w)} expired on {w.expires.isoformat()} and no longer applies",
+                    locations[i],
+                    key + "\x1fexpired",
+                    Severity.WARNING,
+                )
+            )
         elif not w.reason.strip():
-            problems.append(Problem(f"{_waiver_name(w)} has no reason, so it does not apply", locations[i], key + "\x1fnoreason"))
+            problems.append(
+                Problem(f"{_waiver_name(w)} has no reason, so it does not apply", locations[i], key + "\x1fnoreason")
+            )
         else:
             live.append(i)
     used: set[int] = set()
@@ -282,14 +307,22 @@ def apply_config(
             for i in live:
                 w = waivers[i]
                 if w.rule == f.rule and w.group == f.group and (w.topic is None or w.topic == f.topic):
-                    f = f.model_copy(update={"suppressed": Suppression(kind="config", reason=w.reason, location=locations[i])})
+                    f = f.model_copy(
+                        update={"suppressed": Suppression(kind="config", reason=w.reason, location=locations[i])}
+                    )
                     used.add(i)
                     break
         out.append(f)
     for i in live:
         if i not in used and enabled(waivers[i].rule):
             w = waivers[i]
-            problems.append(Problem(f"unused {_waiver_name(w)}: it matched no finding", locations[i], f"config\x1f{w.rule}\x1f{w.group}\x1f{w.topic or ''}\x1funused"))
+            problems.append(
+                Problem(
+                    f"unused {_waiver_name(w)}: it matched no finding",
+                    locations[i],
+                    f"config\x1f{w.rule}\x1f{w.group}\x1f{w.topic or ''}\x1funused",
+                )
+            )
     return out, problems
 
 
@@ -335,6 +368,8 @@ def apply_waivers(
     that were malformed, forbidden, expired or unused (only for enabled rules). `check` and the
     audit's tasks both call this, so they waive alike."""
     known = set(docs)
-    marked, problems = apply_inline(found, inline, known=known.__contains__, enabled=enabled, forbidden=config.no_inline_waivers)
+    marked, problems = apply_inline(
+        found, inline, known=known.__contains__, enabled=enabled, forbidden=config.no_inline_waivers
+    )
     marked, more = apply_config(marked, config.waivers, locations, today=today, enabled=enabled)
     return marked, [f for f in problem_findings([*problems, *more], docs) if enabled(f.rule)]

@@ -54,7 +54,9 @@ def config_locations(config: Config, read: Reader, repo: str) -> list[Location]:
     return suppress.locate_config_waivers(config.waivers, name, text, repo)
 
 
-def _disk_sources(results: Sequence[ScanResult], findings: Sequence[Finding], max_size: int) -> list[tuple[str, str, str]]:
+def _disk_sources(
+    results: Sequence[ScanResult], findings: Sequence[Finding], max_size: int
+) -> list[tuple[str, str, str]]:
     """(repo, path, text) of every file that may hold an inline waiver: parsed/failed files and finding files."""
     wanted: dict[tuple[str, str], ScanResult] = {}
     for res in results:

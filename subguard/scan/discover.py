@@ -16,7 +16,19 @@ from subguard.core.model import FileRecord, FileStatus
 from subguard.scan import globs
 from subguard.scan.listing import DEFAULT_EXCLUDE_DIRS, excluded_dir, git_files, root_names, walk_tree
 
-__all__ = ["DEFAULT_EXCLUDE_DIRS", "LINK", "SPECIAL", "Candidate", "classify", "discover", "excluded_record", "excluded_dir", "git_files", "read_limited", "walk_tree"]
+__all__ = [
+    "DEFAULT_EXCLUDE_DIRS",
+    "LINK",
+    "SPECIAL",
+    "Candidate",
+    "classify",
+    "discover",
+    "excluded_record",
+    "excluded_dir",
+    "git_files",
+    "read_limited",
+    "walk_tree",
+]
 
 DEFAULT_MAX_FILE_SIZE = 2 * 1024 * 1024
 LINK = "symbolic link (not followed)"
@@ -54,7 +66,9 @@ def classify(root: Path | str, rel: str, max_size: int) -> tuple[Candidate | Non
         return None, FileRecord(path=rel, status=FileStatus.SKIPPED, reason=SPECIAL)
     if st.st_size > max_size:
         return None, FileRecord(
-            path=rel, status=FileStatus.SKIPPED, size=st.st_size,
+            path=rel,
+            status=FileStatus.SKIPPED,
+            size=st.st_size,
             reason=f"larger than the size limit ({st.st_size} > {max_size} bytes)",
         )
     return Candidate(rel, full, st.st_size, mtime_ns=st.st_mtime_ns), None
@@ -66,7 +80,9 @@ def excluded_record(rel: str, pattern: str) -> FileRecord:
 
 
 def discover(
-    root: Path, exclude_dirs: frozenset[str] = DEFAULT_EXCLUDE_DIRS, max_size: int = DEFAULT_MAX_FILE_SIZE,
+    root: Path,
+    exclude_dirs: frozenset[str] = DEFAULT_EXCLUDE_DIRS,
+    max_size: int = DEFAULT_MAX_FILE_SIZE,
     exclude: Callable[[Path], Callable[[str], str | None] | None] | None = None,
 ) -> Discovery:
     """List every file of a scan root (a directory or a single file). `exclude(folder)`: the

@@ -58,7 +58,10 @@ def config_dir(config: Config) -> str | None:
 
 
 def exclude_files(
-    candidates: Sequence[Candidate], skipped: Sequence[FileRecord], patterns: Sequence[str], prefix: str = "",
+    candidates: Sequence[Candidate],
+    skipped: Sequence[FileRecord],
+    patterns: Sequence[str],
+    prefix: str = "",
 ) -> tuple[Sequence[Candidate], Sequence[FileRecord]]:
     """The config's `exclude` applied (`subguard.scan.globs`): a matching file becomes a skipped
     record "excluded by config (exclude: PATTERN)", whatever it was before (never read)."""
@@ -147,7 +150,9 @@ def _scan_files(
     registry = _Registry(extractors)
     records: dict[str, FileRecord] = {r.path: r.model_copy(update={"repo": repo}) for r in skipped}
     by_path = {c.path: c for c in candidates}
-    inc = _Incremental(cache, registry.names, candidates) if incremental and cache is not None and cache.enabled else None
+    inc = (
+        _Incremental(cache, registry.names, candidates) if incremental and cache is not None and cache.enabled else None
+    )
 
     def skip(cand: Candidate, reason: str, extractor: str = "") -> None:
         records[cand.path] = FileRecord(
@@ -195,16 +200,26 @@ def _scan_files(
                         skip(cand, f"{UNREADABLE}: {exc.strerror or exc}", name)
                         continue
                 files.append(SourceFile(cand.path, data_or_none))
-            base = RepoContext(root=root, repo=repo, config=config, paths=paths, read=read, memo=guarded, prefetch=ahead.prefetch)
+            base = RepoContext(
+                root=root, repo=repo, config=config, paths=paths, read=read, memo=guarded, prefetch=ahead.prefetch
+            )
             result, isolated, reads, seen_priors = _run_recorded(ex, files, base, prior, by_path)
             given = {f.path for f in files}
             if inc is not None:
                 inc.ran(name, chosen[name], reads, seen_priors, result, isolated)
         prior[name] = result
         for rec in result.files:
-            records[rec.path] = rec.model_copy(update={"repo": repo, "extractor": rec.extractor or name, "size": by_path[rec.path].size if rec.path in by_path else rec.size})
+            records[rec.path] = rec.model_copy(
+                update={
+                    "repo": repo,
+                    "extractor": rec.extractor or name,
+                    "size": by_path[rec.path].size if rec.path in by_path else rec.size,
+                }
+            )
         for path in given - {r.path for r in result.files}:
-            records[path] = FileRecord(path=path, status=FileStatus.PARSED, extractor=name, repo=repo, size=by_path[path].size)
+            records[path] = FileRecord(
+                path=path, status=FileStatus.PARSED, extractor=name, repo=repo, size=by_path[path].size
+            )
         consumers.extend(result.consumers)
         deployments.extend(result.deployments)
         findings.extend(result.findings)
@@ -225,8 +240,12 @@ def _scan_files(
 
 
 def _prefilter(
-    candidates: Sequence[Candidate], registry: _Registry, inc: _Incremental | None, cache: ContentCache | None,
-    max_size: int, skip: Callable[[Candidate, str, str], None],
+    candidates: Sequence[Candidate],
+    registry: _Registry,
+    inc: _Incremental | None,
+    cache: ContentCache | None,
+    max_size: int,
+    skip: Callable[[Candidate, str, str], None],
 ) -> tuple[dict[str, list[Candidate]], dict[str, bytes]]:
     """Each candidate's extractor (the claims kept by path, else asked) and prefilter verdict (kept
     by size and mtime, else the file is read and searched for the extractor's needles): the files
@@ -271,7 +290,10 @@ def _prefilter(
 
 
 def _run_recorded(
-    ex: Extractor, files: Sequence[SourceFile], base: RepoContext, prior: Mapping[str, ExtractResult],
+    ex: Extractor,
+    files: Sequence[SourceFile],
+    base: RepoContext,
+    prior: Mapping[str, ExtractResult],
     by_path: Mapping[str, Candidate],
 ) -> tuple[ExtractResult, bool, dict[str, tuple[int, int] | None], set[str]]:
     """`_extract_isolated`, noting what the extractor read besides its files: other files (with their
@@ -452,8 +474,13 @@ class _Incremental:
         return dataclasses.replace(result, facts=Facts(dict(state.facts)))
 
     def ran(
-        self, name: str, chosen: Sequence[Candidate], reads: Mapping[str, tuple[int, int] | None], priors: set[str],
-        result: ExtractResult, isolated: bool,
+        self,
+        name: str,
+        chosen: Sequence[Candidate],
+        reads: Mapping[str, tuple[int, int] | None],
+        priors: set[str],
+        result: ExtractResult,
+        isolated: bool,
     ) -> None:
         old = self.states.get(name)
         try:
@@ -467,14 +494,22 @@ class _Incremental:
             if name in self.states:
                 self.cache.put(_STATES, name, None)
             return
-        state = _State(tuple((c.path, c.size, c.mtime_ns) for c in chosen), tuple(sorted(reads.items())), self.paths,
-                       frozenset(priors), blob, facts)
+        state = _State(
+            tuple((c.path, c.size, c.mtime_ns) for c in chosen),
+            tuple(sorted(reads.items())),
+            self.paths,
+            frozenset(priors),
+            blob,
+            facts,
+        )
         if state != old:
             self.cache.put(_STATES, name, state)
 
 
 def _extract_isolated(
-    ex: Extractor, files: Sequence[SourceFile], context: Callable[[frozenset[str]], RepoContext],
+    ex: Extractor,
+    files: Sequence[SourceFile],
+    context: Callable[[frozenset[str]], RepoContext],
 ) -> tuple[ExtractResult, bool]:
     """Run one extractor so that one file's failure never costs the others their results.
 
@@ -511,17 +546,33 @@ def _extract_isolated(
     if not failed:
         return result, False
     kept = tuple(r for r in result.files if r.path not in failed)
-    lost = tuple(FileRecord(path=p, status=FileStatus.FAILED, reason=why, extractor=ex.name) for p, why in failed.items())
+    lost = tuple(
+        FileRecord(path=p, status=FileStatus.FAILED, reason=why, extractor=ex.name) for p, why in failed.items()
+    )
     return dataclasses.replace(result, files=kept + lost), True
 
 
 def _all_failed(ex: Extractor, files: Sequence[SourceFile], reason: str) -> ExtractResult:
-    return ExtractResult(files=tuple(FileRecord(path=f.path, status=FileStatus.FAILED, reason=reason, extractor=ex.name) for f in files))
+    return ExtractResult(
+        files=tuple(FileRecord(path=f.path, status=FileStatus.FAILED, reason=reason, extractor=ex.name) for f in files)
+    )
 
 
 _AFTER_SCAN = {
-    "select", "ignore", "fail_on", "baseline", "waivers", "no_inline_waivers", "simulate", "cache_dir",
-    "show_notes", "test_paths", "example_paths", "example_repos", "test_code", "test_notes",
+    "select",
+    "ignore",
+    "fail_on",
+    "baseline",
+    "waivers",
+    "no_inline_waivers",
+    "simulate",
+    "cache_dir",
+    "show_notes",
+    "test_paths",
+    "example_paths",
+    "example_repos",
+    "test_code",
+    "test_notes",
 }
 
 

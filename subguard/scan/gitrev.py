@@ -57,7 +57,9 @@ class Revision:
 
 def _git(root: str, *args: str, data: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
     try:
-        return subprocess.run(["git", "-C", root, *args], input=data, capture_output=True, timeout=GIT_TIMEOUT, check=False)
+        return subprocess.run(
+            ["git", "-C", root, *args], input=data, capture_output=True, timeout=GIT_TIMEOUT, check=False
+        )
     except FileNotFoundError:
         raise RevisionError("--base needs git, and no `git` executable is on PATH") from None
     except (OSError, subprocess.SubprocessError) as exc:
@@ -109,7 +111,9 @@ def _list(folder: str, rev: Revision) -> list[_Entry]:
     """The revision's entries below `folder`, paths relative to it (`git ls-tree -r --long`)."""
     proc = _git(folder, "-c", "core.quotePath=false", "ls-tree", "-r", "-z", "--long", rev.commit, "--", ".")
     if proc.returncode != 0:
-        raise RevisionError(f"--base {rev.ref}: git ls-tree failed: {proc.stderr.decode('utf-8', 'replace').strip()[:200]}")
+        raise RevisionError(
+            f"--base {rev.ref}: git ls-tree failed: {proc.stderr.decode('utf-8', 'replace').strip()[:200]}"
+        )
     out: list[_Entry] = []
     for item in proc.stdout.decode("utf-8", "surrogateescape").split("\0"):
         if not item:
@@ -122,8 +126,20 @@ def _list(folder: str, rev: Revision) -> list[_Entry]:
 
 def _changed(folder: str, rev: Revision) -> set[str]:
     """Paths below `folder` whose work-tree content differs from the revision (or that it lacks)."""
-    proc = _git(folder, "-c", "core.quotePath=false", "diff", "--no-renames", "--no-ext-diff", "--name-only", "--relative",
-                "-z", rev.commit, "--", ".")
+    proc = _git(
+        folder,
+        "-c",
+        "core.quotePath=false",
+        "diff",
+        "--no-renames",
+        "--no-ext-diff",
+        "--name-only",
+        "--relative",
+        "-z",
+        rev.commit,
+        "--",
+        ".",
+    )
     if proc.returncode != 0:  # e.g. no index yet: treat every file as changed (correct, only slower)
         return {e.path for e in _list(folder, rev)}
     return {p for p in proc.stdout.decode("utf-8", "surrogateescape").split("\0") if p}
@@ -145,7 +161,7 @@ def read_blobs(folder: str, blobs: Sequence[str]) -> dict[str, bytes]:
         if len(header) < 3 or header[1] != b"blob":  # "<id> missing": a partial clone without it
             raise RevisionError(f"--base: blob {blob} is missing from this clone; " + FETCH_HINT.format(ref="<base>"))
         size = int(header[2])
-        out[blob] = data[pos:pos + size]
+        out[blob] = data[pos : pos + size]
         pos += size + 1
     return out
 
@@ -163,14 +179,19 @@ def _unchanged_file(folder: str, entry: _Entry) -> Candidate | None:
 
 
 def candidates(
-    folder: str, rev: Revision, max_size: int, inside: str = "", only: str | None = None,
+    folder: str,
+    rev: Revision,
+    max_size: int,
+    inside: str = "",
+    only: str | None = None,
 ) -> tuple[list[Candidate], list[FileRecord]]:
     """The revision's files below `folder` as the scan's candidates (unchanged ones on disk, the
     others in memory) and the entries that are skipped (links, submodules, too large), as `discover`
     would skip them. `inside`: a folder prefix to leave out (the cache directory); `only`: the one
     file of a single-file scan root."""
-    entries = [e for e in _list(folder, rev)
-               if not (inside and e.path.startswith(inside)) and (only is None or e.path == only)]
+    entries = [
+        e for e in _list(folder, rev) if not (inside and e.path.startswith(inside)) and (only is None or e.path == only)
+    ]
     changed = _changed(folder, rev)
     skipped: list[FileRecord] = []
     cands: list[Candidate] = []
@@ -181,8 +202,14 @@ def candidates(
         elif e.kind != "blob":
             skipped.append(FileRecord(path=e.path, status=FileStatus.SKIPPED, reason=SPECIAL))
         elif e.size > max_size:
-            skipped.append(FileRecord(path=e.path, status=FileStatus.SKIPPED, size=e.size,
-                                      reason=f"larger than the size limit ({e.size} > {max_size} bytes)"))
+            skipped.append(
+                FileRecord(
+                    path=e.path,
+                    status=FileStatus.SKIPPED,
+                    size=e.size,
+                    reason=f"larger than the size limit ({e.size} > {max_size} bytes)",
+                )
+            )
         elif e.path not in changed and (on_disk := _unchanged_file(folder, e)) is not None:
             cands.append(on_disk)
         else:
@@ -202,8 +229,13 @@ def _inside(directory: Path, root: Path) -> str:
 
 
 def scan_revision(
-    root: str, repo: str, rev: Revision, config: Config, extractors: Sequence[Extractor] | None = None,
-    cache_key: str | None = None, only: str | None = None,
+    root: str,
+    repo: str,
+    rev: Revision,
+    config: Config,
+    extractors: Sequence[Extractor] | None = None,
+    cache_key: str | None = None,
+    only: str | None = None,
 ) -> ScanResult:
     """Extract the scan root `root` (the folder the head scan reported) as it was at `rev`, under
     the same root and repo name, so base and head records compare path for path: its consumers,
@@ -230,20 +262,25 @@ def scan_revision(
     return result
 
 
-
 def resolve_roots(roots: Sequence[str], ref: str) -> list[Revision]:
     """`ref` resolved in the repository of each scan root (RevisionError on the first that fails)."""
     return [resolve(Path(r), ref) for r in roots]
 
 
 def scan_base(
-    roots: Sequence[str], revisions: Sequence[Revision], heads: Sequence[ScanResult], config: Config,
+    roots: Sequence[str],
+    revisions: Sequence[Revision],
+    heads: Sequence[ScanResult],
+    config: Config,
     cache_key: str | None = None,
 ) -> list[ScanResult]:
     """Each scan root at its base revision, as the head scan `heads` reported it (root, repo name)."""
     out: list[ScanResult] = []
     for path, rev, head in zip(roots, revisions, heads):
         only = Path(path).name if Path(path).is_file() else None
-        out.append(scan_revision(head.root, head.repo, rev, config, cache_key=cache_key if Path(path).is_dir() else None,
-                                 only=only))
+        out.append(
+            scan_revision(
+                head.root, head.repo, rev, config, cache_key=cache_key if Path(path).is_dir() else None, only=only
+            )
+        )
     return out

@@ -54,7 +54,10 @@ def _regex(glob: str) -> str:
         elif body[i] == "?":
             out, i = out + "[^/]", i + 1
         else:  # only ASCII punctuation is escaped: a backslash before a letter is an error in Java
-            out, i = out + ("\\" + body[i] if body[i].isascii() and not body[i].isalnum() and body[i] != "_" else body[i]), i + 1
+            out, i = (
+                out + ("\\" + body[i] if body[i].isascii() and not body[i].isalnum() and body[i] != "_" else body[i]),
+                i + 1,
+            )
     return f"{out}(?:/.*)?" if out else ".*"
 
 
@@ -77,13 +80,16 @@ def matcher(patterns: Sequence[str], prefix: str = "") -> Callable[[str], str | 
 
 
 def root_prefix(folder: str, config_dir: str | None) -> str:
-    """"rel/path/" of the scan folder `folder` inside `config_dir` ("" for the folder itself, or when
+    """ "rel/path/" of the scan folder `folder` inside `config_dir` ("" for the folder itself, or when
     it is not inside: patterns are then matched relative to the folder)."""
     if not config_dir:
         return ""
-    for a, b in ((os.path.abspath(folder), os.path.abspath(config_dir)), (os.path.realpath(folder), os.path.realpath(config_dir))):
+    for a, b in (
+        (os.path.abspath(folder), os.path.abspath(config_dir)),
+        (os.path.realpath(folder), os.path.realpath(config_dir)),
+    ):
         if a == b:
             return ""
         if a.startswith(b.rstrip("/") + "/"):
-            return a[len(b.rstrip("/")) + 1:].replace(os.sep, "/") + "/"
+            return a[len(b.rstrip("/")) + 1 :].replace(os.sep, "/") + "/"
     return ""

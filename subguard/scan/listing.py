@@ -15,11 +15,33 @@ if TYPE_CHECKING:  # kept out of the run memo's imports (`subguard.scan.runmemo`
 
 DEFAULT_EXCLUDE_DIRS = frozenset(
     {
-        ".git", ".hg", ".svn", ".venv", "venv", "env", ".env", ".tox", ".nox", "node_modules",
-        "__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".subguard_cache", "build",
-        "dist", "target", "out", ".gradle", ".idea", ".eggs", "site-packages", ".terraform",
+        ".git",
+        ".hg",
+        ".svn",
+        ".venv",
+        "venv",
+        "env",
+        ".env",
+        ".tox",
+        ".nox",
+        "node_modules",
+        "__pycache__",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        ".subguard_cache",
+        "build",
+        "dist",
+        "target",
+        "out",
+        ".gradle",
+        ".idea",
+        ".eggs",
+        "site-packages",
+        ".terraform",
     }
 )
+
 
 def git_files(root: Path | str) -> list[str] | None:
     """What git lists below `root`: tracked plus untracked-not-ignored files, relative to root.
@@ -57,13 +79,18 @@ def _git_listing(root: str) -> list[str] | None:
     try:
         top = subprocess.run(
             ["git", "-C", root, "rev-parse", "--show-toplevel"],
-            capture_output=True, text=True, timeout=30, check=False,
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
         )
         if top.returncode != 0:
             return None
         listing = subprocess.run(
             ["git", "-C", root, "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", "."],
-            capture_output=True, timeout=120, check=False,
+            capture_output=True,
+            timeout=120,
+            check=False,
         )
     except (OSError, subprocess.SubprocessError):
         return None
@@ -78,13 +105,17 @@ def _git_ignored(root: str) -> bool:
     import subprocess
 
     try:
-        proc = subprocess.run(["git", "-C", root, "check-ignore", "-q", "."], capture_output=True, timeout=30, check=False)
+        proc = subprocess.run(
+            ["git", "-C", root, "check-ignore", "-q", "."], capture_output=True, timeout=30, check=False
+        )
     except (OSError, subprocess.SubprocessError):
         return False
     return proc.returncode == 0
 
 
-def walk_tree(root: str, enter: Callable[[str, str, bool], bool | None]) -> Iterator[tuple[str, os.DirEntry[str], bool]]:
+def walk_tree(
+    root: str, enter: Callable[[str, str, bool], bool | None]
+) -> Iterator[tuple[str, os.DirEntry[str], bool]]:
     """(relative path, entry, flag) for every entry below `root` that is not a real folder.
 
     Folder links are entries, never followed. For each real folder, `enter(relative path, name,
@@ -120,6 +151,7 @@ def excluded_dir(name: str, exclude_dirs: frozenset[str] = DEFAULT_EXCLUDE_DIRS)
 
 def _walk(root: Path, exclude_dirs: frozenset[str]) -> Iterable[str]:
     """All entries below root (files, links, specials), not following directory links."""
+
     def keep(rel: str, name: str, flag: bool) -> bool | None:
         return None if excluded_dir(name, exclude_dirs) else False
 

@@ -56,8 +56,20 @@ KEEP = 64
 # (Linux keeps coarse file times, a few ms) and look unchanged: such a run is not memoised
 RACY_NS = 100_000_000
 DISABLE_ENV = "SUBGUARD_NO_RUN_MEMO"
-_ENV_EXACT = ("NO_COLOR", "FORCE_COLOR", "CLICOLOR", "CLICOLOR_FORCE", "TERM", "COLUMNS", "HOME", "XDG_CACHE_HOME",
-              "LANG", "LC_ALL", "LC_CTYPE", "PYTHONIOENCODING")
+_ENV_EXACT = (
+    "NO_COLOR",
+    "FORCE_COLOR",
+    "CLICOLOR",
+    "CLICOLOR_FORCE",
+    "TERM",
+    "COLUMNS",
+    "HOME",
+    "XDG_CACHE_HOME",
+    "LANG",
+    "LC_ALL",
+    "LC_CTYPE",
+    "PYTHONIOENCODING",
+)
 _ENV_PREFIXES = ("SUBGUARD_", "GITHUB_", "RUNNER_")
 
 
@@ -169,9 +181,12 @@ def invocation_key(argv: Sequence[str]) -> str:
     env = {k: v for k, v in os.environ.items() if k in _ENV_EXACT or k.startswith(_ENV_PREFIXES)}
     env.pop(DISABLE_ENV, None)
     parts = (
-        ("argv", list(argv)), ("cwd", os.getcwd()), ("env", sorted(env.items())),
+        ("argv", list(argv)),
+        ("cwd", os.getcwd()),
+        ("env", sorted(env.items())),
         ("date", time.strftime("%Y-%m-%d")),  # waivers expire by the local date
-        ("tty", [is_tty(sys.stdout), is_tty(sys.stderr)]), ("install", _install_stamp()),
+        ("tty", [is_tty(sys.stdout), is_tty(sys.stderr)]),
+        ("install", _install_stamp()),
         ("python", [sys.executable, sys.version]),  # another interpreter or venv: other library versions
         ("helm", tools.helm_stamp()),  # charts are rendered when helm is there
     )
@@ -186,8 +201,10 @@ def is_tty(stream: Any) -> bool:
 
 
 def enabled(argv: Sequence[str]) -> bool:
-    return not os.environ.get(DISABLE_ENV) and "--no-cache" not in argv and not any(
-        a == "--write-baseline" or a.startswith("--write-baseline=") for a in argv
+    return (
+        not os.environ.get(DISABLE_ENV)
+        and "--no-cache" not in argv
+        and not any(a == "--write-baseline" or a.startswith("--write-baseline=") for a in argv)
     )
 
 

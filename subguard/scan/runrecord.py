@@ -63,8 +63,13 @@ class Recorder:
         self.err = _Tee(sys.stderr)
 
     def note_inputs(
-        self, roots: Sequence[str], files: Sequence[str], caches: Sequence[str], exclude: Sequence[str],
-        patterns: Sequence[str] = (), config_dir: str | None = None,
+        self,
+        roots: Sequence[str],
+        files: Sequence[str],
+        caches: Sequence[str],
+        exclude: Sequence[str],
+        patterns: Sequence[str] = (),
+        config_dir: str | None = None,
     ) -> None:
         """Before the scan reads anything: the roots (listed now), files it depends on, the caches
         it will use (signed when it is done), and paths inside roots the run writes itself.
@@ -101,8 +106,13 @@ class Recorder:
 
     def _store(self, code: int) -> None:
         entry = {
-            "version": runmemo.FORMAT, "code": code,
-            "inputs": {"roots": self.roots, "files": self.files, "after": {c: runmemo.tree_signature(c) for c in self.after}},
+            "version": runmemo.FORMAT,
+            "code": code,
+            "inputs": {
+                "roots": self.roots,
+                "files": self.files,
+                "after": {c: runmemo.tree_signature(c) for c in self.after},
+            },
             "outputs": {"stdout": "".join(self.out.copy), "stderr": "".join(self.err.copy), "files": self.outputs},
         }
         runmemo.write_entry(runmemo.memo_path(self.argv), entry)
@@ -111,7 +121,7 @@ class Recorder:
 
 def _prune(folder: Path) -> None:
     entries = sorted(folder.glob("*.memo"), key=lambda p: p.stat().st_mtime_ns, reverse=True)
-    for old in entries[runmemo.KEEP:]:
+    for old in entries[runmemo.KEEP :]:
         old.unlink(missing_ok=True)
 
 
@@ -137,8 +147,12 @@ def recording(argv: Sequence[str]) -> Iterator[Recorder | None]:
 
 
 def note_inputs(
-    roots: Sequence[str], files: Sequence[str], caches: Sequence[str], exclude: Sequence[str],
-    patterns: Sequence[str] = (), config_dir: str | None = None,
+    roots: Sequence[str],
+    files: Sequence[str],
+    caches: Sequence[str],
+    exclude: Sequence[str],
+    patterns: Sequence[str] = (),
+    config_dir: str | None = None,
 ) -> None:
     if ACTIVE is not None:
         ACTIVE.note_inputs(roots, files, caches, exclude, patterns, config_dir)

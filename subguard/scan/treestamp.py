@@ -46,7 +46,11 @@ class _Walk:
     """One walk of a tree: folder digests by relative path, and the newest ctime met."""
 
     def __init__(
-        self, base: str, skip: tuple[str, ...], excluded: Callable[[str], bool], unread: Callable[[str], str | None] | None = None,
+        self,
+        base: str,
+        skip: tuple[str, ...],
+        excluded: Callable[[str], bool],
+        unread: Callable[[str], str | None] | None = None,
     ) -> None:
         self.base = base
         self.skip = skip
@@ -84,8 +88,11 @@ class _Walk:
         if done is not None:
             return done
         try:  # a root given as a link to a folder is walked (as `discover` does); links below it never
-            fd = os.open(name, _DIR_FLAGS, dir_fd=parent_fd) if parent_fd is not None else os.open(
-                f"{self.base}/{rel}" if rel else self.base, _DIR_FLAGS & ~getattr(os, "O_NOFOLLOW", 0))
+            fd = (
+                os.open(name, _DIR_FLAGS, dir_fd=parent_fd)
+                if parent_fd is not None
+                else os.open(f"{self.base}/{rel}" if rel else self.base, _DIR_FLAGS & ~getattr(os, "O_NOFOLLOW", 0))
+            )
         except OSError:
             rows: list[tuple[object, ...]] = [("!unreadable",)]
         else:
@@ -146,7 +153,11 @@ class _Walk:
 
 
 def walk_stamp(
-    base: str, skip: Sequence[str], excluded: Callable[[str], bool], seed: str, unread: Callable[[str], str | None] | None = None,
+    base: str,
+    skip: Sequence[str],
+    excluded: Callable[[str], bool],
+    seed: str,
+    unread: Callable[[str], str | None] | None = None,
 ) -> tuple[str, int]:
     """Digest and newest ctime of every entry below the folder `base`, as `listing.walk_tree` meets
     them: real folders entered unless `excluded(name)` or under a `skip` prefix (relative, ending in
@@ -160,7 +171,12 @@ def walk_stamp(
         for rel in mine:
             walk.digest(rel)
         answer = pending.result() if pending is not None else None
-        if isinstance(answer, tuple) and len(answer) == 2 and isinstance(answer[0], dict) and isinstance(answer[1], int):
+        if (
+            isinstance(answer, tuple)
+            and len(answer) == 2
+            and isinstance(answer[0], dict)
+            and isinstance(answer[1], int)
+        ):
             walk.known.update(answer[0])
             walk.newest = max(walk.newest, answer[1])
     h = blake2b(_name(seed), digest_size=32)
@@ -183,7 +199,12 @@ def names_stamp(base: str, names: Sequence[str], seed: str) -> tuple[str, int]:
     h.update(head)
     if pending is not None:
         answer = pending.result()
-        if isinstance(answer, tuple) and len(answer) == 2 and isinstance(answer[0], bytes) and isinstance(answer[1], int):
+        if (
+            isinstance(answer, tuple)
+            and len(answer) == 2
+            and isinstance(answer[0], bytes)
+            and isinstance(answer[1], int)
+        ):
             tail, newest_tail = answer
         else:
             tail, newest_tail = _stamps(base, names[half:])
@@ -236,7 +257,7 @@ def _in_child(work: Callable[[], Any]) -> _Pending | None:
             data = marshal.dumps(work())
             view = memoryview(data)
             while view:
-                view = view[os.write(write_fd, view):]
+                view = view[os.write(write_fd, view) :]
             code = 0
         finally:
             os._exit(code)

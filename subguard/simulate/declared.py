@@ -61,14 +61,16 @@ def declared_group(consumers: Sequence[Consumer], messages: int = 1_000, queues:
         labels[label] = labels.get(label, 0) + 1
         name = label if labels[label] == 1 else f"{label}#{labels[label]}"
         all_subs.append(subs)
-        members.append(MemberSpec(
-            name=name,
-            family=c.client,
-            broadcasting=c.message_model.value == MessageModel.BROADCASTING.value,
-            lives=(Life(i * STAGGER_MS, None, subs),),
-            ip=f"10.0.{i // 250}.{i % 250 + 1}",
-            label=label,
-        ))
+        members.append(
+            MemberSpec(
+                name=name,
+                family=c.client,
+                broadcasting=c.message_model.value == MessageModel.BROADCASTING.value,
+                lives=(Life(i * STAGGER_MS, None, subs),),
+                ip=f"10.0.{i // 250}.{i % 250 + 1}",
+                label=label,
+            )
+        )
     if not members:
         return None
     mix = default_mix(all_subs)

@@ -128,13 +128,23 @@ class _Run:
         self.disk: dict[str, dict[tuple[str, int], int]] = {}
         self.hw: dict[int, dict[tuple[str, int], int]] = {}
         self.tally: dict[str, dict[str, list[list[int]]]] = {}
-        self.events = {"subscription_not_exist": 0, "subscription_not_latest": 0, "offset_moved": 0,
-                       "subscription_changed": 0}
+        self.events = {
+            "subscription_not_exist": 0,
+            "subscription_not_latest": 0,
+            "offset_moved": 0,
+            "subscription_changed": 0,
+        }
         self.winners = [0] * len(self.clients)
         self.redelivered = 0
         self.trace: list[tuple[int, str, str]] = []
-        cluster_topics = {t for m in spec.members if not m.broadcasts for life in m.lives
-                          for t, _ in life.subscriptions if t in self.plans}
+        cluster_topics = {
+            t
+            for m in spec.members
+            if not m.broadcasts
+            for life in m.lives
+            for t, _ in life.subscriptions
+            if t in self.plans
+        }
         if cluster_topics:
             self.tally[GROUP] = {t: self._zero(t) for t in sorted(cluster_topics)}
 
@@ -155,8 +165,16 @@ class _Run:
                 self._at(life.start, _START, i, n)
                 if life.stop is not None:
                     self._at(life.stop, _STOP, i, n)
-        handlers = (self._start, self._stop, self._hb_timer, self._hb_land, self._rebalance, self._rb_timer,
-                    self._persist, self._unregister)
+        handlers = (
+            self._start,
+            self._stop,
+            self._hb_timer,
+            self._hb_land,
+            self._rebalance,
+            self._rb_timer,
+            self._persist,
+            self._unregister,
+        )
         end = self.spec.duration
         while self.heap and self.heap[0][0] <= end:
             time, _, kind, index, payload = heapq.heappop(self.heap)
@@ -174,7 +192,11 @@ class _Run:
         c.subs = {topic: parsed for topic, parsed in life.subscriptions}
         c.sv = {topic: t + spec.clock_skew_ms for topic in c.subs}
         c.retry_sv = t + spec.clock_skew_ms  # copySubscription() adds %RETRY%<group> (CLUSTERING)
-        ip = spec.ip if spec.stable_ip or life_index == 0 else f"10.{rng.randint(1, 254)}.{rng.randint(1, 254)}.{rng.randint(1, 254)}"
+        ip = (
+            spec.ip
+            if spec.stable_ip or life_index == 0
+            else f"10.{rng.randint(1, 254)}.{rng.randint(1, 254)}.{rng.randint(1, 254)}"
+        )
         pid = rng.randint(2, 65535)
         instance = spec.instance_name
         if c.kind is Kind.CPP:
@@ -194,8 +216,9 @@ class _Run:
             client_ok = tuple((not parsed.tags) or (tag in parsed.tags) for tag in tags)
             c.accept[topic] = tuple(parsed.matches_tag(tag) for tag in tags)
             own = request_filter(parsed)
-            c.own_pass[topic] = tuple(own.passes(code) and (ok or c.kind is not Kind.CPP)
-                                      for code, ok in zip(codes, client_ok))
+            c.own_pass[topic] = tuple(
+                own.passes(code) and (ok or c.kind is not Kind.CPP) for code, ok in zip(codes, client_ok)
+            )
         if c.kind is Kind.POP:
             for topic in c.subs:
                 if topic in self.pops:
@@ -243,8 +266,9 @@ class _Run:
 
     # ---- heartbeats ---------------------------------------------------------------------------
     def _heartbeat_body(self, c: _Client) -> dict[str, Entry]:
-        body = {topic: Entry(c.sv[topic], c.index, heartbeat_filter(parsed, c.kind))
-                for topic, parsed in c.subs.items()}
+        body = {
+            topic: Entry(c.sv[topic], c.index, heartbeat_filter(parsed, c.kind)) for topic, parsed in c.subs.items()
+        }
         if not c.spec.broadcasts and c.kind is not Kind.POP:
             body["%RETRY%" + self.spec.group] = Entry(c.retry_sv, c.index, BrokerFilter(True, False, frozenset()))
         return body
@@ -341,8 +365,13 @@ class _Run:
             for q in range(len(owners)):
                 best: _Client | None = None
                 for c in self.clients:
-                    if (c.running and not c.spec.broadcasts and c.kind is not Kind.POP
-                            and q in c.alloc.get(topic, ()) and (best is None or c.cid < best.cid)):
+                    if (
+                        c.running
+                        and not c.spec.broadcasts
+                        and c.kind is not Kind.POP
+                        and q in c.alloc.get(topic, ())
+                        and (best is None or c.cid < best.cid)
+                    ):
                         best = c
                 owners[q] = best
 
@@ -461,8 +490,10 @@ class _Run:
             if passes is None:
                 own = c.subs[topic]
                 tags = self.plans[topic].tags
-                passes = tuple(entry.filter.passes(code) and ((not own.tags) or tag in own.tags)
-                               for code, tag in zip(self.codes[topic], tags))
+                passes = tuple(
+                    entry.filter.passes(code) and ((not own.tags) or tag in own.tags)
+                    for code, tag in zip(self.codes[topic], tags)
+                )
                 self.table_pass[key] = passes
         else:
             passes = c.own_pass[topic]

@@ -46,7 +46,9 @@ class GroupImpact:
         return any(rate > 0 for _, rate in self.loss) or any(rate > 0 for _, rate in self.stuck)
 
 
-def predict(consumers: Sequence[Consumer], runs: int = DEFAULT_RUNS, *, queues: int = QUEUES, seed: int = SEED) -> GroupImpact:
+def predict(
+    consumers: Sequence[Consumer], runs: int = DEFAULT_RUNS, *, queues: int = QUEUES, seed: int = SEED
+) -> GroupImpact:
     """THE prediction of one declared group: its members in the group map's order, simulated `runs`
     times from `seed` (default mix, `queues` queues per topic, staggered starts). A consumer that
     registers no subscription with the broker takes no part in the group's filtering: left out."""
@@ -62,11 +64,20 @@ def predict(consumers: Sequence[Consumer], runs: int = DEFAULT_RUNS, *, queues: 
             loss.append((label, stats.loss_rate))
         if stats.stuck_mean > 0 and wanted:
             stuck.append((label, stats.stuck_mean / wanted))
-    wanting = {m.name for m in spec.members
-               if any(p.match_all or p.tags or p.expression_type.value == "SQL92" for life in m.lives
-                      for _, p in life.subscriptions)}
-    silent = tuple((name, dict(spread.histogram)[0]) for name, spread in report.consumers.items()
-                   if name in wanting and dict(spread.histogram).get(0))
+    wanting = {
+        m.name
+        for m in spec.members
+        if any(
+            p.match_all or p.tags or p.expression_type.value == "SQL92"
+            for life in m.lives
+            for _, p in life.subscriptions
+        )
+    }
+    silent = tuple(
+        (name, dict(spread.histogram)[0])
+        for name, spread in report.consumers.items()
+        if name in wanting and dict(spread.histogram).get(0)
+    )
     return GroupImpact(spec.group, runs, tuple(loss), tuple(stuck), silent)
 
 
@@ -87,9 +98,14 @@ def describe_impact(impact: GroupImpact) -> str:
     parts += [f"{label} {_percent(rate)} never pulled" for label, rate in impact.stuck]
     text = f"simulated ({runs_phrase(impact.runs)}): " + ", ".join(parts)
     if impact.silent:
-        text += " (" + ", ".join(
-            f"consumer {name} receives nothing" + ("" if n == impact.runs else f" in {n} of {impact.runs} runs")
-            for name, n in impact.silent) + ")"
+        text += (
+            " ("
+            + ", ".join(
+                f"consumer {name} receives nothing" + ("" if n == impact.runs else f" in {n} of {impact.runs} runs")
+                for name, n in impact.silent
+            )
+            + ")"
+        )
     return text
 
 

@@ -53,7 +53,11 @@ def plan_topic(topic: str, queue_count: int, batches: Sequence[Batch], rng: rand
             ks = range(k0, b.count, queue_count)
             if b.interval_ms == int(b.interval_ms):
                 step = int(b.interval_ms)
-                ts = list(range(b.at + k0 * step, b.at + b.count * step, queue_count * step)) if step else [b.at] * len(ks)
+                ts = (
+                    list(range(b.at + k0 * step, b.at + b.count * step, queue_count * step))
+                    if step
+                    else [b.at] * len(ks)
+                )
             else:
                 ts = [b.at + int(k * b.interval_ms) for k in ks]
             if ts[0] < last[q]:

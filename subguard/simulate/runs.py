@@ -30,8 +30,12 @@ class Spread:
         return cls(sum(values) / len(values), min(values), max(values), tuple(sorted(hist.items())))
 
     def to_json(self) -> dict[str, Any]:
-        return {"mean": round(self.mean, 4), "min": self.min, "max": self.max,
-                "histogram": {str(k): v for k, v in self.histogram}}
+        return {
+            "mean": round(self.mean, 4),
+            "min": self.min,
+            "max": self.max,
+            "histogram": {str(k): v for k, v in self.histogram},
+        }
 
 
 @dataclass(frozen=True)
@@ -62,8 +66,10 @@ class Report:
             "runs": self.runs,
             "consumers": {name: {"received": s.to_json()} for name, s in self.consumers.items()},
             "tags": {tag: t.to_json() for tag, t in self.tags.items()},
-            "events": {name: {"mean": round(s.mean, 4), "max": s.max, "runs_with": sum(n for v, n in s.histogram if v)}
-                       for name, s in self.events.items()},
+            "events": {
+                name: {"mean": round(s.mean, 4), "max": s.max, "runs_with": sum(n for v, n in s.histogram if v)}
+                for name, s in self.events.items()
+            },
             "winners": self.winners,
         }
 
@@ -72,15 +78,18 @@ def simulate_runs(groups: Sequence[GroupSpec], runs: int, seed: int) -> Report:
     """Run every group `runs` times and aggregate per consumer, tag, event and winner."""
     if runs < 1:
         raise ValueError("runs must be >= 1")
-    results = tuple(simulate_once(g, run_seed(seed, r, gi), plan_seed=run_seed(seed, r, 0))
-                    for r in range(runs) for gi, g in enumerate(groups))
+    results = tuple(
+        simulate_once(g, run_seed(seed, r, gi), plan_seed=run_seed(seed, r, 0))
+        for r in range(runs)
+        for gi, g in enumerate(groups)
+    )
     per_run = len(groups)
     received: dict[str, list[int]] = {}
     events: dict[str, list[int]] = {}
     win_runs: dict[str, int] = {}
     win_msgs: dict[str, int] = {}
     for r in range(runs):
-        batch = results[r * per_run:(r + 1) * per_run]
+        batch = results[r * per_run : (r + 1) * per_run]
         totals: dict[str, int] = {}
         for res in batch:
             for name, n in res.received.items():
@@ -97,8 +106,9 @@ def simulate_runs(groups: Sequence[GroupSpec], runs: int, seed: int) -> Report:
         for name, n in totals.items():
             events.setdefault(name, []).append(n)
     all_msgs = sum(win_msgs.values())
-    winners = {name: {"runs": win_runs.get(name, 0), "share": round(n / all_msgs, 4)}
-               for name, n in sorted(win_msgs.items())}
+    winners = {
+        name: {"runs": win_runs.get(name, 0), "share": round(n / all_msgs, 4)} for name, n in sorted(win_msgs.items())
+    }
     return Report(
         runs=runs,
         consumers={name: Spread.of(v) for name, v in received.items()},
@@ -124,7 +134,7 @@ def _tag_stats(results: Sequence[RunResult], runs: int) -> dict[str, TagStats]:
     per_run = len(results) // runs
     for r in range(runs):
         counted: set[str] = set()  # every group of a run sees the same messages: count them once
-        for res in results[r * per_run:(r + 1) * per_run]:
+        for res in results[r * per_run : (r + 1) * per_run]:
             for topic, tags in res.tags.items():
                 for k, tag in enumerate(tags):
                     row = sums.setdefault(tag_label(topic, tag, topics_of_tag), [0.0] * 6)
@@ -142,6 +152,13 @@ def _tag_stats(results: Sequence[RunResult], runs: int) -> dict[str, TagStats]:
     out: dict[str, TagStats] = {}
     for label, (sent, delivered, lost, skipped, stuck, unwanted) in sums.items():
         wanted = delivered + lost + stuck
-        out[label] = TagStats(sent / runs, delivered / runs, lost / runs, skipped / runs, stuck / runs,
-                              unwanted / runs, lost / wanted if wanted else 0.0)
+        out[label] = TagStats(
+            sent / runs,
+            delivered / runs,
+            lost / runs,
+            skipped / runs,
+            stuck / runs,
+            unwanted / runs,
+            lost / wanted if wanted else 0.0,
+        )
     return out

@@ -143,7 +143,9 @@ def _check_references(s: Scenario) -> None:
             if topic not in s.topics:
                 raise _fail(f"members.{i}.subscriptions.{topic}", "topic not declared under topics")
             if parse(expr, m.expression_type).error:
-                raise _fail(f"members.{i}.subscriptions.{topic}", f"subscribe() throws: {parse(expr, m.expression_type).error}")
+                raise _fail(
+                    f"members.{i}.subscriptions.{topic}", f"subscribe() throws: {parse(expr, m.expression_type).error}"
+                )
     for i, msg in enumerate(s.messages):
         if msg.topic is None and len(s.topics) != 1:
             raise _fail(f"messages.{i}.topic", "required when several topics are declared")
@@ -234,9 +236,12 @@ def _parsed(subs: tuple[tuple[str, str], ...], kind: ExpressionType) -> tuple[tu
 def compile_scenario(s: Scenario) -> tuple[GroupSpec, ...]:
     """One `GroupSpec` per consumer group named in the scenario."""
     batches = _batches(s)
-    last = max([b.at + int(b.count * b.interval_ms) for b in batches]
-               + [ev.at + ev.down + (ev.interval * len(s.members) if ev.action == "deploy" else 0) for ev in s.events]
-               + [r.at + r.down for m in s.members for r in m.restarts] + [0])
+    last = max(
+        [b.at + int(b.count * b.interval_ms) for b in batches]
+        + [ev.at + ev.down + (ev.interval * len(s.members) if ev.action == "deploy" else 0) for ev in s.events]
+        + [r.at + r.down for m in s.members for r in m.restarts]
+        + [0]
+    )
     duration = s.duration if s.duration is not None else last + 60_000
     groups: dict[str, list[MemberSpec]] = {}
     for i, m in enumerate(s.members):

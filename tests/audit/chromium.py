@@ -15,8 +15,15 @@ from typing import Any
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 FLAGS = (
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-    "--disable-sync", "--no-first-run", "--hide-scrollbars", "--host-resolver-rules=MAP * ~NOTFOUND",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--hide-scrollbars",
+    "--host-resolver-rules=MAP * ~NOTFOUND",
 )
 
 
@@ -31,7 +38,10 @@ class Browser:
 
         self.proc = subprocess.Popen(
             [CHROMIUM, *FLAGS, "--remote-debugging-pipe", f"--user-data-dir={profile}", "about:blank"],
-            preexec_fn=fds, pass_fds=(3, 4), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            preexec_fn=fds,
+            pass_fds=(3, 4),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
         )
         os.close(to_child_r)
         os.close(from_child_w)
@@ -40,7 +50,9 @@ class Browser:
         self.session = ""
         self.errors: list[str] = []
 
-    def send(self, method: str, params: dict[str, Any] | None = None, session: str | None = None, timeout: float = 60) -> Any:
+    def send(
+        self, method: str, params: dict[str, Any] | None = None, session: str | None = None, timeout: float = 60
+    ) -> Any:
         self._id += 1
         msg: dict[str, Any] = {"id": self._id, "method": method, "params": params or {}}
         if session if session is not None else self.session:
@@ -66,7 +78,9 @@ class Browser:
 
     def open(self, url: str, width: int = 1280, height: int = 900, mobile: bool = False) -> None:
         target = self.send("Target.createTarget", {"url": "about:blank"}, session="")["targetId"]
-        self.session = self.send("Target.attachToTarget", {"targetId": target, "flatten": True}, session="")["sessionId"]
+        self.session = self.send("Target.attachToTarget", {"targetId": target, "flatten": True}, session="")[
+            "sessionId"
+        ]
         self.send("Runtime.enable")
         self.send("Page.enable")
         self.resize(width, height, mobile)
@@ -74,8 +88,10 @@ class Browser:
         self.wait("document.readyState === 'complete' && !!document.getElementById('shown')")
 
     def resize(self, width: int, height: int, mobile: bool = False) -> None:
-        self.send("Emulation.setDeviceMetricsOverride",
-                  {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": mobile})
+        self.send(
+            "Emulation.setDeviceMetricsOverride",
+            {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": mobile},
+        )
 
     def eval(self, expression: str) -> Any:
         result = self.send("Runtime.evaluate", {"expression": expression, "returnByValue": True, "awaitPromise": True})
@@ -92,7 +108,9 @@ class Browser:
 
     def type(self, selector: str, text: str) -> None:
         """Focus the field, clear it and type `text` as keyboard input (the page's input events fire)."""
-        self.eval(f"(function(e){{e.focus(); e.value=''; e.dispatchEvent(new Event('input'));}})(document.querySelector({json.dumps(selector)}))")
+        self.eval(
+            f"(function(e){{e.focus(); e.value=''; e.dispatchEvent(new Event('input'));}})(document.querySelector({json.dumps(selector)}))"
+        )
         self.send("Input.insertText", {"text": text})
 
     def screenshot(self, path: Path, full: bool = True, top: int = 0, height: int = 16000) -> None:

@@ -11,7 +11,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 ORG = ROOT / "examples" / "org"
-REPOS = sorted(p.name for p in ORG.iterdir() if p.is_dir() and not p.name.startswith("."))  # hidden folders (a local .subguard_cache) are not repos
+REPOS = sorted(
+    p.name for p in ORG.iterdir() if p.is_dir() and not p.name.startswith(".")
+)  # hidden folders (a local .subguard_cache) are not repos
 
 
 @pytest.fixture(scope="session")

@@ -54,7 +54,11 @@ def build_map(org: Path, out: Path, written: dt.datetime | None = None, hints: d
     waivers: list[Any] = []
     repos = []
     for repo in sorted(p for p in org.iterdir() if p.is_dir() and not p.name.startswith(".")):
-        config = load_config(None, repo) if (repo / "pyproject.toml").is_file() or (repo / ".subguard.yaml").is_file() else Config()
+        config = (
+            load_config(None, repo)
+            if (repo / "pyproject.toml").is_file() or (repo / ".subguard.yaml").is_file()
+            else Config()
+        )
         result = scan_repo(repo, config, repo=repo.name)
         hint = (hints or {}).get(repo.name, "")
         for c in result.consumers:
@@ -67,8 +71,14 @@ def build_map(org: Path, out: Path, written: dt.datetime | None = None, hints: d
                 return None
 
         for w in waiver_sources.inline_of(result, read):
-            payload = json.dumps({"rules": list(w.rules), "reason": w.reason, "location": w.location.model_dump(),
-                                  "covers": list(w.covers)})
+            payload = json.dumps(
+                {
+                    "rules": list(w.rules),
+                    "reason": w.reason,
+                    "location": w.location.model_dump(),
+                    "covers": list(w.covers),
+                }
+            )
             waivers.append(orgmap.waiver_row(repo.name, payload))
         repos.append(orgmap.RepoRow(repo.name, None, f"file:{repo}", environment=hint))
     out.parent.mkdir(parents=True, exist_ok=True)

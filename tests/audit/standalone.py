@@ -56,8 +56,13 @@ def scala_version() -> str:
 def env() -> dict[str, str]:
     """The environment of the daemons and of spark-submit: loopback only, this interpreter's Python."""
     return {
-        **os.environ, "SPARK_HOME": spark_home(), "SPARK_SCALA_VERSION": scala_version(), "SPARK_LOCAL_IP": HOST,
-        "SPARK_LOCAL_HOSTNAME": "localhost", "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable,
+        **os.environ,
+        "SPARK_HOME": spark_home(),
+        "SPARK_SCALA_VERSION": scala_version(),
+        "SPARK_LOCAL_IP": HOST,
+        "SPARK_LOCAL_HOSTNAME": "localhost",
+        "PYSPARK_PYTHON": sys.executable,
+        "PYSPARK_DRIVER_PYTHON": sys.executable,
     }
 
 
@@ -89,12 +94,25 @@ def _daemon(name: str, cls: str, args: list[str], folder: Path) -> Daemon:
     assert java_bin is not None
     log = folder / f"{name}.log"
     cmd = [
-        java_bin, "-Xmx256m", "-XX:TieredStopAtLevel=1", "-Dspark.master.rest.enabled=false",
-        "-cp", f"{spark_home()}/jars/*", cls, *args,
+        java_bin,
+        "-Xmx256m",
+        "-XX:TieredStopAtLevel=1",
+        "-Dspark.master.rest.enabled=false",
+        "-cp",
+        f"{spark_home()}/jars/*",
+        cls,
+        *args,
     ]
     with open(log, "wb") as fh:
-        proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env(),
-                                cwd=folder, start_new_session=True)
+        proc = subprocess.Popen(
+            cmd,
+            stdout=fh,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            env=env(),
+            cwd=folder,
+            start_new_session=True,
+        )
     return Daemon(name, proc, log)
 
 
@@ -119,19 +137,40 @@ def start(folder: Path, workers: int = 2, cores: int = 1, memory: str = "1g") ->
     folder.mkdir(parents=True, exist_ok=True)
     deadline = time.monotonic() + START_SECONDS
     port = free_port()
-    master = _daemon("master", "org.apache.spark.deploy.master.Master",
-                     ["--host", HOST, "--port", str(port), "--webui-port", str(free_port())], folder)
+    master = _daemon(
+        "master",
+        "org.apache.spark.deploy.master.Master",
+        ["--host", HOST, "--port", str(port), "--webui-port", str(free_port())],
+        folder,
+    )
     cluster = Cluster(f"spark://{HOST}:{port}", master)
     try:
         _wait_for(master, r"I have been elected leader", 1, deadline)
         for i in range(workers):
             work = folder / f"work-{i}"
             work.mkdir(exist_ok=True)
-            cluster.workers.append(_daemon(
-                f"worker-{i}", "org.apache.spark.deploy.worker.Worker",
-                ["--host", HOST, "--port", str(free_port()), "--webui-port", str(free_port()), "--cores", str(cores),
-                 "--memory", memory, "--work-dir", str(work), cluster.url], folder,
-            ))
+            cluster.workers.append(
+                _daemon(
+                    f"worker-{i}",
+                    "org.apache.spark.deploy.worker.Worker",
+                    [
+                        "--host",
+                        HOST,
+                        "--port",
+                        str(free_port()),
+                        "--webui-port",
+                        str(free_port()),
+                        "--cores",
+                        str(cores),
+                        "--memory",
+                        memory,
+                        "--work-dir",
+                        str(work),
+                        cluster.url,
+                    ],
+                    folder,
+                )
+            )
         _wait_for(master, r"Registering worker ", workers, deadline)
     except BaseException:
         stop(cluster)

@@ -23,7 +23,7 @@ def report_data(out: Path) -> dict[str, Any]:
     start = page.index('id="report-data">') + len('id="report-data">')
     from subguard.audit.report_html import unpack
 
-    return unpack(json.loads(page[start:page.index("</script>", start)].replace("<\\/", "</")))
+    return unpack(json.loads(page[start : page.index("</script>", start)].replace("<\\/", "</")))
 
 
 @pytest.fixture(scope="module")
@@ -32,9 +32,12 @@ def compared(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path
     org = base / "org"
     shutil.copytree(ORG, org, ignore=shutil.ignore_patterns(".subguard_cache"))
     inventory = org / "inventory.yaml"
-    inventory.write_text(inventory.read_text().replace(
-        "{name: price-cache, path: price-cache, team: commerce, owner: alice, environment: prod}",
-        "{name: price-cache, path: price-cache, environment: prod}"))
+    inventory.write_text(
+        inventory.read_text().replace(
+            "{name: price-cache, path: price-cache, team: commerce, owner: alice, environment: prod}",
+            "{name: price-cache, path: price-cache, environment: prod}",
+        )
+    )
     (org / "price-cache" / ".github").mkdir()
     (org / "price-cache" / ".github" / "CODEOWNERS").write_text(CODEOWNERS)
     first_out, second_out = base / "first", base / "second"
@@ -45,7 +48,9 @@ def compared(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path
     return first_out, second_out, first, second
 
 
-def test_one_fix_is_one_fixed_finding_and_nothing_new(compared: tuple[Path, Path, dict[str, Any], dict[str, Any]]) -> None:
+def test_one_fix_is_one_fixed_finding_and_nothing_new(
+    compared: tuple[Path, Path, dict[str, Any], dict[str, Any]],
+) -> None:
     first_out, second_out, first, second = compared
     assert "changes" not in first
     ch = second["changes"]
@@ -61,7 +66,9 @@ def test_one_fix_is_one_fixed_finding_and_nothing_new(compared: tuple[Path, Path
     # the history carried over: one line per run
     lines = [json.loads(line) for line in (second_out / "history.jsonl").read_text().splitlines()]
     assert [(h["written"], h["active"], h["fixed"]) for h in lines] == [
-        (first["written"], first["findings"]["active"], None), (second["written"], second["findings"]["active"], 1)]
+        (first["written"], first["findings"]["active"], None),
+        (second["written"], second["findings"]["active"], 1),
+    ]
     page = (second_out / "report.html").read_text()
     assert 'id="headline">No new errors since' in page
     assert 'id="n-new">0<' in page and 'id="n-fixed">1<' in page and f'id="n-unchanged">{ch["unchanged"]}<' in page
@@ -69,14 +76,21 @@ def test_one_fix_is_one_fixed_finding_and_nothing_new(compared: tuple[Path, Path
 
 
 def test_codeowners_name_the_owners_where_the_inventory_names_no_team(
-    compared: tuple[Path, Path, dict[str, Any], dict[str, Any]], spark: Any,
+    compared: tuple[Path, Path, dict[str, Any], dict[str, Any]],
+    spark: Any,
 ) -> None:
     _, second_out, _, _ = compared
     rows = spark.read.parquet(str(second_out / "findings")).where("repo = 'price-cache'").collect()
     assert rows and all(r.team for r in rows)
     by_path = {r.path: (r.team, list(r.codeowners)) for r in rows}
-    assert by_path == {p: (("@acme/sre @erin", ["@acme/sre", "@erin"]) if p.startswith("deploy/")
-                           else ("@acme/pricing", ["@acme/pricing"])) for p in by_path}
+    assert by_path == {
+        p: (
+            ("@acme/sre @erin", ["@acme/sre", "@erin"])
+            if p.startswith("deploy/")
+            else ("@acme/pricing", ["@acme/pricing"])
+        )
+        for p in by_path
+    }
     data = report_data(second_out)
     assert "@acme/sre" in data["owners"] and "commerce" in data["owners"]  # orders-py keeps the inventory's team
     teams = {f["team"] for f in data["findings"] if f["repo"] == "price-cache"}

@@ -35,7 +35,9 @@ def test_sarif_is_valid(org_audit: tuple[Path, dict[str, Any]], sarif_validator:
     assert not list(sarif_validator.iter_errors(sarif))
     notifications = sum(len(i.get("toolExecutionNotifications", [])) for r in sarif["runs"] for i in r["invocations"])
     assert sum(len(r["results"]) for r in sarif["runs"]) + notifications == org_audit[1]["findings"]["total"]
-    assert all(not r["ruleId"].startswith("SG9") for run in sarif["runs"] for r in run["results"]), "SG9xx are notifications"
+    assert all(not r["ruleId"].startswith("SG9") for run in sarif["runs"] for r in run["results"]), (
+        "SG9xx are notifications"
+    )
 
 
 def _group_finding(spark: Any, out: Path, rule: str, group: str) -> dict[str, Any]:
@@ -119,8 +121,11 @@ def test_inventory_outputs_give_the_same_groups_and_findings(
     def group_findings(where: Path) -> set[tuple[Any, ...]]:
         # inventory rows carry each subscription's location, not the consumer's: messages may quote
         # another line of the same file, so compare what was found, where (repos) and how bad
-        return {(f["rule"], f["severity"], f["group"], f["topic"], tuple(f["repos"]))
-                for f in table(spark, where, "findings") if f["scope"] == "group"}
+        return {
+            (f["rule"], f["severity"], f["group"], f["topic"], tuple(f["repos"]))
+            for f in table(spark, where, "findings")
+            if f["scope"] == "group"
+        }
 
     assert groups(out) == groups(org_audit[0])
     src_findings = group_findings(org_audit[0])
@@ -133,7 +138,8 @@ def test_broken_and_missing_repos_do_not_stop_the_audit(spark: Any, tmp_path: Pa
     (broken / "src").mkdir(parents=True)
     (broken / "src" / "a.py").write_text("from rocketmq.client import PushConsumer\ndef f(:\n")
     (broken / "src" / "b.java").write_text(
-        "import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;\nclass B { DefaultMQPushConsumer c = new (\"G\"; }")
+        'import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;\nclass B { DefaultMQPushConsumer c = new ("G"; }'
+    )
     (broken / "src" / "application.yml").write_text("rocketmq:\n\tname-server: [\n")
     (broken / "src" / "d.properties").write_bytes(b"rocketmq.name-server=\xff\xfe\x00\x00")
     inventory = tmp_path / "inventory.csv"
@@ -151,7 +157,12 @@ def test_broken_and_missing_repos_do_not_stop_the_audit(spark: Any, tmp_path: Pa
     failed = {r["repo"]: r["count"] for r in summary["files"]["failed_by_repo"]}
     assert failed.get("broken", 0) >= 2 and failed.get("gone") == 1
     files = table(spark, out, "files")
-    assert {r["path"] for r in files if r["repo"] == "broken"} == {"src/a.py", "src/b.java", "src/application.yml", "src/d.properties"}
+    assert {r["path"] for r in files if r["repo"] == "broken"} == {
+        "src/a.py",
+        "src/b.java",
+        "src/application.yml",
+        "src/d.properties",
+    }
     assert any(f["rule"] == "SG401" for f in table(spark, out, "findings"))  # the healthy repo is still judged
 
 

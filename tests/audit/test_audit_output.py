@@ -26,12 +26,17 @@ REPORTS = ("report.html", "findings.json", "summary.json")
 def _audit(out: Path, *extra: str) -> subprocess.Popen[str]:
     env = {**os.environ, "NO_COLOR": "1"}
     cmd = [sys.executable, "-m", "subguard", "audit", str(ORG), "--out", str(out), "--master", "local[2]", *extra]
-    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=out.parent,
-                            start_new_session=True)
+    return subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=out.parent, start_new_session=True
+    )
 
 
 def _snapshot(folder: Path) -> dict[str, str]:
-    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
 
 
 def _leftovers(out: Path) -> list[str]:
@@ -93,7 +98,10 @@ def test_a_killed_audit_leaves_the_previous_output_whole(first_run: tuple[Path, 
     assert outdir.complete(str(out)) and _leftovers(out) == []  # swept: the dead run's folder and lock are gone
     old_run = json.loads(Path(first_run[0], outdir.MANIFEST).read_text())["run"]
     assert json.loads((out / outdir.MANIFEST).read_text())["run"] != old_run
-    assert json.loads((out / "summary.json").read_text())["totals"] == json.loads((first_run[0] / "summary.json").read_text())["totals"]
+    assert (
+        json.loads((out / "summary.json").read_text())["totals"]
+        == json.loads((first_run[0] / "summary.json").read_text())["totals"]
+    )
 
 
 # --- the switch itself, without Spark --------------------------------------------------------------

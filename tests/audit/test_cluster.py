@@ -35,7 +35,9 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[standalone.Clu
 
 
 def test_audit_on_standalone_cluster_equals_local(
-    cluster: standalone.Cluster, org_audit: tuple[Path, dict[str, Any]], tmp_path: Path,
+    cluster: standalone.Cluster,
+    org_audit: tuple[Path, dict[str, Any]],
+    tmp_path: Path,
 ) -> None:
     submit = shutil.which("spark-submit") or str(Path(sys.executable).parent / "spark-submit")
     if not Path(submit).exists():
@@ -43,12 +45,39 @@ def test_audit_on_standalone_cluster_equals_local(
     archive = zip_package(tmp_path)
     out = tmp_path / "out"
     proc = subprocess.run(
-        [submit, "--master", cluster.url, "--deploy-mode", "client", "--py-files", str(archive),
-         "--conf", "spark.ui.enabled=false", "--conf", f"spark.driver.host={standalone.HOST}",
-         "--conf", f"spark.driver.bindAddress={standalone.HOST}", "--conf", "spark.executor.memory=512m",
-         "--conf", "spark.executor.cores=1", "--conf", "spark.cores.max=2",
-         str(ROOT / "subguard" / "audit" / "job.py"), str(ORG), "--out", str(out), "--master", cluster.url],
-        capture_output=True, text=True, timeout=300, env=standalone.env(), cwd=tmp_path, check=False,
+        [
+            submit,
+            "--master",
+            cluster.url,
+            "--deploy-mode",
+            "client",
+            "--py-files",
+            str(archive),
+            "--conf",
+            "spark.ui.enabled=false",
+            "--conf",
+            f"spark.driver.host={standalone.HOST}",
+            "--conf",
+            f"spark.driver.bindAddress={standalone.HOST}",
+            "--conf",
+            "spark.executor.memory=512m",
+            "--conf",
+            "spark.executor.cores=1",
+            "--conf",
+            "spark.cores.max=2",
+            str(ROOT / "subguard" / "audit" / "job.py"),
+            str(ORG),
+            "--out",
+            str(out),
+            "--master",
+            cluster.url,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=standalone.env(),
+        cwd=tmp_path,
+        check=False,
     )
     logs = "\n".join(f"--- {d.name}\n{d.tail(15)}" for d in cluster.daemons())
     assert proc.returncode == 0, f"{proc.stdout[-2000:]}\n{proc.stderr[-4000:]}\n{logs}"

@@ -24,19 +24,22 @@ apps/ @octocat
 """
 
 
-@pytest.mark.parametrize(("path", "owners"), [
-    ("README.md", ("@global-owner1", "@global-owner2")),
-    ("src/app.js", ("@js-owner",)),  # a later match wins over `*`
-    ("main.go", ("docs@example.com",)),
-    ("notes/todo.txt", ("@octo-org/octocats",)),
-    ("build/logs/today.log", ("@octocat",)),  # `**/logs` comes after `/build/logs/`: the last match wins
-    ("build/logs/deep/x.md", ("@octocat",)),
-    ("docs/getting-started.md", ("@doctocat",)),  # `/docs/` is after `docs/*`
-    ("scripts/deploy.sh", ("@doctocat", "@octocat")),
-    ("deeply/nested/logs/a.txt", ("@octocat",)),
-    ("apps/web/index.html", ("@octocat",)),
-    ("apps/github/readme.md", ()),  # the last match has no owners: nobody owns it
-])
+@pytest.mark.parametrize(
+    ("path", "owners"),
+    [
+        ("README.md", ("@global-owner1", "@global-owner2")),
+        ("src/app.js", ("@js-owner",)),  # a later match wins over `*`
+        ("main.go", ("docs@example.com",)),
+        ("notes/todo.txt", ("@octo-org/octocats",)),
+        ("build/logs/today.log", ("@octocat",)),  # `**/logs` comes after `/build/logs/`: the last match wins
+        ("build/logs/deep/x.md", ("@octocat",)),
+        ("docs/getting-started.md", ("@doctocat",)),  # `/docs/` is after `docs/*`
+        ("scripts/deploy.sh", ("@doctocat", "@octocat")),
+        ("deeply/nested/logs/a.txt", ("@octocat",)),
+        ("apps/web/index.html", ("@octocat",)),
+        ("apps/github/readme.md", ()),  # the last match has no owners: nobody owns it
+    ],
+)
 def test_github_documented_example(path: str, owners: tuple[str, ...]) -> None:
     assert codeowners.parse(GITHUB).owners(path) == owners
 

@@ -92,8 +92,12 @@ def test_every_fixture_gives_the_cli_findings(spark: Any) -> None:
 def test_events_keep_the_cli_line_numbers_and_joined_records(spark: Any) -> None:
     from subguard.evidence.reader import EvidenceFile
 
-    for name in ("seed004_broker.log", "seed000_rocketmq_client.log", "persistent_rocketmq_client.log.gz",
-                 "digg.consumerStatus.txt"):
+    for name in (
+        "seed004_broker.log",
+        "seed000_rocketmq_client.log",
+        "persistent_rocketmq_client.log.gz",
+        "digg.consumerStatus.txt",
+    ):
         rows = [r.asDict() for r in events_of(spark, [name]).collect()]
         cli = [e.to_dict() for e in EvidenceFile(str(FIX / name), name).events()]
         assert rows and [{k: r[k] for k in cli[0]} for r in sorted(rows, key=lambda r: r["line"])] == cli, name
@@ -101,8 +105,12 @@ def test_events_keep_the_cli_line_numbers_and_joined_records(spark: Any) -> None
 
 
 def test_seed004_cadence_seed000_stack_traces_and_gzip(spark: Any) -> None:
-    got = {f.rule: f for f in spark_findings(spark, ["seed004_broker.log", "seed000_rocketmq_client.log",
-                                                      "persistent_rocketmq_client.log.gz"])}
+    got = {
+        f.rule: f
+        for f in spark_findings(
+            spark, ["seed004_broker.log", "seed000_rocketmq_client.log", "persistent_rocketmq_client.log.gz"]
+        )
+    }
     churn = dict(got["SG503"].properties)
     assert churn["changes"] == 8 and churn["cadence_s"] == 20 and churn["rebalance_loop"] is True
     assert (got["SG503"].location.path, got["SG503"].location.line) == ("seed004_broker.log", 4)  # a wrapped record
@@ -132,8 +140,13 @@ def test_flapping_log_against_the_tagflip_inventory_names_both_declaring_files(s
 
 def test_mqadmin_against_the_inventory_and_only_named_groups_are_joined(spark: Any) -> None:
     declared = declared_repo()
-    other = [Declared("elsewhere", c.consumer.model_copy(update={"group": c.consumer.group.model_copy(update={"value": "not-live"})}))
-             for c in declared]
+    other = [
+        Declared(
+            "elsewhere",
+            c.consumer.model_copy(update={"group": c.consumer.group.model_copy(update={"value": "not-live"})}),
+        )
+        for c in declared
+    ]
     got = spark_findings(spark, ["tagflip.consumerConnection.txt"], [*declared, *other])
     same(got, cli_findings(["tagflip.consumerConnection.txt"], declared))
     assert [f.rule for f in got if f.rule == "SG507"] == ["SG507"]
@@ -141,21 +154,27 @@ def test_mqadmin_against_the_inventory_and_only_named_groups_are_joined(spark: A
     assert "not-live" not in json.dumps([f.model_dump_json() for f in got])
 
 
-def test_job_reads_evidence_files_and_folders_with_spark(spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_job_reads_evidence_files_and_folders_with_spark(
+    spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from subguard.audit import job
 
     logs = tmp_path / "logs"
     logs.mkdir()
     (logs / "flapping_broker.log").write_bytes((FIX / "flapping_broker.log").read_bytes())
     (logs / "nested").mkdir()
-    (logs / "nested" / "persistent_rocketmq_client.log.gz").write_bytes((FIX / "persistent_rocketmq_client.log.gz").read_bytes())
+    (logs / "nested" / "persistent_rocketmq_client.log.gz").write_bytes(
+        (FIX / "persistent_rocketmq_client.log.gz").read_bytes()
+    )
     monkeypatch.chdir(tmp_path)
     declared = declared_repo()
     static = spark.createDataFrame([], f"repo string, {T.FINDINGS}")
     said: list[str] = []
     # a folder and a file inside it: every file is read once, named relative to the working directory
     # (absolute paths: the JVM resolves relative ones against its own working directory)
-    df = job.evidence_findings(spark, [str(logs), str(logs / "flapping_broker.log")], consumers_frame(spark, declared), static, said.append)
+    df = job.evidence_findings(
+        spark, [str(logs), str(logs / "flapping_broker.log")], consumers_frame(spark, declared), static, said.append
+    )
     rows = [r.asDict() for r in df.collect()]
     got = [Finding.model_validate_json(r["json"]) for r in rows]
     files = ["logs/flapping_broker.log", "logs/nested/persistent_rocketmq_client.log.gz"]
@@ -168,7 +187,9 @@ def test_job_reads_evidence_files_and_folders_with_spark(spark: Any, tmp_path: P
     assert sorted(r["group"] for r in rows if r["rule"] == "SG509") == ["legacy-billing", "mixed-group", "order-group"]
     assert said and "evidence" in said[0]
     with pytest.raises(SourceError, match="not found"):
-        job.evidence_findings(spark, [str(tmp_path / "nope.log")], consumers_frame(spark, declared), static, said.append)
+        job.evidence_findings(
+            spark, [str(tmp_path / "nope.log")], consumers_frame(spark, declared), static, said.append
+        )
 
 
 def test_audit_run_names_both_declaring_files_of_the_flapping_group(spark: Any, tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ import pytest
 
 from tests.audit.conftest import run
 
-CONSUMER = '''from rocketmq.client import PushConsumer
+CONSUMER = """from rocketmq.client import PushConsumer
 
 
 def start(handle):
@@ -18,7 +18,7 @@ def start(handle):
     c.set_name_server_address("ns:9876")
     c.subscribe("TopicExcl", handle, "{tags}")
     c.start()
-'''
+"""
 
 
 def _org(tmp_path: Path) -> tuple[Path, Path]:

@@ -25,8 +25,10 @@ Key = tuple[str, str, str, int, str, str | None, str | None]
 
 
 def _keys(findings: list[dict[str, Any]]) -> set[Key]:
-    return {(f["rule"], f["repo"], f["path"], f["line"], f["message"], (f["suppressed"] or {}).get("kind"), f["impact"])
-            for f in findings}
+    return {
+        (f["rule"], f["repo"], f["path"], f["line"], f["message"], (f["suppressed"] or {}).get("kind"), f["impact"])
+        for f in findings
+    }
 
 
 def _organisation(case: Path, dest: Path) -> list[Path]:
@@ -39,14 +41,20 @@ def _organisation(case: Path, dest: Path) -> list[Path]:
 
 
 @pytest.mark.parametrize("case", REPO_CASES, ids=[case_id(c) for c in REPO_CASES])
-def test_check_and_audit_agree_on_the_fixture(spark: Any, case: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_check_and_audit_agree_on_the_fixture(
+    spark: Any, case: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     repos = _organisation(case, tmp_path / "org")
     monkeypatch.chdir(tmp_path / "org")  # check names each finding's repository by its folder, as the audit does
     report = tmp_path / "check.json"
-    code = cli_main(["check", *(r.name for r in repos), "--format", "json", "--fail-on", "none", "--no-cache", "-o", str(report)])
+    code = cli_main(
+        ["check", *(r.name for r in repos), "--format", "json", "--fail-on", "none", "--no-cache", "-o", str(report)]
+    )
     assert code == 0
     checked = _keys(all_findings(report.read_text(encoding="utf-8")))
     out = tmp_path / "out"
     run(spark, [str(tmp_path / "org")], out, formats=("json",))
     audited = _keys(all_findings((out / "findings.json").read_text(encoding="utf-8")))
-    assert audited == checked, f"only in the audit: {sorted(audited - checked)}\nonly in check: {sorted(checked - audited)}"
+    assert audited == checked, (
+        f"only in the audit: {sorted(audited - checked)}\nonly in check: {sorted(checked - audited)}"
+    )

@@ -17,7 +17,7 @@ from subguard.scan.extraction import scan_repo
 
 pytestmark = pytest.mark.slow
 
-CONSUMER = '''from rocketmq.client import ConsumeStatus, PushConsumer
+CONSUMER = """from rocketmq.client import ConsumeStatus, PushConsumer
 
 
 def handle(msg):
@@ -28,13 +28,16 @@ consumer = PushConsumer("GID_ORDER")
 consumer.set_name_server_address("mq.internal:9876")
 consumer.subscribe("Orders", handle, expression="{tags}")
 consumer.start()
-'''
+"""
 
 
 def members(tmp_path: Path) -> list[Consumer]:
     """Three members of one group in two repos, subscribing three different tag sets."""
     out: list[Consumer] = []
-    for repo, files in (("billing", {"consumer.py": "paid"}), ("orders", {"consumer.py": "created || paid", "worker.py": "created"})):
+    for repo, files in (
+        ("billing", {"consumer.py": "paid"}),
+        ("orders", {"consumer.py": "created || paid", "worker.py": "created"}),
+    ):
         for name, tags in files.items():
             (tmp_path / repo / name).parent.mkdir(parents=True, exist_ok=True)
             (tmp_path / repo / name).write_text(CONSUMER.format(tags=tags), encoding="utf-8")
@@ -45,7 +48,9 @@ def members(tmp_path: Path) -> list[Consumer]:
 
 def judged(spark: Any, consumers: list[Consumer]) -> list[tuple[str, str, str]]:
     rows = [(c.repo, group_name(c), c.location.path, c.location.line, c.model_dump_json(), "") for c in consumers]
-    frame = spark.createDataFrame(rows, "repo string, group string, path string, line int, json string, env_hint string")
+    frame = spark.createDataFrame(
+        rows, "repo string, group string, path string, line int, json string, env_hint string"
+    )
     waivers = spark.createDataFrame([], "repo string, payload string")
     out = T.judge_groups(frame, waivers, tasks.AuditOptions(config=Config())).collect()
     return sorted((r.kind, r.key, r.payload) for r in out)

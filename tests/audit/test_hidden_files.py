@@ -13,7 +13,7 @@ from tests.report_json import all_findings
 
 pytestmark = pytest.mark.slow
 
-CONSUMER = '''from rocketmq.client import PushConsumer
+CONSUMER = """from rocketmq.client import PushConsumer
 
 from pkg import GROUP, TOPIC
 
@@ -23,8 +23,8 @@ def {name}(handle):
     c.set_name_server_address("ns.local:9876")
     c.subscribe(TOPIC, handle, "{tags}")
     c.start()
-'''
-WORKER = '''from rocketmq.client import PushConsumer
+"""
+WORKER = """from rocketmq.client import PushConsumer
 
 
 def start_worker(handle):
@@ -32,7 +32,7 @@ def start_worker(handle):
     c.set_name_server_address("ns.local:9876")
     c.subscribe("TopicHiddenWorker", handle, "TagA|TagB")
     c.start()
-'''
+"""
 FILES = {
     # the group and topic live only in the package's __init__.py
     "pkg/__init__.py": '"""Constants."""\n\nGROUP = "GID_HIDDEN_INIT"\nTOPIC = "TopicHiddenInit"\n',
@@ -79,8 +79,19 @@ def test_hidden_files_are_listed_scanned_and_judged_as_check_does(
     assert files[("hidden-py", ".git/HEAD")]["status"] == "skipped"
 
     report = tmp_path / "check.json"
-    code = cli_main(["check", str(hidden_org / "hidden-py"), "--format", "json", "--no-simulate", "--fail-on", "none",
-                     "-o", str(report)])
+    code = cli_main(
+        [
+            "check",
+            str(hidden_org / "hidden-py"),
+            "--format",
+            "json",
+            "--no-simulate",
+            "--fail-on",
+            "none",
+            "-o",
+            str(report),
+        ]
+    )
     assert code == 0
     checked = {(f["rule"], f["path"], f["line"], f["message"]) for f in all_findings(report.read_text())}
     audited = {(f["rule"], f["path"], f["line"], f["message"]) for f in _rows(spark, out, "findings")}

@@ -39,7 +39,9 @@ def _rows(spark: Any, out: Path, name: str) -> list[dict[str, Any]]:
     return [r.asDict(recursive=True) for r in spark.read.parquet(str(out / name)).collect()]
 
 
-def test_every_entry_has_one_row_with_a_reason(spark: Any, hostile_org: Path, audited: tuple[Path, dict[str, Any]]) -> None:
+def test_every_entry_has_one_row_with_a_reason(
+    spark: Any, hostile_org: Path, audited: tuple[Path, dict[str, Any]]
+) -> None:
     out, summary = audited
     files = _rows(spark, out, "files")
     keys = [(r["repo"], r["path"]) for r in files]
@@ -69,8 +71,20 @@ def test_findings_match_check_on_the_same_repo(
 ) -> None:
     out, _ = audited
     report = tmp_path / "check.json"
-    code = cli_main(["check", str(hostile_org / "hostile"), "--format", "json", "--no-simulate", "--no-cache",
-                     "--fail-on", "none", "-o", str(report)])
+    code = cli_main(
+        [
+            "check",
+            str(hostile_org / "hostile"),
+            "--format",
+            "json",
+            "--no-simulate",
+            "--no-cache",
+            "--fail-on",
+            "none",
+            "-o",
+            str(report),
+        ]
+    )
     assert code == 0
     checked = {(f["rule"], f["path"], f["line"]) for f in all_findings(report.read_text())}
     audited_rows = {(f["rule"], f["path"], f["line"]) for f in _rows(spark, out, "findings")}

@@ -15,7 +15,11 @@ from tests.audit.conftest import ORG
 def audit(tmp_path: Path, **env: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "subguard", "audit", str(ORG), "--out", str(tmp_path / "out")],
-        env={**os.environ, **env}, capture_output=True, text=True, timeout=120, check=False,
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
 
 
@@ -32,7 +36,7 @@ def test_a_java_too_old(tmp_path: Path) -> None:
     home = tmp_path / "jdk11"
     (home / "bin").mkdir(parents=True)
     java = home / "bin" / "java"
-    java.write_text('#!/bin/sh\necho \'openjdk version "11.0.22" 2024-01-16\' >&2\n', encoding="utf-8")
+    java.write_text("#!/bin/sh\necho 'openjdk version \"11.0.22\" 2024-01-16' >&2\n", encoding="utf-8")
     java.chmod(java.stat().st_mode | stat.S_IXUSR)
     done = audit(tmp_path, JAVA_HOME=str(home))
     assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr

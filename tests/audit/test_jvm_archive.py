@@ -18,8 +18,20 @@ from tests.report_json import all_findings
 
 def _audit(tmp_path: Path, out: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
-    cmd = [sys.executable, "-m", "subguard", "audit", str(ORG), "--out", str(tmp_path / out), "--master", "local[1]",
-           "--jvm-archive", "--format", "json"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "subguard",
+        "audit",
+        str(ORG),
+        "--out",
+        str(tmp_path / out),
+        "--master",
+        "local[1]",
+        "--jvm-archive",
+        "--format",
+        "json",
+    ]
     return subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600, check=False)
 
 
@@ -43,15 +55,18 @@ def test_archive_written_once_used_after_and_a_broken_one_dropped(tmp_path: Path
 
     second = _audit(tmp_path, "o2")
     assert second.returncode == 0, second.stderr
-    assert archive.stat().st_ino == stamp.st_ino and archive.stat().st_mtime_ns == stamp.st_mtime_ns  # used, not rewritten
+    assert (
+        archive.stat().st_ino == stamp.st_ino and archive.stat().st_mtime_ns == stamp.st_mtime_ns
+    )  # used, not rewritten
     assert _findings(tmp_path, "o2") == _findings(tmp_path, "o1")
 
     # an archive cut short that still matches its record would crash the JVM: the run drops it and
     # starts without one
     with open(archive, "r+b") as fh:
         fh.truncate(4096)
-    (archive.with_suffix(".ok")).write_text(f"{archive.stat().st_size} {archive.stat().st_mtime_ns} {archive.stat().st_ino}",
-                                            encoding="ascii")
+    (archive.with_suffix(".ok")).write_text(
+        f"{archive.stat().st_size} {archive.stat().st_mtime_ns} {archive.stat().st_ino}", encoding="ascii"
+    )
     assert jvm.usable(archive)
     third = _audit(tmp_path, "o3")
     assert third.returncode == 0, third.stderr

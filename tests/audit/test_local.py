@@ -14,8 +14,16 @@ from subguard.scan import discover
 
 def _org(tmp_path: Path) -> Path:
     org = tmp_path / "org"
-    for rel in ("a/app.py", "a/node_modules/x/index.js", "a/.subguard.yaml", "b/src/Main.java", ".git/HEAD",
-                "_archive/old.py", "inner/sub/deep.yml", "inner/top.yml"):
+    for rel in (
+        "a/app.py",
+        "a/node_modules/x/index.js",
+        "a/.subguard.yaml",
+        "b/src/Main.java",
+        ".git/HEAD",
+        "_archive/old.py",
+        "inner/sub/deep.yml",
+        "inner/top.yml",
+    ):
         (org / rel).parent.mkdir(parents=True, exist_ok=True)
         (org / rel).write_text("x\n")
     (org / "README.md").write_text("org\n")

@@ -27,8 +27,10 @@ def test_check_simulate_and_audit_predict_every_group_alike(
     org_audit: tuple[Path, dict[str, Any]], spark: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out, _ = org_audit
-    rows = {r["group"]: json.loads(r["impact"]) if r["impact"] else {}
-            for r in spark.read.parquet(str(out / "groups")).select("group", "impact").collect()}
+    rows = {
+        r["group"]: json.loads(r["impact"]) if r["impact"] else {}
+        for r in spark.read.parquet(str(out / "groups")).select("group", "impact").collect()
+    }
     predicted = inventory_predictions(capsys, ORG)
     checked = check_impacts(capsys, ORG)
     audited: dict[str, set[str]] = {}
@@ -49,7 +51,9 @@ def test_check_simulate_and_audit_predict_every_group_alike(
         assert dict(result["stuck"]) == sim["never_pulled"], group
         assert [n for _, n in result["silent"]] == [n for _, n in sim["silent"]], group
         assert all(c.endswith("/" + a) for (a, _), (c, _) in zip(result["silent"], sim["silent"])), group
-        assert without_labels(row["description"]) == without_labels(sim["summary"] if sim["loss"] or sim["never_pulled"] else "")
+        assert without_labels(row["description"]) == without_labels(
+            sim["summary"] if sim["loss"] or sim["never_pulled"] else ""
+        )
         # the findings' impact is that same prediction, in the audit and in `check`
         for texts in (audited.get(group, set()), checked.get(group, set())):
             assert {without_labels(t) for t in texts} <= {without_labels(row["description"])}, group

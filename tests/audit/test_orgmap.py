@@ -40,7 +40,9 @@ def findings(report: dict[str, Any]) -> list[dict[str, Any]]:
     return [*report["findings"], *report.get("diagnostics", [])] if isinstance(report, dict) else report
 
 
-def test_cross_repo_finding_on_this_line_citing_the_other_repo(org: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_cross_repo_finding_on_this_line_citing_the_other_repo(
+    org: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
     root, omap = org
     code, alone = check(root / "billing", monkeypatch)
     assert code == 0 and not [f for f in findings(alone) if f["rule"] == "SG102"]  # alone, nothing to see
@@ -65,14 +67,17 @@ def test_the_other_side_is_reported_on_its_own_line(org: tuple[Path, Path], monk
     assert code == 0 and not findings(report)
 
 
-def test_the_fix_in_the_pull_request_replaces_the_stale_row(org: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_fix_in_the_pull_request_replaces_the_stale_row(
+    org: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
     root, omap = org
     write_repo(root, "billing", "created||paid")  # the pull request's fix; the map still has the old tags
     code, report = check(root / "billing", monkeypatch, "--org-map", str(omap))
     assert not [f for f in findings(report) if f["rule"] == "SG102"]
     # what remains is the group shared by two services, cited from the map, never billing's old row
     assert [(f["rule"], [(r["repo"], r["path"]) for r in f["related"]]) for f in findings(report)] == [
-        ("SG203", [("orders", "orders/consumer.py")])]
+        ("SG203", [("orders", "orders/consumer.py")])
+    ]
     (root / "billing" / "billing" / "consumer.py").unlink()  # a consumer removed in the pull request no longer counts
     write_repo(root, "billing", "created||refunded", path="billing/other.py", group="GID_OTHER")
     code, report = check(root / "orders", monkeypatch, "--org-map", str(omap))
@@ -90,10 +95,15 @@ def test_text_and_markdown_mark_rows_of_the_map(org: tuple[Path, Path], monkeypa
     _, md = check(root / "billing", monkeypatch, "--org-map", str(omap), fmt="markdown")
     assert f"`orders:orders/consumer.py:{LINE} (org map {today})`" in md
     _, gh = check(root / "billing", monkeypatch, "--org-map", str(omap), fmt="github")
-    assert f"file=billing/consumer.py,line={LINE}" in gh and f"also: orders:orders/consumer.py:{LINE} (org map {today})" in gh
+    assert (
+        f"file=billing/consumer.py,line={LINE}" in gh
+        and f"also: orders:orders/consumer.py:{LINE} (org map {today})" in gh
+    )
 
 
-def test_sarif_names_the_repository(org: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch, sarif_validator: Any) -> None:
+def test_sarif_names_the_repository(
+    org: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch, sarif_validator: Any
+) -> None:
     root, omap = org
     _, sarif = check(root / "billing", monkeypatch, "--org-map", str(omap), fmt="sarif")
     sarif_validator.validate(sarif)
@@ -106,8 +116,9 @@ def test_sarif_names_the_repository(org: tuple[Path, Path], monkeypatch: pytest.
     assert f"orders:orders/consumer.py:{LINE}" in result["message"]["text"]
 
 
-def test_a_repository_the_map_does_not_know(org: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch,
-                                            capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_repository_the_map_does_not_know(
+    org: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     root, omap = org
     new = write_repo(root, "payments", "created||refunded")
     code, report = check(new, monkeypatch, "--org-map", str(omap))
@@ -116,8 +127,9 @@ def test_a_repository_the_map_does_not_know(org: tuple[Path, Path], monkeypatch:
     assert "has no repository 'payments'" in capsys.readouterr().err
 
 
-def test_a_renamed_repository_is_recognised(org: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch,
-                                            capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_renamed_repository_is_recognised(
+    org: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     root, omap = org
     renamed = root / "billing-service"
     shutil.copytree(root / "billing", renamed)
@@ -133,7 +145,9 @@ def test_a_renamed_repository_is_recognised(org: tuple[Path, Path], monkeypatch:
     assert not [f for f in findings(report) if f["rule"] == "SG102"] and "org map" not in capsys.readouterr().err
 
 
-def test_config_org_map_and_a_stale_map(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_config_org_map_and_a_stale_map(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     org = organisation(tmp_path)
     old = dt.datetime.now(dt.timezone.utc) - dt.timedelta(days=10)
     build_map(org, tmp_path / "maps" / orgmap.FILE_NAME, written=old)
@@ -143,8 +157,9 @@ def test_config_org_map_and_a_stale_map(tmp_path: Path, monkeypatch: pytest.Monk
     err = capsys.readouterr().err.splitlines()
     stale = [line for line in err if "days old" in line]
     assert len(stale) == 1 and "is 10 days old" in stale[0] and "org-map-max-age is 7 days" in stale[0]
-    (org / "billing" / ".subguard.yaml").write_text(f"org-map: ../../maps/{orgmap.FILE_NAME}\norg-map-max-age: 30\n",
-                                                    encoding="utf-8")
+    (org / "billing" / ".subguard.yaml").write_text(
+        f"org-map: ../../maps/{orgmap.FILE_NAME}\norg-map-max-age: 30\n", encoding="utf-8"
+    )
     check(org / "billing", monkeypatch)
     assert "days old" not in capsys.readouterr().err
 
@@ -182,13 +197,25 @@ def _broken(path: Path, kind: str) -> None:
         path.unlink()
 
 
-@pytest.mark.parametrize(("kind", "words"), [
-    ("truncated", ["truncated"]), ("empty", ["empty"]), ("json", ["not a subguard org map", "SQLite"]),
-    ("foreign-sqlite", ["not a subguard org map"]), ("other-format", ["not a subguard org map", "acme-map"]),
-    ("newer", ["version 99", "newer subguard", "upgrade"]), ("missing", ["not found"]),
-])
-def test_broken_maps_are_exit_2_with_one_line(org: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch,
-                                              capsys: pytest.CaptureFixture[str], kind: str, words: list[str]) -> None:
+@pytest.mark.parametrize(
+    ("kind", "words"),
+    [
+        ("truncated", ["truncated"]),
+        ("empty", ["empty"]),
+        ("json", ["not a subguard org map", "SQLite"]),
+        ("foreign-sqlite", ["not a subguard org map"]),
+        ("other-format", ["not a subguard org map", "acme-map"]),
+        ("newer", ["version 99", "newer subguard", "upgrade"]),
+        ("missing", ["not found"]),
+    ],
+)
+def test_broken_maps_are_exit_2_with_one_line(
+    org: tuple[Path, Path],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    kind: str,
+    words: list[str],
+) -> None:
     root, omap = org
     _broken(omap, kind)
     capsys.readouterr()
@@ -206,8 +233,12 @@ def test_only_the_groups_asked_for_are_read(org: tuple[Path, Path]) -> None:
     _, omap = org
     m = orgmap.OrgMap.open(str(omap))
     try:
-        plan = " ".join(str(r) for r in m._conn.execute(
-            'EXPLAIN QUERY PLAN SELECT record FROM consumers WHERE "group" IN (?)', ("GID_ORDERS",)))
+        plan = " ".join(
+            str(r)
+            for r in m._conn.execute(
+                'EXPLAIN QUERY PLAN SELECT record FROM consumers WHERE "group" IN (?)', ("GID_ORDERS",)
+            )
+        )
         assert "consumers_group" in plan
         assert {r[0] for r in m.members(["GID_SHIPPING"])} == {"shipping"}
         assert m.version == orgmap.VERSION and m.meta["format"] == orgmap.FORMAT
@@ -234,11 +265,21 @@ def test_the_action_passes_its_org_map_input(org: tuple[Path, Path], tmp_path: P
 
     root, omap = org
     outputs = tmp_path / "github_output"
-    env = {**os.environ, "SG_ORG_MAP": str(omap), "GITHUB_OUTPUT": str(outputs), "SG_BASE": "none",
-           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    env = {
+        **os.environ,
+        "SG_ORG_MAP": str(omap),
+        "GITHUB_OUTPUT": str(outputs),
+        "SG_BASE": "none",
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+    }
     env.pop("GITHUB_EVENT_PATH", None)
-    proc = subprocess.run(["bash", str(ROOT / "scripts" / "action-check.sh")], cwd=root / "billing", env=env,
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        ["bash", str(ROOT / "scripts" / "action-check.sh")],
+        cwd=root / "billing",
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 0, proc.stderr  # findings fail the Action's last step, after the upload
     assert f"::error file=billing/consumer.py,line={LINE}" in proc.stdout
     assert f"also: orders:orders/consumer.py:{LINE} (org map " in proc.stdout
@@ -277,8 +318,12 @@ def test_check_org_map_in_a_base_install_without_spark(org: tuple[Path, Path], t
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=300)
     py = venv / "bin" / "python"
-    subprocess.run([sys.executable, "-m", "pip", "--python", str(py), "install", "--quiet", "--no-deps", str(ROOT)],
-                   check=True, timeout=900, capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "--python", str(py), "install", "--quiet", "--no-deps", str(ROOT)],
+        check=True,
+        timeout=900,
+        capture_output=True,
+    )
     deps = tmp_path / "deps"
     deps.mkdir()
     wanted = _base_dependencies()
@@ -290,12 +335,21 @@ def test_check_org_map_in_a_base_install_without_spark(org: tuple[Path, Path], t
         for top in {Path(str(f)).parts[0] for f in dist.files or () if not str(f).startswith("..")}:
             if (base / top).exists() and not (deps / top).exists():
                 (deps / top).symlink_to(base / top)
-    purelib = subprocess.run([str(py), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
-                             capture_output=True, text=True, check=True).stdout.strip()
+    purelib = subprocess.run(
+        [str(py), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     Path(purelib, "base-deps.pth").write_text(f"{deps}\n", encoding="utf-8")
     probe = subprocess.run([str(py), "-c", "import pyspark"], capture_output=True, text=True)
     assert probe.returncode != 0  # the venv cannot see Spark
-    proc = subprocess.run([str(venv / "bin" / "subguard"), "check", ".", "--no-cache", "--org-map", str(omap)],
-                          cwd=root / "billing", capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [str(venv / "bin" / "subguard"), "check", ".", "--no-cache", "--org-map", str(omap)],
+        cwd=root / "billing",
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 1, proc.stderr
     assert f"orders:orders/consumer.py:{LINE} (org map " in proc.stdout and "SG102" in proc.stdout

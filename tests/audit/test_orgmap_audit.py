@@ -47,13 +47,17 @@ def _group_keys(rows: list[dict[str, Any]], default_repo: str = "") -> set[Key]:
 def _check(repo: Path, omap: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[int, list[dict[str, Any]]]:
     monkeypatch.chdir(repo)
     out = repo.parent / f".{repo.name}.json"
-    code = main(["check", ".", "--no-cache", "--fail-on", "error", "--format", "json", "-o", str(out), "--org-map", str(omap)])
+    code = main(
+        ["check", ".", "--no-cache", "--fail-on", "error", "--format", "json", "-o", str(out), "--org-map", str(omap)]
+    )
     rows = _rows(json.loads(out.read_text(encoding="utf-8")))
     out.unlink()
     return code, rows
 
 
-def test_the_audit_writes_the_map_and_check_reads_it(spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_audit_writes_the_map_and_check_reads_it(
+    spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     org = organisation(tmp_path)
     out = tmp_path / "out"
     run(spark, [str(org)], out)
@@ -61,7 +65,10 @@ def test_the_audit_writes_the_map_and_check_reads_it(spark: Any, tmp_path: Path,
     m = orgmap.OrgMap.open(str(omap))
     try:
         assert set(m.repos()) == {"orders", "billing", "shipping"}
-        assert {(r[0], r[1]) for r in m.members(["GID_ORDERS"])} == {("orders", "GID_ORDERS"), ("billing", "GID_ORDERS")}
+        assert {(r[0], r[1]) for r in m.members(["GID_ORDERS"])} == {
+            ("orders", "GID_ORDERS"),
+            ("billing", "GID_ORDERS"),
+        }
     finally:
         m.close()
     manifest = json.loads((out / "_subguard_manifest.json").read_text(encoding="utf-8"))
@@ -79,7 +86,10 @@ def test_the_audit_writes_the_map_and_check_reads_it(spark: Any, tmp_path: Path,
 
 
 def test_check_reports_exactly_the_audits_group_findings_for_every_repository(
-    org_audit: tuple[Path, dict[str, Any]], org_copy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    org_audit: tuple[Path, dict[str, Any]],
+    org_copy: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     out, _ = org_audit
     omap = out / orgmap.FILE_NAME
@@ -93,5 +103,6 @@ def test_check_reports_exactly_the_audits_group_findings_for_every_repository(
         _, rows = _check(org / repo, omap, monkeypatch)
         checked = _group_keys(rows, default_repo=repo)
         expected = {k for k in audited if any(m[0] == repo for m in k[2])}
-        assert checked == expected, (f"{repo}: only in the audit: {sorted(expected - checked)}\n"
-                                     f"only in check: {sorted(checked - expected)}")
+        assert checked == expected, (
+            f"{repo}: only in the audit: {sorted(expected - checked)}\nonly in check: {sorted(checked - expected)}"
+        )

@@ -17,10 +17,18 @@ CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 
 def dump_dom(page: Path, profile: Path) -> str:
     cmd = [
-        CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run", f"--user-data-dir={profile}",
+        CHROMIUM,
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+        f"--user-data-dir={profile}",
         "--host-resolver-rules=MAP * ~NOTFOUND",  # any fetch of a remote resource would fail
-        "--dump-dom", page.as_uri(),
+        "--dump-dom",
+        page.as_uri(),
     ]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=True).stdout
 
@@ -37,7 +45,7 @@ def test_report_loads_offline_and_shows_groups(org_audit: tuple[Path, dict[str, 
     assert worst["group"] == "GID_ORDER_EVENTS"  # 4 rules, errors, 3 repos: the worst group comes first
     first = dom.index('class="group"')
     assert dom.index('data-group="GID_ORDER_EVENTS"') < dom.index('data-group="GID_INVENTORY_SYNC"')
-    assert 'data-group="GID_ORDER_EVENTS" data-repos="3"' in dom[first - 20:]
+    assert 'data-group="GID_ORDER_EVENTS" data-repos="3"' in dom[first - 20 :]
     for repo in ("orders-py", "orders-loadtest", "billing-java"):
         assert f"<td>{repo}</td>" in dom
     assert "<code>created||refunded</code>" in dom and "<code>created||paid</code>" in dom
@@ -48,6 +56,7 @@ def test_report_loads_offline_and_shows_groups(org_audit: tuple[Path, dict[str, 
 
 
 # --- driven over the DevTools pipe (issue 27 item 5) --------------------------------------------------
+
 
 def needs_chromium() -> None:
     if not Path(CHROMIUM).exists():
@@ -80,7 +89,9 @@ def test_org_report_reads_filters_and_fits_a_phone(org_audit: tuple[Path, dict[s
         assert left == ["GID_INVENTORY_SYNC"]
         b.type("#filter", "SG402")  # a rule id: the repository section that holds it
         b.wait("location.hash === '#q=SG402'")
-        assert b.eval("Array.from(document.querySelectorAll('section.repo')).map(s => s.dataset.repo)") == ["billing-java"]
+        assert b.eval("Array.from(document.querySelectorAll('section.repo')).map(s => s.dataset.repo)") == [
+            "billing-java"
+        ]
         b.type("#filter", "")
         b.resize(390, 844, mobile=True)
         b.wait("window.innerWidth === 390")
@@ -101,29 +112,106 @@ def synthetic(groups: int) -> tuple[dict[str, Any], dict[str, Any]]:
     for g in range(groups):
         name, a, b = f"GID_PLANTED_{g}", f"repo-{g % 997:04d}", f"repo-{(g * 7 + 3) % 997:04d}"
         pa, pb = f"src/planted_{g}.py", f"src/planted_{g}.java"
-        for rule, text in (("SG102", f"Group '{name}' subscribes topic 'TOPIC_PLANTED' with different tag sets: "
-                                     f"{{created, paid}} at {a}:{pa}:7, {{created, refunded}} at {b}:{pb}:9"),
-                           ("SG203", f"CLUSTERING group '{name}' is declared by 2 services ({a}, {b}): {a} at {a}:{pa}:6, "
-                                     f"{b} at {b}:{pb}:7")):
-            f = Finding(rule=rule, severity=Severity.ERROR, message=text, location=Location(path=pa, line=7, repo=a),
-                        related=(Related(location=Location(path=pb, line=9, repo=b), message="the other member"),),
-                        group=name, fingerprint=hashlib.md5(f"{rule}{g}".encode()).hexdigest())  # as long as real ones
-            rows.append({"rule": rule, "severity": "error", "message": text, "repo": a, "path": pa, "line": 7, "group": name,
-                         "team": f"team-{g % 40}", "owner": "", "codeowners": [], "fingerprint": f.fingerprint,
-                         "suppressed": None, "scope": "group", "json": f.model_dump_json()})
-        member = {"repo": a, "team": f"team-{g % 40}", "environment": "prod", "service": a, "client": "python-native-4x",
-                  "message_model": "CLUSTERING", "topic": "TOPIC_PLANTED", "expression": "created||paid", "path": pa, "line": 7}
-        flagged.append({"group": name, "worst": 3, "errors": 2, "warnings": 0, "findings": 2, "repos": sorted({a, b}),
-                        "repos_count": 2, "consumers": 2, "topics": ["TOPIC_PLANTED"],
-                        "members": [member, {**member, "repo": b, "path": pb, "expression": "created||refunded"}],
-                        "impact": json.dumps({"description": "simulated (20 runs): paid 50% lost, refunded 50% lost", "runs": 20,
-                                              "result": {"loss": [["paid", 0.5], ["refunded", 0.5]], "stuck": []}})})
-    s = summary.build(files=[], findings=[{"rule": r["rule"], "severity": "error", "scope": "group", "team": r["team"],
-                                           "suppressed": False, "count": 1} for r in rows],
-                      groups=flagged[:50], group_sizes=[{"repos_count": 2, "count": groups}],
-                      totals={"repos": 997, "consumers": 2 * groups, "subscriptions": 2 * groups, "deployments": 0,
-                              "groups": groups, "groups_with_findings": groups, "cross_repo_groups": groups},
-                      missing=[], problems=[], sources=["generated"], seconds=1.0)
+        for rule, text in (
+            (
+                "SG102",
+                f"Group '{name}' subscribes topic 'TOPIC_PLANTED' with different tag sets: "
+                f"{{created, paid}} at {a}:{pa}:7, {{created, refunded}} at {b}:{pb}:9",
+            ),
+            (
+                "SG203",
+                f"CLUSTERING group '{name}' is declared by 2 services ({a}, {b}): {a} at {a}:{pa}:6, {b} at {b}:{pb}:7",
+            ),
+        ):
+            f = Finding(
+                rule=rule,
+                severity=Severity.ERROR,
+                message=text,
+                location=Location(path=pa, line=7, repo=a),
+                related=(Related(location=Location(path=pb, line=9, repo=b), message="the other member"),),
+                group=name,
+                fingerprint=hashlib.md5(f"{rule}{g}".encode()).hexdigest(),
+            )  # as long as real ones
+            rows.append(
+                {
+                    "rule": rule,
+                    "severity": "error",
+                    "message": text,
+                    "repo": a,
+                    "path": pa,
+                    "line": 7,
+                    "group": name,
+                    "team": f"team-{g % 40}",
+                    "owner": "",
+                    "codeowners": [],
+                    "fingerprint": f.fingerprint,
+                    "suppressed": None,
+                    "scope": "group",
+                    "json": f.model_dump_json(),
+                }
+            )
+        member = {
+            "repo": a,
+            "team": f"team-{g % 40}",
+            "environment": "prod",
+            "service": a,
+            "client": "python-native-4x",
+            "message_model": "CLUSTERING",
+            "topic": "TOPIC_PLANTED",
+            "expression": "created||paid",
+            "path": pa,
+            "line": 7,
+        }
+        flagged.append(
+            {
+                "group": name,
+                "worst": 3,
+                "errors": 2,
+                "warnings": 0,
+                "findings": 2,
+                "repos": sorted({a, b}),
+                "repos_count": 2,
+                "consumers": 2,
+                "topics": ["TOPIC_PLANTED"],
+                "members": [member, {**member, "repo": b, "path": pb, "expression": "created||refunded"}],
+                "impact": json.dumps(
+                    {
+                        "description": "simulated (20 runs): paid 50% lost, refunded 50% lost",
+                        "runs": 20,
+                        "result": {"loss": [["paid", 0.5], ["refunded", 0.5]], "stuck": []},
+                    }
+                ),
+            }
+        )
+    s = summary.build(
+        files=[],
+        findings=[
+            {
+                "rule": r["rule"],
+                "severity": "error",
+                "scope": "group",
+                "team": r["team"],
+                "suppressed": False,
+                "count": 1,
+            }
+            for r in rows
+        ],
+        groups=flagged[:50],
+        group_sizes=[{"repos_count": 2, "count": groups}],
+        totals={
+            "repos": 997,
+            "consumers": 2 * groups,
+            "subscriptions": 2 * groups,
+            "deployments": 0,
+            "groups": groups,
+            "groups_with_findings": groups,
+            "cross_repo_groups": groups,
+        },
+        missing=[],
+        problems=[],
+        sources=["generated"],
+        seconds=1.0,
+    )
     return s, report_html.report_data(s, rows, flagged, Owners({}, {}), _policies(Config()).docs)
 
 

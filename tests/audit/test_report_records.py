@@ -28,27 +28,46 @@ def test_report_findings_json_summary_and_parquet_agree(org_audit: tuple[Path, d
     drawn = data["findings"]
 
     # the same findings, one for one
-    assert Counter(f["fingerprint"] for f in as_json) == Counter(r["fingerprint"] for r in table) == Counter(
-        f["fingerprint"] for f in drawn)
+    assert (
+        Counter(f["fingerprint"] for f in as_json)
+        == Counter(r["fingerprint"] for r in table)
+        == Counter(f["fingerprint"] for f in drawn)
+    )
     by_fp = {r["fingerprint"]: r for r in table}
     for f in drawn:
         row = by_fp[f["fingerprint"]]
-        assert (f["rule"], f["severity"], f["message"], f["team"]) == (row["rule"], row["severity"], row["message"], row["team"])
+        assert (f["rule"], f["severity"], f["message"], f["team"]) == (
+            row["rule"],
+            row["severity"],
+            row["message"],
+            row["team"],
+        )
     # the same counts, by rule, severity and team
     active_json = [f for f in as_json if not f["suppressed"]]
     active_rows = [r for r in table if not r["suppressed"]]
     active_drawn = [f for f in drawn if not f["suppressed"]]
     by_rule = {r["rule"]: r["count"] for r in summary["findings"]["by_rule"]}
-    assert by_rule == Counter(f["rule"] for f in active_json) == Counter(r["rule"] for r in active_rows) == Counter(
-        f["rule"] for f in active_drawn)
-    assert summary["findings"]["by_severity"] == {s: sum(1 for f in active_drawn if f["severity"] == s)
-                                                  for s in ("error", "warning", "note")}
-    assert {r["team"]: r["count"] for r in summary["findings"]["by_team"]} == Counter(
-        r["team"] or "unassigned" for r in active_rows) == Counter(f["team"] or "unassigned" for f in active_drawn)
+    assert (
+        by_rule
+        == Counter(f["rule"] for f in active_json)
+        == Counter(r["rule"] for r in active_rows)
+        == Counter(f["rule"] for f in active_drawn)
+    )
+    assert summary["findings"]["by_severity"] == {
+        s: sum(1 for f in active_drawn if f["severity"] == s) for s in ("error", "warning", "note")
+    }
+    assert (
+        {r["team"]: r["count"] for r in summary["findings"]["by_team"]}
+        == Counter(r["team"] or "unassigned" for r in active_rows)
+        == Counter(f["team"] or "unassigned" for f in active_drawn)
+    )
     for rule, n in by_rule.items():
         assert f'data-label="{rule}" data-value="{n}"' in page
-    for key, value in (("n-findings", summary["findings"]["active"]), ("n-errors", summary["findings"]["by_severity"]["error"]),
-                       ("n-groups", summary["totals"]["groups"])):
+    for key, value in (
+        ("n-findings", summary["findings"]["active"]),
+        ("n-errors", summary["findings"]["by_severity"]["error"]),
+        ("n-groups", summary["totals"]["groups"]),
+    ):
         assert f'id="{key}">{value}<' in page
     # one figure per group: the groups table's prediction, in the report, the summary and findings.json
     assert data["groups"]
@@ -57,7 +76,11 @@ def test_report_findings_json_summary_and_parquet_agree(org_audit: tuple[Path, d
         row = groups[g["group"]]
         impact = json.loads(row["impact"]) if row["impact"] else {}
         assert (g["errors"], g["warnings"], g["findings"], g["repos_count"]) == (
-            row["errors"], row["warnings"], row["findings"], row["repos_count"])
+            row["errors"],
+            row["warnings"],
+            row["findings"],
+            row["repos_count"],
+        )
         assert [list(x) for x in g["loss"]] == [list(x) for x in loss_items(impact)]
         assert g["description"] == (impact.get("description") or "") and g["runs"] == impact.get("runs")
         assert worst[g["group"]]["impact"] == impact

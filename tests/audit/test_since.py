@@ -18,8 +18,14 @@ from tests.audit.conftest import ORG, REPOS, run
 
 pytestmark = pytest.mark.slow
 
-GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
-           "GIT_COMMITTER_EMAIL": "t@example.com", "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "t",
+    "GIT_AUTHOR_EMAIL": "t@example.com",
+    "GIT_COMMITTER_NAME": "t",
+    "GIT_COMMITTER_EMAIL": "t@example.com",
+    "GIT_CONFIG_GLOBAL": os.devnull,
+    "GIT_CONFIG_NOSYSTEM": "1",
+}
 
 
 def git(path: Path, *args: str) -> None:
@@ -85,7 +91,10 @@ def test_since_equals_a_full_audit(spark: Any, org: Path, tmp_path: Path) -> Non
     from subguard.audit import incremental, stamps
     from subguard.core.config import Config
 
-    assert incremental.read_since(spark, str(tmp_path / "since"), stamps.settings_key(Config(), 21, dt.date.today()))[0] is None
+    assert (
+        incremental.read_since(spark, str(tmp_path / "since"), stamps.settings_key(Config(), 21, dt.date.today()))[0]
+        is None
+    )
     assert incremental.read_since(spark, str(tmp_path / "nowhere"), "x")[0] is None
 
 
@@ -99,7 +108,9 @@ def test_stamps(tmp_path: Path) -> None:
     assert "tree:" in first and stamps.stamp(str(plain)) == first
     (plain / "sub" / "a.py").write_text("x = 22\n")
     assert stamps.stamp(str(plain)) != first
-    assert stamps.stamp(str(plain), nested=[str(plain / "sub")]) == stamps.stamp(str(plain), nested=[str(plain / "sub")])
+    assert stamps.stamp(str(plain), nested=[str(plain / "sub")]) == stamps.stamp(
+        str(plain), nested=[str(plain / "sub")]
+    )
     repo = tmp_path / "repo"
     repo.mkdir()
     (repo / "a.py").write_text("x = 1\n")

@@ -27,7 +27,9 @@ def test_yaml_inventory_resolves_relative_paths_and_hints() -> None:
     text = "repos:\n  - {name: a, path: a, team: t1, environment: prod}\n  - {path: s3a://bucket/b}\n  - c\n"
     hints = src.parse_inventory(text, "file:/org/inventory.yaml")
     assert [(h.name, h.uri, h.team, h.environment) for h in hints] == [
-        ("a", "file:/org/a", "t1", "prod"), ("b", "s3a://bucket/b", "", ""), ("c", "file:/org/c", "", ""),
+        ("a", "file:/org/a", "t1", "prod"),
+        ("b", "s3a://bucket/b", "", ""),
+        ("c", "file:/org/c", "", ""),
     ]
 
 
@@ -52,7 +54,9 @@ def test_repo_of_jsonl() -> None:
 
 @pytest.mark.slow
 def test_an_output_path_that_cannot_be_a_folder_ends_the_run_with_a_clear_error(
-    spark: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+    spark: Any,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     """Checked first, before any work: exit 2 and one line naming the path, no JVM stack trace."""
     from subguard.audit import job

@@ -40,10 +40,29 @@ def test_spark_submit_local(tmp_path: Path) -> None:
     out = tmp_path / "out"
     env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}
     proc = subprocess.run(
-        [submit, "--master", "local[2]", "--conf", "spark.ui.enabled=false", "--py-files", str(archive),
-         str(ROOT / "subguard" / "audit" / "job.py"), str(ORG), "--out", str(out), "--master", "local[2]",
-         "--fail-on", "error"],
-        capture_output=True, text=True, timeout=900, env=env, cwd=tmp_path, check=False,
+        [
+            submit,
+            "--master",
+            "local[2]",
+            "--conf",
+            "spark.ui.enabled=false",
+            "--py-files",
+            str(archive),
+            str(ROOT / "subguard" / "audit" / "job.py"),
+            str(ORG),
+            "--out",
+            str(out),
+            "--master",
+            "local[2]",
+            "--fail-on",
+            "error",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env=env,
+        cwd=tmp_path,
+        check=False,
     )
     assert proc.returncode == 1, proc.stderr[-3000:]  # the example org has errors: --fail-on error trips
     assert f"report: {out}/report.html" in proc.stdout

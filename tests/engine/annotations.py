@@ -11,9 +11,24 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-_MARK = re.compile(r"(?:#|//)\s*(?P<kind>ruleid|ok)\s*:\s*(?P<ids>[A-Za-z][A-Za-z0-9_]*(?:\s*,\s*[A-Za-z][A-Za-z0-9_]*)*)")
+_MARK = re.compile(
+    r"(?:#|//)\s*(?P<kind>ruleid|ok)\s*:\s*(?P<ids>[A-Za-z][A-Za-z0-9_]*(?:\s*,\s*[A-Za-z][A-Za-z0-9_]*)*)"
+)
 _COMMENT_ONLY = re.compile(r"^\s*(?:#|//)")
-TEXT_SUFFIXES = (".py", ".java", ".yaml", ".yml", ".properties", ".kt", ".groovy", ".xml", ".json", ".toml", ".env", "Dockerfile")
+TEXT_SUFFIXES = (
+    ".py",
+    ".java",
+    ".yaml",
+    ".yml",
+    ".properties",
+    ".kt",
+    ".groovy",
+    ".xml",
+    ".json",
+    ".toml",
+    ".env",
+    "Dockerfile",
+)
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,9 @@ from subguard.rocketmq.expression import parse
 from subguard.scan.extraction import ScanResult
 
 
-def sub(topic: str | None, expression: str | None, path: str, line: int, sql: bool = False, repo: str = "repo") -> Subscription:
+def sub(
+    topic: str | None, expression: str | None, path: str, line: int, sql: bool = False, repo: str = "repo"
+) -> Subscription:
     kind = ExpressionType.SQL92 if sql else ExpressionType.TAG
     loc = Location(path=path, line=line, repo=repo)
     return Subscription(

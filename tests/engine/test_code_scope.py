@@ -24,41 +24,54 @@ def _found(*consumers: Consumer, config: Config | None = None) -> list[tuple[str
     return [(f.rule, f.message, dict(f.properties).get(CODE_SCOPE)) for f in judged.findings]
 
 
-@pytest.mark.parametrize(("path", "kind"), [
-    ("src/test/java/org/acme/OrderConsumerTest.java", "test"),
-    ("orders/src/test/java/Foo.java", "test"),
-    ("tests/test_consumer.py", "test"),
-    ("app/conftest.py", "test"),
-    ("pkg/consumer_test.py", "test"),
-    ("service/src/main/java/org/acme/OrderIT.java", "test"),
-    ("example/src/main/java/org/apache/rocketmq/example/simple/PushConsumer.java", "example"),
-    ("rocketmq-spring-boot-samples/rocketmq-consume-demo/src/main/java/Consumer.java", "example"),
-    ("samples/python/consumer.py", "example"),
-    ("orders/src/main/java/org/acme/OrderConsumer.java", ""),
-    ("app/consumer.py", ""),
-    ("contest/consumer.py", ""),
-    # a Java package named example or demo is no example module (Spring Initializr's com.example.demo)
-    ("src/main/java/com/example/demo/OrderConsumer.java", ""),
-    ("orders/src/main/java/com/acme/demo/OrderConsumer.java", ""),
-    ("src/test/java/com/example/demo/OrderConsumerTest.java", "test"),
-    ("samples/orders/src/main/java/com/acme/OrderConsumer.java", "example"),
-    ("java/client/src/main/java/org/apache/rocketmq/client/java/example/PushConsumerExample.java", "example"),
-    ("src/main/java/com/example/demo/consumer/OrderConsumer.java", ""),
-    ("latest/consumer.py", ""),
-])
+@pytest.mark.parametrize(
+    ("path", "kind"),
+    [
+        ("src/test/java/org/acme/OrderConsumerTest.java", "test"),
+        ("orders/src/test/java/Foo.java", "test"),
+        ("tests/test_consumer.py", "test"),
+        ("app/conftest.py", "test"),
+        ("pkg/consumer_test.py", "test"),
+        ("service/src/main/java/org/acme/OrderIT.java", "test"),
+        ("example/src/main/java/org/apache/rocketmq/example/simple/PushConsumer.java", "example"),
+        ("rocketmq-spring-boot-samples/rocketmq-consume-demo/src/main/java/Consumer.java", "example"),
+        ("samples/python/consumer.py", "example"),
+        ("orders/src/main/java/org/acme/OrderConsumer.java", ""),
+        ("app/consumer.py", ""),
+        ("contest/consumer.py", ""),
+        # a Java package named example or demo is no example module (Spring Initializr's com.example.demo)
+        ("src/main/java/com/example/demo/OrderConsumer.java", ""),
+        ("orders/src/main/java/com/acme/demo/OrderConsumer.java", ""),
+        ("src/test/java/com/example/demo/OrderConsumerTest.java", "test"),
+        ("samples/orders/src/main/java/com/acme/OrderConsumer.java", "example"),
+        ("java/client/src/main/java/org/apache/rocketmq/client/java/example/PushConsumerExample.java", "example"),
+        ("src/main/java/com/example/demo/consumer/OrderConsumer.java", ""),
+        ("latest/consumer.py", ""),
+    ],
+)
 def test_code_kind_defaults(path: str, kind: str) -> None:
     assert code_kind(path, Config()) == kind
 
 
-@pytest.mark.parametrize(("repo", "kind"), [
-    ("rocketmq-demo", "example"), ("rocketmq_demo", "example"), ("springcloud-rocketmq-example", "example"),
-    ("rocketmq-learning", "example"), ("samples", "example"), ("orders-service", ""), ("demolition-svc", ""),
-])
+@pytest.mark.parametrize(
+    ("repo", "kind"),
+    [
+        ("rocketmq-demo", "example"),
+        ("rocketmq_demo", "example"),
+        ("springcloud-rocketmq-example", "example"),
+        ("rocketmq-learning", "example"),
+        ("samples", "example"),
+        ("orders-service", ""),
+        ("demolition-svc", ""),
+    ],
+)
 def test_a_repository_named_as_a_sample_is_example_code(repo: str, kind: str) -> None:
     assert code_kind("v4/java/src/main/java/com/acme/shop/Consumer.java", Config(), repo) == kind
 
 
-def test_a_conflict_only_in_test_code_is_marked_and_does_not_fail_the_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_conflict_only_in_test_code_is_marked_and_does_not_fail_the_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     a = consumer("GID_T", sub("TopicA", "tag1", "src/test/a_test.py", 5), path="src/test/a_test.py", line=4)
     b = consumer("GID_T", sub("TopicA", "tag2", "src/test/b_test.py", 5), path="src/test/b_test.py", line=4)
     [(rule, message, kind)] = [f for f in _found(a, b) if f[0] == "SG102"]
@@ -106,9 +119,12 @@ def test_check_exit_code_and_json_carry_it(tmp_path: Path, capsys: pytest.Captur
 def test_deployment_topology_rules_do_not_judge_code_that_is_never_deployed() -> None:
     """Two sample apps sharing a group are alternatives, not two services splitting its queues: a
     topology rule (SG203, roles: [topology]) gives nothing when every member is example code."""
+
     def member(folder: str) -> Consumer:
         path = f"{folder}/app.py"
-        return consumer("GID_DEMO", sub("TopicA", "*", path, 5), path=path, line=4).model_copy(update={"service": folder})
+        return consumer("GID_DEMO", sub("TopicA", "*", path, 5), path=path, line=4).model_copy(
+            update={"service": folder}
+        )
 
     assert [f for f in _found(member("samples/push-demo"), member("samples/pull-demo")) if f[0] == "SG203"] == []
     assert [f[0] for f in _found(member("push-service"), member("pull-service")) if f[0] == "SG203"] == ["SG203"]
@@ -127,7 +143,10 @@ def test_terminal_output_counts_test_code_findings_and_sarif_suppresses_them(
     assert main(["check", str(tmp_path), "--no-cache"]) == 0
     out = capsys.readouterr().out
     assert "GID_T" not in out
-    assert "1 finding only in test or example code not shown (1 SG102 group-tag-set-mismatch); --show-notes lists them" in out
+    assert (
+        "1 finding only in test or example code not shown (1 SG102 group-tag-set-mismatch); --show-notes lists them"
+        in out
+    )
     assert main(["check", str(tmp_path), "--no-cache", "--show-notes"]) == 0
     assert "[test code]" in capsys.readouterr().out
     assert main(["check", str(tmp_path), "--no-cache", "--format", "sarif"]) == 0

@@ -29,7 +29,10 @@ def test_seed_002_tag1_vs_tag2_names_both_locations() -> None:
     assert rules(findings) == [("SG102", "a.py", 10)]
     f = findings[0]
     assert f.severity is Severity.ERROR
-    assert f.message == "Group 'test-consumer' subscribes topic 'TopicTest2' with different tag sets: {tag1} at a.py:10, {tag2} at b.py:7"
+    assert (
+        f.message
+        == "Group 'test-consumer' subscribes topic 'TopicTest2' with different tag sets: {tag1} at a.py:10, {tag2} at b.py:7"
+    )
     assert [(r.location.path, r.location.line) for r in f.related] == [("b.py", 7)]
     assert "'tag2'" in f.related[0].message
     assert (f.group, f.topic) == ("test-consumer", "TopicTest2")
@@ -53,16 +56,25 @@ def test_group_spanning_repos_is_one_group() -> None:
 def test_seed_003_wrong_cases() -> None:
     topics = run(result(consumer("g1", sub("TopicA", "*", "a.py", 1)), consumer("g1", sub("TopicB", "*", "b.py", 1))))
     assert [f.rule for f in topics] == ["SG101"]
-    tags = run(result(consumer("g2", sub("TopicA", "Tag1", "a.py", 1)), consumer("g2", sub("TopicA", "Tag2", "b.py", 1))))
+    tags = run(
+        result(consumer("g2", sub("TopicA", "Tag1", "a.py", 1)), consumer("g2", sub("TopicA", "Tag2", "b.py", 1)))
+    )
     assert [f.rule for f in tags] == ["SG102"]
-    order = run(result(consumer("g3", sub("TopicA", "Tag1||Tag2", "a.py", 1)), consumer("g3", sub("TopicA", "Tag2||Tag1", "b.py", 1))))
+    order = run(
+        result(
+            consumer("g3", sub("TopicA", "Tag1||Tag2", "a.py", 1)),
+            consumer("g3", sub("TopicA", "Tag2||Tag1", "b.py", 1)),
+        )
+    )
     assert [f.rule for f in order] == ["SG103"]
     assert order[0].severity is Severity.WARNING
 
 
 def test_seed_003_right_cases() -> None:
     same_all = result(consumer("g1", sub("TopicA", "*", "a.py", 1)), consumer("g1", sub("TopicA", "*", "b.py", 1)))
-    same_tags = result(consumer("g2", sub("TopicA", "Tag1||Tag2", "a.py", 1)), consumer("g2", sub("TopicA", "Tag1||Tag2", "b.py", 1)))
+    same_tags = result(
+        consumer("g2", sub("TopicA", "Tag1||Tag2", "a.py", 1)), consumer("g2", sub("TopicA", "Tag1||Tag2", "b.py", 1))
+    )
     assert run(same_all) == [] and run(same_tags) == []
 
 
@@ -79,7 +91,10 @@ def test_extra_topic_on_one_member_is_sg101() -> None:
     assert [f.rule for f in found] == ["SG101"]
     assert found[0].location.path == "z.py"  # the smallest variant is primary
     assert [r.location.path for r in found[0].related] == ["a.py", "b.py"]
-    assert found[0].message == "Group 'g' members subscribe different topic sets: {T1} at a.py:1 and b.py:1, {T1, T2} at z.py:1"
+    assert (
+        found[0].message
+        == "Group 'g' members subscribe different topic sets: {T1} at a.py:1 and b.py:1, {T1, T2} at z.py:1"
+    )
 
 
 def test_type_mismatch_is_sg104_only() -> None:
@@ -125,7 +140,9 @@ def test_smells_sql_and_names() -> None:
     )
     found = {(f.rule, f.location.line, f.severity.value) for f in run(result(c))}
     assert found == {
-        ("SG401", 1, "error"), ("SG401", 2, "warning"), ("SG402", 3, "error"),
+        ("SG401", 1, "error"),
+        ("SG401", 2, "warning"),
+        ("SG402", 3, "error"),
         ("SG403", 1, "error"),  # group name, at the consumer
         ("SG403", 4, "error"),
     }
@@ -143,9 +160,13 @@ def test_unknown_expression_gives_sg902_not_silence() -> None:
 
 
 def test_known_disagreement_wins_over_unknown_member() -> None:
-    found = run(result(
-        consumer("g", sub("T", "tag1", "a.py", 1)), consumer("g", sub("T", "tag2", "b.py", 1)), consumer("g", sub("T", None, "c.py", 1)),
-    ))
+    found = run(
+        result(
+            consumer("g", sub("T", "tag1", "a.py", 1)),
+            consumer("g", sub("T", "tag2", "b.py", 1)),
+            consumer("g", sub("T", None, "c.py", 1)),
+        )
+    )
     # SG102 is decided without the unknown member, and no other group rule is blinded by it: no note
     assert [f.rule for f in found] == ["SG102"]
 
@@ -163,7 +184,9 @@ def test_a_construction_with_several_unknown_parts_gets_one_note() -> None:
     found = run(result(blind, consumer("g", sub("T", "tag2", "b.py", 1))))
     [note] = [f for f in found if f.rule == "SG902"]
     assert (note.location.path, note.location.line) == ("a.py", 2)
-    assert note.message.startswith("topic of the subscription and expression of the subscription are not statically known")
+    assert note.message.startswith(
+        "topic of the subscription and expression of the subscription are not statically known"
+    )
     assert "SG101" in note.message and "SG102" in note.message
 
 
@@ -173,9 +196,14 @@ def test_a_lone_construction_can_hide_no_group_finding() -> None:
 
 def test_failed_files_are_sg901_with_line() -> None:
     res = ScanResult(
-        root="/tmp/r", repo="r", consumers=(), deployments=(),
-        files=(FileRecord(path="x.py", status=FileStatus.FAILED, reason="syntax error at line 7"),
-               FileRecord(path="y.py", status=FileStatus.PARSED)),
+        root="/tmp/r",
+        repo="r",
+        consumers=(),
+        deployments=(),
+        files=(
+            FileRecord(path="x.py", status=FileStatus.FAILED, reason="syntax error at line 7"),
+            FileRecord(path="y.py", status=FileStatus.PARSED),
+        ),
     )
     found = run(res)
     assert rules(found) == [("SG901", "x.py", 7)]
@@ -183,7 +211,9 @@ def test_failed_files_are_sg901_with_line() -> None:
 
 
 def test_select_and_ignore_prefixes() -> None:
-    res = result(consumer("g", sub("T", "tag1", "a.py", 1)), consumer("g", sub("T", "tag2", "b.py", 1), model="BROADCASTING"))
+    res = result(
+        consumer("g", sub("T", "tag1", "a.py", 1)), consumer("g", sub("T", "tag2", "b.py", 1), model="BROADCASTING")
+    )
     assert [f.rule for f in run(res)] == ["SG102", "SG105"]
     assert [f.rule for f in run(res, config=Config(select=("SG10",), ignore=("SG105",)))] == ["SG102"]
 
@@ -205,4 +235,6 @@ def test_user_policy_runs_with_builtins(tmp_path) -> None:  # type: ignore[no-un
     policies = load_policies([tmp_path])
     res = result(consumer("pay-core", sub("T", "*", "a.py", 3)), consumer("shop", sub("T", "*", "b.py", 4)))
     found = evaluate([res], policies, Config(select=("ACME",)))
-    assert [(f.rule, f.location.path, f.message) for f in found] == [("ACME001", "a.py", "'T' of 'pay-core' takes every message")]
+    assert [(f.rule, f.location.path, f.message) for f in found] == [
+        ("ACME001", "a.py", "'T' of 'pay-core' takes every message")
+    ]

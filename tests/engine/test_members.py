@@ -54,7 +54,8 @@ def test_a_template_is_listed_never_judged_and_never_noted() -> None:
     """A construction whose group and topic are parameters of its enclosing function (a factory, a
     wrapper, rocketmq-spring's listener container) is a template: its instances are its callers."""
     template = consumer(None, sub(None, None, "factory.py", 12), path="factory.py", line=10).model_copy(
-        update={"template": ("consumerGroup", "topic")})
+        update={"template": ("consumerGroup", "topic")}
+    )
     member = consumer("G", sub("TopicA", "*", "a.py", 5), path="a.py", line=4)
     found = pipeline.judge([result(template, member)], RULES, Config()).findings
     assert found == []
@@ -67,6 +68,8 @@ def test_a_group_written_with_its_namespace_is_not_prefixed_twice() -> None:
     from subguard.core.inventory import group_name
     from subguard.core.model import Value
 
-    written = consumer("inst|ns1%orders", sub("T", "*", "a.py", 2)).model_copy(update={"namespace": Value.literal("inst|ns1")})
+    written = consumer("inst|ns1%orders", sub("T", "*", "a.py", 2)).model_copy(
+        update={"namespace": Value.literal("inst|ns1")}
+    )
     bare = consumer("orders", sub("T", "*", "b.py", 2)).model_copy(update={"namespace": Value.literal("inst|ns1")})
     assert group_name(written) == group_name(bare) == "inst|ns1%orders"

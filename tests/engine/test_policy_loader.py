@@ -48,7 +48,10 @@ def test_unknown_key(tmp_path: Path) -> None:
 
 
 def test_bad_op_names_condition_key(tmp_path: Path) -> None:
-    text = GOOD.replace('condition: {field: expression, op: eq, value: "*"}', "condition: {all: [{field: expression, op: equals, value: x}]}")
+    text = GOOD.replace(
+        'condition: {field: expression, op: eq, value: "*"}',
+        "condition: {all: [{field: expression, op: equals, value: x}]}",
+    )
     message = error(write(tmp_path, "ACME001-no-star.yaml", text))
     assert ": condition.all[0].op: Input should be" in message
 

@@ -54,7 +54,13 @@ def is_change_case(case: Path) -> bool:
 
 
 def _git(root: Path, *args: str) -> None:
-    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@e", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@e"}
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@e",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@e",
+    }
     subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True, env=env)
 
 
@@ -75,8 +81,9 @@ def _judge_change(case: Path, policy_dirs: Sequence[Path]) -> list[Finding]:
         rev = gitrev.resolve(root, "HEAD")
         change = Change(tuple(gitrev.scan_base([str(root)], [rev], results, config)), rev.ref, rev.commit, rev.label)
         rules = pipeline.RuleSet.of(load_policies(policy_dirs))
-        return pipeline.judge(results, rules, config, waivers=on_disk(results, config), describe=describer(),
-                              change=change).findings
+        return pipeline.judge(
+            results, rules, config, waivers=on_disk(results, config), describe=describer(), change=change
+        ).findings
 
 
 def judge(case: Path, policy_dirs: Sequence[Path] = ()) -> list[Finding]:

@@ -71,13 +71,19 @@ def test_tag_flapping_and_topic_set_flapping() -> None:
 
 
 def test_spelling_only_flapping_is_a_warning() -> None:
-    sub = ("SubscriptionData [classFilterMode=false, topic=T, subString={s}, tagsSet=[a, b], codeSet=[97, 98], "
-           "subVersion={v}, expressionType=TAG]")
+    sub = (
+        "SubscriptionData [classFilterMode=false, topic=T, subString={s}, tagsSet=[a, b], codeSet=[97, 98], "
+        "subVersion={v}, expressionType=TAG]"
+    )
     rows = []
     for i in range(3):
         s_old, s_new = ("a||b", "b || a") if i % 2 == 0 else ("b || a", "a||b")
-        row = parse_line(f"2024-03-01 10:00:{10 + i:02d} INFO ClientManageThread_1 - subscription changed, group: g OLD: "
-                         + sub.format(s=s_old, v=i) + " NEW: " + sub.format(s=s_new, v=i + 1))
+        row = parse_line(
+            f"2024-03-01 10:00:{10 + i:02d} INFO ClientManageThread_1 - subscription changed, group: g OLD: "
+            + sub.format(s=s_old, v=i)
+            + " NEW: "
+            + sub.format(s=s_new, v=i + 1)
+        )
         assert row is not None
         rows.append({**row, "path": "b.log", "line": i + 1})
     (f,) = classify(rows)
@@ -88,8 +94,12 @@ def test_version_only_changes_without_cadence_are_a_note() -> None:
     sub = "SubscriptionData [classFilterMode=false, topic=T, subString=*, tagsSet=[], codeSet=[], subVersion={v}, expressionType=null]"
     rows = []
     for i, sec in enumerate((0, 7, 50, 52, 140)):
-        row = parse_line(f"2024-03-01 10:{sec // 60:02d}:{sec % 60:02d} INFO C - subscription changed, group: g OLD: "
-                         + sub.format(v=i) + " NEW: " + sub.format(v=i + 1))
+        row = parse_line(
+            f"2024-03-01 10:{sec // 60:02d}:{sec % 60:02d} INFO C - subscription changed, group: g OLD: "
+            + sub.format(v=i)
+            + " NEW: "
+            + sub.format(v=i + 1)
+        )
         assert row is not None
         rows.append({**row, "path": "c.log", "line": i + 1})
     (f,) = classify(rows)

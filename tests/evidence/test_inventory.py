@@ -64,8 +64,9 @@ def test_text_format_and_exit_codes(in_fixtures: Path, capsys: pytest.CaptureFix
     assert os.getcwd() == str(FIX)
 
 
-def test_offset_moved_of_a_broadcasting_consumer_links_its_offset_store(in_fixtures: Path,
-                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+def test_offset_moved_of_a_broadcasting_consumer_links_its_offset_store(
+    in_fixtures: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     # seed 004: digg-group is declared BROADCASTING and its offset directory ($HOME) is on an emptyDir (SG301)
     code, findings = run_json(["seed004_broker.log", "--inventory", "digg_repo"], capsys)
     assert code == 1
@@ -75,13 +76,16 @@ def test_offset_moved_of_a_broadcasting_consumer_links_its_offset_store(in_fixtu
     related = moved["related"]
     assert isinstance(related, list)
     assert [(r["path"], r["line"]) for r in related if str(r["message"]).startswith("declares group digg-group")] == [
-        ("digg_repo/digg/consumer.py", 9)]
+        ("digg_repo/digg/consumer.py", 9)
+    ]
     (store,) = [r for r in related if str(r["message"]).startswith("SG301:")]
     assert store["path"] == "digg_repo/deploy/deployment.yaml" and "emptyDir" in str(store["message"])
     assert not [f for f in findings if f["rule"] in ("SG507", "SG508", "SG509")]  # declared and live alike
 
 
-def test_offset_moved_of_a_clustering_consumer_stays_a_warning(in_fixtures: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_offset_moved_of_a_clustering_consumer_stays_a_warning(
+    in_fixtures: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     # the same service and deployment, CLUSTERING: offsets live on the broker, no offset-store finding to link
     _, findings = run_json(["seed004_broker.log", "--inventory", "digg_clustering_repo"], capsys)
     (moved,) = [f for f in findings if f["rule"] == "SG506"]
@@ -90,14 +94,19 @@ def test_offset_moved_of_a_clustering_consumer_stays_a_warning(in_fixtures: Path
     related = moved["related"]
     assert isinstance(related, list)
     assert [(r["path"], r["message"]) for r in related if str(r["path"]).startswith("digg_clustering_repo/")] == [
-        ("digg_clustering_repo/digg/consumer.py", "declares group digg-group (CLUSTERING)")]
+        ("digg_clustering_repo/digg/consumer.py", "declares group digg-group (CLUSTERING)")
+    ]
     assert not [r for r in related if str(r["message"]).startswith(("SG301", "SG302"))]
 
 
 def test_sarif_is_valid_and_points_into_the_log_and_the_declaring_files(
-    in_fixtures: Path, capsys: pytest.CaptureFixture[str], sarif_validator: Any,
+    in_fixtures: Path,
+    capsys: pytest.CaptureFixture[str],
+    sarif_validator: Any,
 ) -> None:
-    code = main(["evidence", "flapping_broker.log", "seed004_broker.log", "--inventory", "tagflip_repo", "--format", "sarif"])
+    code = main(
+        ["evidence", "flapping_broker.log", "seed004_broker.log", "--inventory", "tagflip_repo", "--format", "sarif"]
+    )
     assert code == 1
     log = json.loads(capsys.readouterr().out)
     errors = sorted(sarif_validator.iter_errors(log), key=str)
@@ -127,8 +136,16 @@ def test_declared_consumers_are_matched_by_the_name_the_broker_logs() -> None:
     from subguard.evidence.correlate import Declared, by_group
 
     def consumer(ns: str | None) -> Declared:
-        return Declared("", Consumer(consumer_id=f"c-{ns}", group=Value.literal("GID_ORDERS"), client=ClientFamily.JAVA_PUSH_4X,
-                                     namespace=Value.literal(ns) if ns else None, location=Location(path="A.java")))
+        return Declared(
+            "",
+            Consumer(
+                consumer_id=f"c-{ns}",
+                group=Value.literal("GID_ORDERS"),
+                client=ClientFamily.JAVA_PUSH_4X,
+                namespace=Value.literal(ns) if ns else None,
+                location=Location(path="A.java"),
+            ),
+        )
 
     groups = by_group([consumer("MQ_INST_1"), consumer(None)])
     assert sorted(groups) == ["GID_ORDERS", "MQ_INST_1%GID_ORDERS"]

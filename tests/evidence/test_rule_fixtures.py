@@ -59,7 +59,9 @@ def evidence_files(case: Path, kind: str) -> list[str]:
     return files
 
 
-def run(case: Path, kind: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> list[dict[str, object]]:
+def run(
+    case: Path, kind: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> list[dict[str, object]]:
     """Findings of `subguard evidence <kind>/* [--inventory repo] --format json`, run in the case directory."""
     inventory = ["--inventory", "repo"] if (case / "repo").is_dir() else []
     files = evidence_files(case, kind)
@@ -74,7 +76,9 @@ def run(case: Path, kind: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.C
 
 
 def keys(findings: list[dict[str, object]], rule: str) -> list[Key]:
-    return sorted((str(f["rule"]), str(f["group"]), str(f["path"]), int(str(f["line"]))) for f in findings if f["rule"] == rule)
+    return sorted(
+        (str(f["rule"]), str(f["group"]), str(f["path"]), int(str(f["line"]))) for f in findings if f["rule"] == rule
+    )
 
 
 def describe(findings: list[dict[str, object]], rule: str) -> Iterator[str]:
@@ -84,19 +88,24 @@ def describe(findings: list[dict[str, object]], rule: str) -> Iterator[str]:
 
 
 @pytest.mark.parametrize("case", CASES, ids=[case_id(c) for c in CASES])
-def test_hit_gives_exactly_the_expected_findings(case: Path, monkeypatch: pytest.MonkeyPatch,
-                                                 capsys: pytest.CaptureFixture[str]) -> None:
+def test_hit_gives_exactly_the_expected_findings(
+    case: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     rule = rule_of(case)
     findings = run(case, "hit", monkeypatch, capsys)
     detail = "\n".join(describe(findings, rule)) or "  (none)"
-    assert keys(findings, rule) == expected(case), f"{rule} findings on {case.name}/hit differ from expect.txt:\n{detail}"
+    assert keys(findings, rule) == expected(case), (
+        f"{rule} findings on {case.name}/hit differ from expect.txt:\n{detail}"
+    )
 
 
 @pytest.mark.parametrize("case", CASES, ids=[case_id(c) for c in CASES])
 def test_near_miss_gives_none(case: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     rule = rule_of(case)
     findings = run(case, "ok", monkeypatch, capsys)
-    assert not keys(findings, rule), f"{rule} raised on the near-miss {case.name}/ok:\n" + "\n".join(describe(findings, rule))
+    assert not keys(findings, rule), f"{rule} raised on the near-miss {case.name}/ok:\n" + "\n".join(
+        describe(findings, rule)
+    )
 
 
 def test_every_evidence_rule_has_a_case() -> None:

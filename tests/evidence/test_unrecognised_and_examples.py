@@ -12,8 +12,14 @@ EXAMPLES = ROOT / "examples" / "evidence"
 
 
 def evidence(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "subguard", "evidence", *args], cwd=ROOT, capture_output=True,
-                          text=True, timeout=120, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "subguard", "evidence", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
 
 
 def test_a_readme_is_not_evidence() -> None:

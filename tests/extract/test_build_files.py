@@ -61,20 +61,23 @@ def test_maven_property_from_parent_and_dependency_management() -> None:
 
 
 def test_maven_own_properties_project_version_and_inherited_dependency(tmp_path: Path) -> None:
-    root = write(tmp_path, {
-        "pom.xml": """<project><groupId>g</groupId><artifactId>parent</artifactId><version>4.9.7</version>
+    root = write(
+        tmp_path,
+        {
+            "pom.xml": """<project><groupId>g</groupId><artifactId>parent</artifactId><version>4.9.7</version>
   <properties><rmq>${project.version}</rmq></properties>
   <dependencies><dependency><groupId>org.apache.rocketmq</groupId><artifactId>rocketmq-client</artifactId>
   <version>${rmq}</version></dependency></dependencies></project>""",
-        # no "rocketmq" in this pom: the prefilter skips it, the parent lookup loads it by relativePath
-        "svc/pom.xml": """<project><parent><groupId>g</groupId><artifactId>parent</artifactId><version>4.9.7</version>
+            # no "rocketmq" in this pom: the prefilter skips it, the parent lookup loads it by relativePath
+            "svc/pom.xml": """<project><parent><groupId>g</groupId><artifactId>parent</artifactId><version>4.9.7</version>
   <relativePath>..</relativePath></parent><artifactId>svc</artifactId>
   <properties><v5>5.0.7</v5></properties>
   <dependencies><dependency><groupId>org.apache.rocketmq</groupId><artifactId>rocketmq-client-java</artifactId>
   <version>${v5}</version></dependency>
   <dependency><groupId>org.apache.rocketmq</groupId><artifactId>rocketmq-tools</artifactId><version>1</version></dependency>
   </dependencies></project>""",
-    })
+        },
+    )
     mods = versions(scan(root))
     assert mods["svc"][ROCKETMQ_CLIENT_JAVA].value == "5.0.7"
     inherited = mods["svc"][ROCKETMQ_CLIENT]
@@ -84,9 +87,14 @@ def test_maven_own_properties_project_version_and_inherited_dependency(tmp_path:
 
 
 def test_maven_undefined_property_and_external_parent_are_unknown(tmp_path: Path) -> None:
-    root = write(tmp_path, {"pom.xml": """<project><artifactId>a</artifactId><dependencies>
+    root = write(
+        tmp_path,
+        {
+            "pom.xml": """<project><artifactId>a</artifactId><dependencies>
 <dependency><groupId>org.apache.rocketmq</groupId><artifactId>rocketmq-client</artifactId><version>${nope}</version></dependency>
-</dependencies></project>"""})
+</dependencies></project>"""
+        },
+    )
     v = versions(scan(root))[""][ROCKETMQ_CLIENT]
     assert v.value is None and v.resolution is Resolution.DYNAMIC and "nope" in v.detail
     unknown = versions(scan(JAVA / "spring-unknown-version"))[""][ROCKETMQ_SPRING]
@@ -104,16 +112,24 @@ def test_broken_xml_fails_with_its_line(tmp_path: Path) -> None:
     assert status is FileStatus.FAILED and reason.startswith("line 4:") and "mismatched tag" in reason
 
 
-@pytest.mark.parametrize("doctype", [
-    '<!DOCTYPE lolz [<!ENTITY lol "lol"><!ENTITY lol2 "&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;">]>',
-    '<!DOCTYPE project [<!ENTITY ext SYSTEM "file:///etc/passwd">]>',
-    '<!doctype project>',
-])
+@pytest.mark.parametrize(
+    "doctype",
+    [
+        '<!DOCTYPE lolz [<!ENTITY lol "lol"><!ENTITY lol2 "&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;">]>',
+        '<!DOCTYPE project [<!ENTITY ext SYSTEM "file:///etc/passwd">]>',
+        "<!doctype project>",
+    ],
+)
 def test_xml_bomb_and_external_entities_are_rejected(tmp_path: Path, doctype: str) -> None:
-    root = write(tmp_path, {"pom.xml": f"""<?xml version="1.0"?>
+    root = write(
+        tmp_path,
+        {
+            "pom.xml": f"""<?xml version="1.0"?>
 {doctype}
 <project><dependencies><dependency><groupId>org.apache.rocketmq</groupId><artifactId>rocketmq-client</artifactId>
-<version>&lol2;</version></dependency></dependencies></project>"""})
+<version>&lol2;</version></dependency></dependencies></project>"""
+        },
+    )
     result = scan(root)
     status, reason = record(result, "pom.xml")
     assert status is FileStatus.FAILED and reason.startswith("line 2:") and "DOCTYPE" in reason
@@ -133,9 +149,11 @@ def test_entity_declaration_handler_refuses_without_the_byte_check() -> None:
 
 
 def test_gradle_groovy_string_variable_and_map_notation(tmp_path: Path) -> None:
-    root = write(tmp_path, {
-        "gradle.properties": "scaVersion=2021.0.5.0\n",
-        "build.gradle": """
+    root = write(
+        tmp_path,
+        {
+            "gradle.properties": "scaVersion=2021.0.5.0\n",
+            "build.gradle": """
 ext {
     rmqVersion = '4.9.8'
 }
@@ -146,7 +164,8 @@ dependencies {
     implementation group: 'org.apache.rocketmq', name: 'rocketmq-client-java', version: '5.0.5'
 }
 """,
-    })
+        },
+    )
     mods = versions(scan(root))[""]
     loc = mods[ROCKETMQ_CLIENT].location
     assert mods[ROCKETMQ_CLIENT].value == "4.9.8" and loc is not None and loc.line == 6
@@ -163,21 +182,31 @@ def test_gradle_kts_and_version_catalog() -> None:
 
 
 def test_gradle_kts_map_notation_and_unresolved_variable(tmp_path: Path) -> None:
-    root = write(tmp_path, {"build.gradle.kts": """
+    root = write(
+        tmp_path,
+        {
+            "build.gradle.kts": """
 val rocketmqVersion = "5.1.4"
 dependencies {
     implementation(group = "org.apache.rocketmq", name = "rocketmq-client", version = rocketmqVersion)
     implementation("org.apache.rocketmq:rocketmq-spring-boot-starter:${property("springRocketmq")}")
 }
-"""})
+"""
+        },
+    )
     mods = versions(scan(root))[""]
     assert mods[ROCKETMQ_CLIENT].value == "5.1.4"
     assert mods[ROCKETMQ_SPRING].value is None and "springRocketmq" in mods[ROCKETMQ_SPRING].detail
 
 
 def test_broken_catalog_fails_with_its_line(tmp_path: Path) -> None:
-    root = write(tmp_path, {"gradle/libs.versions.toml": "[versions]\nrocketmq = \"5.1.0\"\n[libraries\nx = 1\n",
-                            "build.gradle": "dependencies { implementation libs.rocketmq }\n"})
+    root = write(
+        tmp_path,
+        {
+            "gradle/libs.versions.toml": '[versions]\nrocketmq = "5.1.0"\n[libraries\nx = 1\n',
+            "build.gradle": "dependencies { implementation libs.rocketmq }\n",
+        },
+    )
     status, reason = record(scan(root), "gradle/libs.versions.toml")
     assert status is FileStatus.FAILED and reason.startswith("line 3:")
 
@@ -189,7 +218,13 @@ def test_version_tables() -> None:
     def v(text: str) -> Value:
         return Value.literal(text)
 
-    assert [legacy_pull_trigger(v(x)) for x in ("2.1.1", "2.2.0", "2.2.2", "2.2.3", "2.3.0")] == [False, True, True, False, False]
+    assert [legacy_pull_trigger(v(x)) for x in ("2.1.1", "2.2.0", "2.2.2", "2.2.3", "2.3.0")] == [
+        False,
+        True,
+        True,
+        False,
+        False,
+    ]
     assert legacy_pull_trigger(None) is None and legacy_pull_trigger(Value.unknown("x")) is None
     written = Value.literal("fixed")
     assert listener_instance_name(v("2.2.3"), written) == written
@@ -264,15 +299,18 @@ def test_client_id_stability_follows_the_listener_version() -> None:
 
 
 def test_222_ignores_pull_consumer_keys_and_profiles_keep_the_instance_name(tmp_path: Path) -> None:
-    root = write(tmp_path, {
-        "pom.xml": """<project><artifactId>a</artifactId><dependencies><dependency><groupId>org.apache.rocketmq</groupId>
+    root = write(
+        tmp_path,
+        {
+            "pom.xml": """<project><artifactId>a</artifactId><dependencies><dependency><groupId>org.apache.rocketmq</groupId>
 <artifactId>rocketmq-spring-boot-starter</artifactId><version>2.2.1</version></dependency></dependencies></project>""",
-        "src/main/resources/application.properties": (
-            "rocketmq.name-server=ns:9876\nrocketmq.consumer.group=g1\nrocketmq.consumer.topic=t1\n"
-            "rocketmq.pull-consumer.group=g2\nrocketmq.pull-consumer.topic=t2\n"
-        ),
-        "src/main/resources/application-prod.properties": "rocketmq.consumer.topic=t1_prod\n",
-    })
+            "src/main/resources/application.properties": (
+                "rocketmq.name-server=ns:9876\nrocketmq.consumer.group=g1\nrocketmq.consumer.topic=t1\n"
+                "rocketmq.pull-consumer.group=g2\nrocketmq.pull-consumer.topic=t2\n"
+            ),
+            "src/main/resources/application-prod.properties": "rocketmq.consumer.topic=t1_prod\n",
+        },
+    )
     found = scan(root).consumers
     assert {c.group.value for c in found} == {"g1"}  # pull-consumer.* only exists from 2.2.3
     assert [c.environment for c in found] == ["prod"]  # profiles differ: one variant per named profile

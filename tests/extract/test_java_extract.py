@@ -67,7 +67,11 @@ def test_listener_with_imported_constants_and_concatenation(shop: ScanResult) ->
 def test_listener_annotation_defaults(shop: ScanResult) -> None:
     c = one(shop, "shop_order_paid_cg", "dev")
     assert c.consume_mode.value == "CONCURRENTLY" and c.consume_mode.resolution is Resolution.DEFAULT
-    assert c.instance_name is not None and c.instance_name.value == "DEFAULT" and c.instance_name.resolution is Resolution.DEFAULT
+    assert (
+        c.instance_name is not None
+        and c.instance_name.value == "DEFAULT"
+        and c.instance_name.resolution is Resolution.DEFAULT
+    )
     assert c.consume_from_where is not None and c.consume_from_where.value == "CONSUME_FROM_LAST_OFFSET"
     assert c.subscriptions[0].expression_type.value == "TAG"
 
@@ -90,7 +94,9 @@ def test_placeholder_value_points_at_the_config_line(shop: ScanResult) -> None:
     assert dev.group.location.line == line_of(yml, "placedGroup: order_placed_cg_dev")
     assert "shop.order.placed-group" in dev.group.detail
     test = one(shop, "order_placed_cg_test")
-    assert test.group.location is not None and test.group.location.line == line_of(yml, "placed_group: order_placed_cg_test")
+    assert test.group.location is not None and test.group.location.line == line_of(
+        yml, "placed_group: order_placed_cg_test"
+    )
 
 
 def test_placeholder_default_and_properties_override(shop: ScanResult) -> None:
@@ -135,7 +141,9 @@ def test_push_consumer_field_with_static_import_and_interface_constants(shop: Sc
 def test_resubscribe_records_the_overridden_call(shop: ScanResult) -> None:
     c = one(shop, "shop_stock_cg")
     assert [(s.topic.value, s.expression.value) for s in c.overridden] == [("shop_stock", "*")]
-    assert c.overridden[0].location.line == line_of(INV + "StockConsumerConfig.java", 'consumer.subscribe(STOCK_TOPIC, "*")')
+    assert c.overridden[0].location.line == line_of(
+        INV + "StockConsumerConfig.java", 'consumer.subscribe(STOCK_TOPIC, "*")'
+    )
 
 
 def test_push_consumer_setters(shop: ScanResult) -> None:
@@ -175,7 +183,9 @@ def test_rpc_hook_constructor_and_dynamic_topic(shop: ScanResult) -> None:
     c = one(shop, "stock_hook_cg")
     assert c.namespace is None
     sub = c.subscriptions[0]
-    assert sub.topic.value is None and sub.topic.resolution is Resolution.DYNAMIC and "dynamicTopic()" in sub.topic.detail
+    assert (
+        sub.topic.value is None and sub.topic.resolution is Resolution.DYNAMIC and "dynamicTopic()" in sub.topic.detail
+    )
     assert sub.tags == ("a", "b")
 
 
@@ -224,7 +234,9 @@ def test_broken_java_fails_with_line_and_rest_extracted(shop: ScanResult) -> Non
     rec = {r.path: r for r in shop.files}
     broken = rec["legacy-service/src/main/java/com/acme/shop/legacy/Broken.java"]
     assert broken.status is FileStatus.FAILED and "syntax error" in broken.reason
-    assert broken.reason.startswith(f"line {line_of('legacy-service/src/main/java/com/acme/shop/legacy/Broken.java', 'legacy_cg')}:")
+    assert broken.reason.startswith(
+        f"line {line_of('legacy-service/src/main/java/com/acme/shop/legacy/Broken.java', 'legacy_cg')}:"
+    )
     assert by_group(shop, "legacy_cg") == []
     assert one(shop, "legacy_ok_cg").subscriptions[0].tags == ("old", "new")
 
@@ -306,8 +318,11 @@ def test_constructor_overloads_never_guess_a_group(tmp_path: Path) -> None:
         [line] = [i + 1 for i, text in enumerate(lines) if needle in text]
         return found[line]
 
-    for needle, reason in (("(cg)", "`cg` is a parameter of the enclosing method"), ("getenv", "only known at run time"),
-                           ("(groupName())", "groupName()")):
+    for needle, reason in (
+        ("(cg)", "`cg` is a parameter of the enclosing method"),
+        ("getenv", "only known at run time"),
+        ("(groupName())", "groupName()"),
+    ):
         group = at(needle).group
         assert group.value is None and group.resolution is Resolution.DYNAMIC, needle
         assert reason in (group.detail or ""), (needle, group.detail)
@@ -318,7 +333,11 @@ def test_constructor_overloads_never_guess_a_group(tmp_path: Path) -> None:
     assert at('("GID_TRACED", true)').group.value == "GID_TRACED"
     ambiguous = at("(a, b)").group
     assert ambiguous.value is None and "cannot tell whether the group" in (ambiguous.detail or "")
-    assert not any(c.group.value == "DEFAULT_CONSUMER" for c in result.consumers if c.location.line != at("AclClientRPCHook(null)").location.line)
+    assert not any(
+        c.group.value == "DEFAULT_CONSUMER"
+        for c in result.consumers
+        if c.location.line != at("AclClientRPCHook(null)").location.line
+    )
 
 
 def test_text_blocks_are_stripped_as_javac_does(tmp_path: Path) -> None:

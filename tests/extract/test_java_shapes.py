@@ -45,7 +45,11 @@ def line_of(rel: str, needle: str, nth: int = 0) -> int:
 
 
 def in_file(result: ScanResult, rel: str) -> list[Consumer]:
-    return [c for c in result.consumers if c.location.path == SRC + rel or any(s.location.path == SRC + rel for s in c.subscriptions)]
+    return [
+        c
+        for c in result.consumers
+        if c.location.path == SRC + rel or any(s.location.path == SRC + rel for s in c.subscriptions)
+    ]
 
 
 def one(result: ScanResult, group: str | None, rel: str) -> Consumer:
@@ -62,8 +66,16 @@ def row(c: Consumer, i: int = 0) -> Row:
     if not c.subscriptions:
         return (c.group.value, None, None, "-", c.message_model.value or "?", c.registers, c.template, c.location.line)
     s = c.subscriptions[i]
-    return (c.group.value, s.topic.value, s.expression.value, s.expression_type.value, c.message_model.value or "?",
-            c.registers, c.template, s.location.line)
+    return (
+        c.group.value,
+        s.topic.value,
+        s.expression.value,
+        s.expression_type.value,
+        c.message_model.value or "?",
+        c.registers,
+        c.template,
+        s.location.line,
+    )
 
 
 # ---- 1. factories in another class ----------------------------------------------------------------
@@ -84,8 +96,16 @@ def test_factory_in_another_class_binds_the_callers_constant(shapes: ScanResult)
 def test_factory_with_a_constant_of_a_third_class_and_sql(shapes: ScanResult) -> None:
     rel = "factory/SqlPushConsumer.java"
     c = one(shapes, "GID_SQL", rel)
-    assert row(c) == ("GID_SQL", "TOPIC_SQL", "key1 IS NOT NULL AND key1='value1'", "SQL92", "CLUSTERING", True, (),
-                      line_of(rel, "subscribe(Names.SQL_TOPIC"))
+    assert row(c) == (
+        "GID_SQL",
+        "TOPIC_SQL",
+        "key1 IS NOT NULL AND key1='value1'",
+        "SQL92",
+        "CLUSTERING",
+        True,
+        (),
+        line_of(rel, "subscribe(Names.SQL_TOPIC"),
+    )
     assert c.group.resolution is Resolution.IMPORTED_CONSTANT
     assert c.consume_mode.value == "ORDERLY"
 
@@ -103,8 +123,10 @@ def test_lite_pull_factory_subscribe_and_assign(shapes: ScanResult) -> None:
 
 def test_the_factory_itself_is_a_template(shapes: ScanResult) -> None:
     made = in_file(shapes, "common/ClientCreater.java")
-    assert sorted(c.location.line for c in made) == [line_of("common/ClientCreater.java", "new DefaultMQPushConsumer(groupName"),
-                                                     line_of("common/ClientCreater.java", "new DefaultLitePullConsumer(groupName")]
+    assert sorted(c.location.line for c in made) == [
+        line_of("common/ClientCreater.java", "new DefaultMQPushConsumer(groupName"),
+        line_of("common/ClientCreater.java", "new DefaultLitePullConsumer(groupName"),
+    ]
     for c in made:
         assert c.template == ("groupName",) and c.group.value is None and not c.subscriptions
 
@@ -117,12 +139,23 @@ def test_wrapper_class_one_subscription_per_call_site(shapes: ScanResult) -> Non
     a = one(shapes, "GID_WRAP_A", rel)
     assert row(a) == ("GID_WRAP_A", "TOPIC_WRAP_A", "*", "TAG", "CLUSTERING", True, (), line_of(rel, '"GID_WRAP_A"'))
     b = one(shapes, "GID_WRAP_B", rel)
-    assert row(b) == ("GID_WRAP_B", "TOPIC_WRAP_B", "*", "TAG", "CLUSTERING", True, (), line_of(rel, "Names.WRAP_GROUP"))
+    assert row(b) == (
+        "GID_WRAP_B",
+        "TOPIC_WRAP_B",
+        "*",
+        "TAG",
+        "CLUSTERING",
+        True,
+        (),
+        line_of(rel, "Names.WRAP_GROUP"),
+    )
     assert b.subscriptions[0].location.path == SRC + rel and b.location.path == SRC + rel
     # the wrapper's `tag = "*"` is a non-final field never reassigned: read as written, with provenance
     assert a.subscriptions[0].expression.detail == "RocketMqConsumerWrapper.tag (field initializer, never reassigned)"
     [tpl] = [c for c in in_file(shapes, "wrapper/RocketMqConsumerWrapper.java") if c.template]
-    assert tpl.template == ("group", "topic") and tpl.location.line == line_of("wrapper/RocketMqConsumerWrapper.java", "new DefaultMQPushConsumer(group)")
+    assert tpl.template == ("group", "topic") and tpl.location.line == line_of(
+        "wrapper/RocketMqConsumerWrapper.java", "new DefaultMQPushConsumer(group)"
+    )
 
 
 def test_helper_method_called_per_consumer(shapes: ScanResult) -> None:
@@ -144,15 +177,50 @@ def test_v5_builders_lines_locals_bind_topic_and_static_sub_all(shapes: ScanResu
     rel = "v5/PushConsumerExample.java"
     push = one(shapes, "yourConsumerGroup", rel)
     # the local `topic` and the FilterExpression local are provenance; the line is the call's
-    assert row(push) == ("yourConsumerGroup", "yourTopic", "yourMessageTagA", "TAG", "CLUSTERING", True, (),
-                         line_of(rel, ".setSubscriptionExpressions(Collections"))
+    assert row(push) == (
+        "yourConsumerGroup",
+        "yourTopic",
+        "yourMessageTagA",
+        "TAG",
+        "CLUSTERING",
+        True,
+        (),
+        line_of(rel, ".setSubscriptionExpressions(Collections"),
+    )
     lite = one(shapes, "yourLiteGroup", rel)
-    assert row(lite) == ("yourLiteGroup", "yourParentTopic", "*", "TAG", "CLUSTERING", True, (), line_of(rel, ".bindTopic("))
+    assert row(lite) == (
+        "yourLiteGroup",
+        "yourParentTopic",
+        "*",
+        "TAG",
+        "CLUSTERING",
+        True,
+        (),
+        line_of(rel, ".bindTopic("),
+    )
     assert lite.client is ClientFamily.JAVA_5X
     simple = one(shapes, "yourSimpleGroup", rel)
     # a map literal spanning lines: each entry at its own line
-    assert row(simple, 0) == ("yourSimpleGroup", "simpleTopicA", "*", "TAG", "CLUSTERING", True, (), line_of(rel, '"simpleTopicA", SUB_ALL'))
-    assert row(simple, 1) == ("yourSimpleGroup", "simpleTopicB", "a > 1", "SQL92", "CLUSTERING", True, (), line_of(rel, '"simpleTopicB"'))
+    assert row(simple, 0) == (
+        "yourSimpleGroup",
+        "simpleTopicA",
+        "*",
+        "TAG",
+        "CLUSTERING",
+        True,
+        (),
+        line_of(rel, '"simpleTopicA", SUB_ALL'),
+    )
+    assert row(simple, 1) == (
+        "yourSimpleGroup",
+        "simpleTopicB",
+        "a > 1",
+        "SQL92",
+        "CLUSTERING",
+        True,
+        (),
+        line_of(rel, '"simpleTopicB"'),
+    )
 
 
 # ---- 4. library constants -------------------------------------------------------------------------
@@ -161,10 +229,22 @@ def test_v5_builders_lines_locals_bind_topic_and_static_sub_all(shapes: ScanResu
 def test_library_constants_with_their_source_file(shapes: ScanResult) -> None:
     rel = "lib/TraceDumpConsumer.java"
     c = one(shapes, "TOOLS_CONSUMER", rel)
-    assert row(c, 0) == ("TOOLS_CONSUMER", "RMQ_SYS_TRACE_TOPIC", "*", "TAG", "CLUSTERING", True, (), line_of(rel, "RMQ_SYS_TRACE_TOPIC"))
+    assert row(c, 0) == (
+        "TOOLS_CONSUMER",
+        "RMQ_SYS_TRACE_TOPIC",
+        "*",
+        "TAG",
+        "CLUSTERING",
+        True,
+        (),
+        line_of(rel, "RMQ_SYS_TRACE_TOPIC"),
+    )
     assert row(c, 1) == ("TOOLS_CONSUMER", "%LMQ%123", "*", "TAG", "CLUSTERING", True, (), line_of(rel, "LMQ_PREFIX"))
     assert c.group.resolution is Resolution.IMPORTED_CONSTANT
-    assert c.group.detail == "MixAll.TOOLS_CONSUMER_GROUP (RocketMQ library constant, common/src/main/java/org/apache/rocketmq/common/MixAll.java)"
+    assert (
+        c.group.detail
+        == "MixAll.TOOLS_CONSUMER_GROUP (RocketMQ library constant, common/src/main/java/org/apache/rocketmq/common/MixAll.java)"
+    )
     assert "TopicValidator.java" in c.subscriptions[0].topic.detail
 
 
@@ -174,15 +254,42 @@ def test_library_constants_with_their_source_file(shapes: ScanResult) -> None:
 def test_pull_consumers_register_topics_or_nothing(shapes: ScanResult) -> None:
     rel = "pull/PullConsumer.java"
     c = one(shapes, "please_rename_unique_group_name_5", rel)
-    assert row(c) == ("please_rename_unique_group_name_5", "TopicTest", "*", "TAG", "CLUSTERING", True, (), line_of(rel, "setRegisterTopics(topics)"))
+    assert row(c) == (
+        "please_rename_unique_group_name_5",
+        "TopicTest",
+        "*",
+        "TAG",
+        "CLUSTERING",
+        True,
+        (),
+        line_of(rel, "setRegisterTopics(topics)"),
+    )
     assert c.client is ClientFamily.JAVA_PULL
     lmq = one(shapes, "CID_LMQ_PULL_1", rel)
-    assert row(lmq) == ("CID_LMQ_PULL_1", "TopicLMQParent", "*", "TAG", "CLUSTERING", True, (), line_of(rel, "lmq.setRegisterTopics("))
+    assert row(lmq) == (
+        "CID_LMQ_PULL_1",
+        "TopicLMQParent",
+        "*",
+        "TAG",
+        "CLUSTERING",
+        True,
+        (),
+        line_of(rel, "lmq.setRegisterTopics("),
+    )
     plain = one(shapes, "GID_PLAIN_PULL", rel)
     assert row(plain) == ("GID_PLAIN_PULL", None, None, "-", "CLUSTERING", False, (), line_of(rel, '"GID_PLAIN_PULL"'))
     rel = "pull/PullScheduleService.java"
     sched = one(shapes, "GroupName1", rel)
-    assert row(sched) == ("GroupName1", "TopicTest", "*", "TAG", "CLUSTERING", True, (), line_of(rel, "registerPullTaskCallback("))
+    assert row(sched) == (
+        "GroupName1",
+        "TopicTest",
+        "*",
+        "TAG",
+        "CLUSTERING",
+        True,
+        (),
+        line_of(rel, "registerPullTaskCallback("),
+    )
     assert sched.message_model.resolution is Resolution.LITERAL
 
 
@@ -192,8 +299,16 @@ def test_pull_consumers_register_topics_or_nothing(shapes: ScanResult) -> None:
 def test_namespaces_keep_the_wire_name(shapes: ScanResult) -> None:
     rel = "ns/NamespaceConsumers.java"
     vendor = one(shapes, "MQ_INST_123|ns1%GID_VENDOR", rel)
-    assert row(vendor) == ("MQ_INST_123|ns1%GID_VENDOR", "MQ_INST_123|ns1%TOPIC_VENDOR", "*", "TAG", "CLUSTERING", True, (),
-                           line_of(rel, "vendor.subscribe("))
+    assert row(vendor) == (
+        "MQ_INST_123|ns1%GID_VENDOR",
+        "MQ_INST_123|ns1%TOPIC_VENDOR",
+        "*",
+        "TAG",
+        "CLUSTERING",
+        True,
+        (),
+        line_of(rel, "vendor.subscribe("),
+    )
     assert vendor.namespace is not None and vendor.namespace.value == "MQ_INST_123|ns1"
     v1 = one(shapes, "ns2%GID_V1", rel)  # already prefixed: never ns2%ns2%GID_V1
     assert row(v1) == ("ns2%GID_V1", "TOPIC_V1", "*", "TAG", "CLUSTERING", True, (), line_of(rel, "v1.subscribe("))
@@ -206,13 +321,40 @@ def test_namespaces_keep_the_wire_name(shapes: ScanResult) -> None:
 def test_ons_and_openmessaging(shapes: ScanResult) -> None:
     rel = "ons/SimpleMQConsumer.java"
     c = one(shapes, "GID_ONS", rel)
-    assert row(c) == ("GID_ONS", "TOPIC_ONS", "mq_test_tag", "TAG", "BROADCASTING", True, (), line_of(rel, "consumer.subscribe("))
+    assert row(c) == (
+        "GID_ONS",
+        "TOPIC_ONS",
+        "mq_test_tag",
+        "TAG",
+        "BROADCASTING",
+        True,
+        (),
+        line_of(rel, "consumer.subscribe("),
+    )
     order = one(shapes, "GID_ONS_ORDER", rel)
-    assert row(order) == ("GID_ONS_ORDER", "TOPIC_ONS", "*", "TAG", "CLUSTERING", True, (), line_of(rel, "orderConsumer.subscribe("))
+    assert row(order) == (
+        "GID_ONS_ORDER",
+        "TOPIC_ONS",
+        "*",
+        "TAG",
+        "CLUSTERING",
+        True,
+        (),
+        line_of(rel, "orderConsumer.subscribe("),
+    )
     assert order.consume_mode.value == "ORDERLY"
     rel = "oms/SimplePushConsumer.java"
     oms = one(shapes, "OMS_CONSUMER", rel)
-    assert row(oms) == ("OMS_CONSUMER", "OMS_HELLO_TOPIC", "*", "TAG", "CLUSTERING", True, (), line_of(rel, "consumer.attachQueue("))
+    assert row(oms) == (
+        "OMS_CONSUMER",
+        "OMS_HELLO_TOPIC",
+        "*",
+        "TAG",
+        "CLUSTERING",
+        True,
+        (),
+        line_of(rel, "consumer.attachQueue("),
+    )
 
 
 # ---- 7. rocketmq-spring ---------------------------------------------------------------------------
@@ -221,8 +363,13 @@ def test_ons_and_openmessaging(shapes: ScanResult) -> None:
 def test_listener_without_a_listener_interface_is_refused_at_startup(shapes: ScanResult) -> None:
     rel = "spring/AuditHandler.java"
     c = one(shapes, "GID_AUDIT", rel)
-    assert c.startup_failure is not None and "implements neither RocketMQListener nor RocketMQReplyListener" in c.startup_failure.reason
-    assert c.startup_failure.location is not None and c.startup_failure.location.line == line_of(rel, "@RocketMQMessageListener(")
+    assert (
+        c.startup_failure is not None
+        and "implements neither RocketMQListener nor RocketMQReplyListener" in c.startup_failure.reason
+    )
+    assert c.startup_failure.location is not None and c.startup_failure.location.line == line_of(
+        rel, "@RocketMQMessageListener("
+    )
     findings = pipeline.judge([shapes], pipeline.RuleSet.of(load_policies()), Config()).findings
     [refused] = [f for f in findings if f.location.path == SRC + rel]
     assert refused.rule == "SG906" and refused.location.line == line_of(rel, "@RocketMQMessageListener(")
@@ -231,11 +378,29 @@ def test_listener_without_a_listener_interface_is_refused_at_startup(shapes: Sca
 def test_annotation_line_and_ext_consumer_reset(shapes: ScanResult) -> None:
     rel = "spring/OrderPaidListener.java"
     c = one(shapes, "GID_ORDER_PAID", rel)
-    assert row(c) == ("GID_ORDER_PAID", "TOPIC_ORDER", "paid", "TAG", "CLUSTERING", True, (), line_of(rel, "@RocketMQMessageListener("))
+    assert row(c) == (
+        "GID_ORDER_PAID",
+        "TOPIC_ORDER",
+        "paid",
+        "TAG",
+        "CLUSTERING",
+        True,
+        (),
+        line_of(rel, "@RocketMQMessageListener("),
+    )
     assert c.startup_failure is None
     rel = "spring/ExtRocketMQTemplate.java"
     ext = one(shapes, "normalGroup", rel)  # group and tag fall back to rocketmq.simple-consumer.*
-    assert row(ext) == ("normalGroup", "delayTopic", "*", "TAG", "CLUSTERING", True, (), line_of(rel, "@ExtConsumerResetConfiguration("))
+    assert row(ext) == (
+        "normalGroup",
+        "delayTopic",
+        "*",
+        "TAG",
+        "CLUSTERING",
+        True,
+        (),
+        line_of(rel, "@ExtConsumerResetConfiguration("),
+    )
     assert ext.client is ClientFamily.SPRING_5X and ext.group.resolution is Resolution.PLACEHOLDER
 
 
@@ -245,7 +410,11 @@ def test_listener_container_is_a_template_without_a_note(shapes: ScanResult) -> 
     assert made and all(c.template == ("consumerGroup", "anno", "topic") for c in made)
     findings = pipeline.judge([shapes], pipeline.RuleSet.of(load_policies()), Config()).findings
     assert not [f for f in findings if f.location.path == SRC + rel]
-    assert row(one(shapes, "GID_ORDER_PAID", "spring/OrderPaidListener.java"))[:3] == ("GID_ORDER_PAID", "TOPIC_ORDER", "paid")
+    assert row(one(shapes, "GID_ORDER_PAID", "spring/OrderPaidListener.java"))[:3] == (
+        "GID_ORDER_PAID",
+        "TOPIC_ORDER",
+        "paid",
+    )
 
 
 # ---- issue 28 item 3: command-line defaults and fields never reassigned ----------------------------
@@ -254,10 +423,22 @@ def test_listener_container_is_a_template_without_a_note(shapes: ScanResult) -> 
 def test_command_line_defaults_and_literal_fields(shapes: ScanResult) -> None:
     rel = "cli/BenchConsumer.java"
     fields = one(shapes, "benchmark_consumer", rel)
-    assert row(fields) == ("benchmark_consumer", "BenchmarkTest", None, "TAG", "CLUSTERING", True, (), line_of(rel, "fromFields.subscribe("))
+    assert row(fields) == (
+        "benchmark_consumer",
+        "BenchmarkTest",
+        None,
+        "TAG",
+        "CLUSTERING",
+        True,
+        (),
+        line_of(rel, "fromFields.subscribe("),
+    )
     assert fields.group.detail == "BenchConsumer.group (field initializer, never reassigned)"
     topic = fields.subscriptions[0].topic
-    assert topic.resolution is Resolution.OPTION_DEFAULT and topic.detail == "command-line option -t/--topic (its default; set at run time)"
+    assert (
+        topic.resolution is Resolution.OPTION_DEFAULT
+        and topic.detail == "command-line option -t/--topic (its default; set at run time)"
+    )
     assert fields.subscriptions[0].expression.detail == "set at run time by the command-line option -e/--expression"
     cli = one(shapes, None, rel)
     assert row(cli) == (None, "BenchmarkCli", "*", "TAG", "CLUSTERING", True, (), line_of(rel, "fromCli.subscribe("))

@@ -18,11 +18,23 @@ GOOD = b'from rocketmq.client import PushConsumer\nc = PushConsumer("GID_ok")\nc
 
 BAD = {
     "syntax.py": (b"import rocketmq\n\ndef broken(:\n    pass\n", FileStatus.FAILED, "syntax error at line 3"),
-    "latin.py": (b"# rocketmq consumer\nNAME = '\xe9t\xe9'\n", FileStatus.FAILED, "not valid utf-8 (byte 0xe9 at line 2)"),
+    "latin.py": (
+        b"# rocketmq consumer\nNAME = '\xe9t\xe9'\n",
+        FileStatus.FAILED,
+        "not valid utf-8 (byte 0xe9 at line 2)",
+    ),
     "blob.py": (b"rocketmq\x00\x01\x02binary", FileStatus.SKIPPED, "binary file (NUL byte at offset 8)"),
     "deep.py": (b"import rocketmq\nx = " + b"[" * 150 + b"]" * 150 + b"\n", FileStatus.FAILED, "too deeply nested"),
-    "hostile.py": (b"import rocketmq\nx = " + b" + ".join([b'"a"'] * 30000) + b"\n", FileStatus.FAILED, "too deeply nested"),
-    "parens.py": (b"import rocketmq\nx = " + b"(" * 5000 + b")" * 5000 + b"\n", FileStatus.FAILED, "too many nested parentheses"),
+    "hostile.py": (
+        b"import rocketmq\nx = " + b" + ".join([b'"a"'] * 30000) + b"\n",
+        FileStatus.FAILED,
+        "too deeply nested",
+    ),
+    "parens.py": (
+        b"import rocketmq\nx = " + b"(" * 5000 + b")" * 5000 + b"\n",
+        FileStatus.FAILED,
+        "too many nested parentheses",
+    ),
 }
 
 
@@ -115,9 +127,11 @@ def test_invalid_escapes_in_scanned_literals_print_no_warning(tmp_path: Path) ->
     """`"\\9"` is a DeprecationWarning (a SyntaxWarning printed by default from Python 3.12) when
     evaluated; scanning such a file must neither print it nor fail under `-W error`."""
     (tmp_path / "c.py").write_text(
-        'from rocketmq.client import PushConsumer\n'
+        "from rocketmq.client import PushConsumer\n"
         'c = PushConsumer("g\\9x")\n'
-        'c.subscribe("T\\9", print, expression=f"a\\9b")\n', encoding="utf-8")
+        'c.subscribe("T\\9", print, expression=f"a\\9b")\n',
+        encoding="utf-8",
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         result = scan_repo(tmp_path, Config())

@@ -13,8 +13,21 @@ from subguard.cli.main import main
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "python" / "shop"
 KEYS = (
-    "group", "topic", "expression", "expression_type", "tags", "message_model", "consume_mode", "client", "service",
-    "environment", "path", "line", "column", "consumer_id", "resolution",
+    "group",
+    "topic",
+    "expression",
+    "expression_type",
+    "tags",
+    "message_model",
+    "consume_mode",
+    "client",
+    "service",
+    "environment",
+    "path",
+    "line",
+    "column",
+    "consumer_id",
+    "resolution",
 )
 
 

@@ -36,7 +36,19 @@ CL, BC, CC, OR = "CLUSTERING", "BROADCASTING", "CONCURRENTLY", "ORDERLY"
 
 # repo, path, line, column, group, topic, expression, type, model, client, consume mode
 CASES = [
-    ("shop", "billing/grpc_consumer.py", 13, 9, "GID_billing", "invoices", "amount > 100 AND currency = 'EUR'", "SQL92", CL, G5, CC),
+    (
+        "shop",
+        "billing/grpc_consumer.py",
+        13,
+        9,
+        "GID_billing",
+        "invoices",
+        "amount > 100 AND currency = 'EUR'",
+        "SQL92",
+        CL,
+        G5,
+        CC,
+    ),
     ("shop", "billing/grpc_consumer.py", 14, 9, "GID_billing", "credit_notes", "issued||voided", "TAG", CL, G5, CC),
     ("shop", "billing/grpc_consumer.py", 17, 18, "GID_billing", "disputes", "opened", "TAG", CL, G5, CC),
     ("shop", "billing/grpc_consumer.py", 18, 18, "GID_billing", "chargebacks", "*", "TAG", CL, G5, CC),
@@ -81,8 +93,17 @@ CASES = [
 
 @pytest.mark.parametrize("repo,path,line,column,group,topic,expression,etype,model,client,mode", CASES)
 def test_subscription_table(
-    repo: str, path: str, line: int, column: int, group: str | None, topic: str | None, expression: str | None,
-    etype: str, model: str, client: str, mode: str,
+    repo: str,
+    path: str,
+    line: int,
+    column: int,
+    group: str | None,
+    topic: str | None,
+    expression: str | None,
+    etype: str,
+    model: str,
+    client: str,
+    mode: str,
 ) -> None:
     matches = [r for r in rows(repo) if r["path"] == path and r["line"] == line]
     assert len(matches) == 1, f"{path}:{line} -> {[(r['path'], r['line']) for r in rows(repo)]}"
@@ -172,7 +193,9 @@ def test_class_based_consumer_across_methods() -> None:
 
 
 def test_factory_gives_one_consumer_per_call_site() -> None:
-    made = sorted(c.consumer_id for c in scan("shop").consumers if c.consumer_id.startswith("orders/factory.py::make_consumer"))
+    made = sorted(
+        c.consumer_id for c in scan("shop").consumers if c.consumer_id.startswith("orders/factory.py::make_consumer")
+    )
     assert made == [
         "orders/factory.py::make_consumer:c@orders/main.py::<module>#1",
         "orders/factory.py::make_consumer:c@orders/main.py::<module>#2",

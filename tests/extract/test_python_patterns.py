@@ -76,8 +76,15 @@ CASES = [
 
 @pytest.mark.parametrize("path,line,group,topic,expression,etype,model,registers,template", CASES)
 def test_pattern_table(
-    path: str, line: int, group: str | None, topic: str | None, expression: str | None, etype: str, model: str,
-    registers: bool, template: tuple[str, ...],
+    path: str,
+    line: int,
+    group: str | None,
+    topic: str | None,
+    expression: str | None,
+    etype: str,
+    model: str,
+    registers: bool,
+    template: tuple[str, ...],
 ) -> None:
     matches = [r for r in rows() if r["path"] == path and r["line"] == line]
     assert len(matches) == 1, f"{path}:{line} -> {[(r['path'], r['line']) for r in rows()]}"
@@ -102,7 +109,11 @@ def test_every_construction_is_emitted_with_its_reasons() -> None:
 def test_lite_push_consumer_binds_its_topic_with_all_tags() -> None:
     c = consumer("lite/lite_push_consumer.py::client1")
     [sub] = c.subscriptions
-    assert (sub.topic.value, sub.topic.resolution, sub.topic.detail) == ("parentTopic", Resolution.CONSTANT, "bind_topic")
+    assert (sub.topic.value, sub.topic.resolution, sub.topic.detail) == (
+        "parentTopic",
+        Resolution.CONSTANT,
+        "bind_topic",
+    )
     assert sub.expression.resolution is Resolution.DEFAULT and sub.tags == ()
     assert c.client.value == "python-grpc-5x" and c.name_server is not None
     assert c.name_server.value == "rmq-xxxx.rocketmq.gz.qcloud.tencenttdmq.com:8080"
@@ -110,7 +121,10 @@ def test_lite_push_consumer_binds_its_topic_with_all_tags() -> None:
 
 def test_settings_dict_has_provenance() -> None:
     c = consumer("logs/log_receive.py::start_consume_log:log_consumer")
-    assert (c.group.resolution, c.group.detail) == (Resolution.IMPORTED_CONSTANT, "mysite.settings.ROCKET_MQ['logConsumerName']")
+    assert (c.group.resolution, c.group.detail) == (
+        Resolution.IMPORTED_CONSTANT,
+        "mysite.settings.ROCKET_MQ['logConsumerName']",
+    )
     assert c.name_server is not None and c.name_server.value == "127.0.0.1:9876"
     audit = consumer("logs/audit.py::start_audit:consumer")
     assert audit.subscriptions[0].topic.detail == "mysite.settings.ROCKET_MQ['auditTopic']"
@@ -131,18 +145,32 @@ def test_fixture_consumers_are_one_per_test_and_keep_the_fixture_setup() -> None
 def test_templates_name_their_parameters_and_instances_are_the_call_sites() -> None:
     fw = consumer("framework/rocketmq_consumer.py::RocketmqConsumer._dispatch_task:consumer")
     assert fw.subscriptions[0].topic.detail == "parameter 'consumer_params' of function AbstractConsumer.__init__"
-    wrapped = sorted((c for c in scan().consumers if c.consumer_id.startswith("wrappers/mq_consumer.py::MQConsumer")), key=lambda c: c.location.line)
-    assert [(c.location.path, c.location.line, c.template) for c in wrapped] == [("wrappers/app.py", 3, ()), ("wrappers/app.py", 4, ())]
+    wrapped = sorted(
+        (c for c in scan().consumers if c.consumer_id.startswith("wrappers/mq_consumer.py::MQConsumer")),
+        key=lambda c: c.location.line,
+    )
+    assert [(c.location.path, c.location.line, c.template) for c in wrapped] == [
+        ("wrappers/app.py", 3, ()),
+        ("wrappers/app.py", 4, ()),
+    ]
     # the subscription's line is the topic argument of each call site (the wrapper's subscribe() is shared)
     assert [(s.location.line, s.location.column) for c in wrapped for s in c.subscriptions] == [(3, 40), (6, 5)]
 
 
 def test_command_line_values_say_set_at_run_time() -> None:
     run = consumer("cli/consume.py::run:consumer@cli/consume.py::<module>#1")
-    assert (run.group.value, run.group.resolution, run.group.detail) == ("GID_cli", Resolution.OPTION_DEFAULT, "--group")
+    assert (run.group.value, run.group.resolution, run.group.detail) == (
+        "GID_cli",
+        Resolution.OPTION_DEFAULT,
+        "--group",
+    )
     [sub] = run.subscriptions
     assert sub.topic.detail == "command-line option --topic, set at run time (no default)"
-    assert (sub.expression.value, sub.expression.resolution, sub.expression.detail) == ("*", Resolution.OPTION_DEFAULT, "--tag-expression")
+    assert (sub.expression.value, sub.expression.resolution, sub.expression.detail) == (
+        "*",
+        Resolution.OPTION_DEFAULT,
+        "--tag-expression",
+    )
     bench = consumer("cli/consume.py::bench:consumer")
     assert bench.group.detail == "command-line argument sys.argv[1], set at run time"
 
@@ -174,7 +202,9 @@ def test_base_class_reader_never_raises() -> None:
     assert isinstance(parse_attrs("bad.py", b"class A(:\n"), Failure)
     deep = b"class A:\n    def __init__(self, p):\n        self.x = " + b" + ".join([b"p"] * 20000) + b"\n"
     assert isinstance(parse_attrs("deep.py", deep), (Failure, ModuleFacts))
-    facts = parse_attrs("ok.py", b"class A(B):\n    T = 't'\n    def __init__(self, q):\n        if q:\n            self.x = q.name\n")
+    facts = parse_attrs(
+        "ok.py", b"class A(B):\n    T = 't'\n    def __init__(self, q):\n        if q:\n            self.x = q.name\n"
+    )
     assert isinstance(facts, ModuleFacts)
     assert dict(facts.instance_attrs)["A.x"] == (AttrOf(Param("A.__init__", "q"), "name"),)
     assert dict(facts.bases)["A"] == (Glob("B"),)

@@ -78,7 +78,16 @@ def test_yaml_errors_have_lines(text: str, line: int, words: str) -> None:
 # ---- relaxed binding and placeholders ---------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("key", ["rocketmq.name-server", "rocketmq.nameServer", "rocketmq.name_server", "ROCKETMQ_NAMESERVER", "RocketMQ.NameServer"])
+@pytest.mark.parametrize(
+    "key",
+    [
+        "rocketmq.name-server",
+        "rocketmq.nameServer",
+        "rocketmq.name_server",
+        "ROCKETMQ_NAMESERVER",
+        "RocketMQ.NameServer",
+    ],
+)
 def test_relaxed_binding(key: str) -> None:
     assert canonical(key) == "rocketmq.nameserver"
 
@@ -86,7 +95,10 @@ def test_relaxed_binding(key: str) -> None:
 def test_resolve_nested_and_default() -> None:
     from subguard.extract.spring.env import ConfigValue
 
-    cfg = {canonical("app.env"): ConfigValue("prod", "a.yml", 1, 1, "app.env"), canonical("app.group"): ConfigValue("g_${app.env}", "a.yml", 2, 1, "app.group")}
+    cfg = {
+        canonical("app.env"): ConfigValue("prod", "a.yml", 1, 1, "app.env"),
+        canonical("app.group"): ConfigValue("g_${app.env}", "a.yml", 2, 1, "app.group"),
+    }
     assert resolve("${app.group}", cfg).value == "g_prod"
     assert resolve("${missing:${app.env}-x}", cfg).value == "prod-x"
     res = resolve("${missing}", cfg)
@@ -115,7 +127,9 @@ def test_lite_pull_from_rocketmq_pull_consumer_keys() -> None:
     assert c.subscriptions[0].expression.value == "reserve || release"  # \u007c escapes decoded
     # messageModel=clustering: MessageModel.valueOf is case-sensitive, the application fails at startup
     assert c.message_model.value is None and "case-sensitive" in c.message_model.detail
-    assert c.message_model.location is not None and c.message_model.location.line == line_of(FIXTURES / "shop", props, "messageModel")
+    assert c.message_model.location is not None and c.message_model.location.line == line_of(
+        FIXTURES / "shop", props, "messageModel"
+    )
     assert any("fails at startup" in n for n in c.notes)
     assert c.name_server is not None and c.name_server.value == "ns-a:9876"
 
@@ -126,17 +140,23 @@ def test_simple_consumer_keys_give_spring_5x() -> None:
     assert c.subscriptions[0].location.line == 7
 
 
-@pytest.mark.parametrize("extra,etype", [
-    ("    filter-expression-type: TAG\n", "TAG"),
-    ("    filter-expression-type: sql92\n", "SQL92"),
-    ("    filter-expression-type: sql\n", "SQL92"),  # not "tag": RocketMQUtil.createFilterExpression takes SQL92
-    ("", "TAG"),  # the property's default is "tag"
-])
+@pytest.mark.parametrize(
+    "extra,etype",
+    [
+        ("    filter-expression-type: TAG\n", "TAG"),
+        ("    filter-expression-type: sql92\n", "SQL92"),
+        ("    filter-expression-type: sql\n", "SQL92"),  # not "tag": RocketMQUtil.createFilterExpression takes SQL92
+        ("", "TAG"),  # the property's default is "tag"
+    ],
+)
 def test_simple_consumer_filter_type_as_the_v5_starter_reads_it(tmp_path: Path, extra: str, etype: str) -> None:
     config = tmp_path / "src/main/resources/application.yml"
     config.parent.mkdir(parents=True)
-    config.write_text("rocketmq:\n  simple-consumer:\n    endpoints: proxy:8081\n    consumer-group: g\n"
-                      "    topic: t\n    tag: \"a = 1\"\n" + extra, encoding="utf-8")
+    config.write_text(
+        "rocketmq:\n  simple-consumer:\n    endpoints: proxy:8081\n    consumer-group: g\n"
+        '    topic: t\n    tag: "a = 1"\n' + extra,
+        encoding="utf-8",
+    )
     [c] = scan_repo(tmp_path, Config(), extractors=load_extractors(["spring"])).consumers
     assert c.subscriptions[0].expression_type.value == etype
 
@@ -152,9 +172,15 @@ def test_broken_config_files_fail_with_line_and_reason() -> None:
     result = scan("shop")
     rec = {r.path: r for r in result.files}
     base = "legacy-service/src/main/resources/"
-    assert rec[base + "application.yml"].status is FileStatus.FAILED and rec[base + "application.yml"].reason.startswith("line 2:")
-    assert "duplicate key" in rec[base + "application-dup.yml"].reason and rec[base + "application-dup.yml"].reason.startswith("line 3:")
-    assert "\\u" in rec[base + "application-bad.properties"].reason and rec[base + "application-bad.properties"].reason.startswith("line 2:")
+    assert rec[base + "application.yml"].status is FileStatus.FAILED and rec[
+        base + "application.yml"
+    ].reason.startswith("line 2:")
+    assert "duplicate key" in rec[base + "application-dup.yml"].reason and rec[
+        base + "application-dup.yml"
+    ].reason.startswith("line 3:")
+    assert "\\u" in rec[base + "application-bad.properties"].reason and rec[
+        base + "application-bad.properties"
+    ].reason.startswith("line 2:")
     assert rec[base + "bootstrap.yml"].status is FileStatus.PARSED
 
 
@@ -176,7 +202,11 @@ def test_old_binder_tags_and_orderly() -> None:
     c = group(scan("binder-old"), "billing_cg")
     assert c.client is ClientFamily.SPRING_CLOUD_STREAM
     sub = c.subscriptions[0]
-    assert (sub.topic.value, sub.expression.value, sub.expression_type.value) == ("billing_topic", "invoice || receipt", "TAG")
+    assert (sub.topic.value, sub.expression.value, sub.expression_type.value) == (
+        "billing_topic",
+        "invoice || receipt",
+        "TAG",
+    )
     assert c.consume_mode.value == "ORDERLY" and c.message_model.value == "CLUSTERING"
     assert c.location.line == line_of(OLD, "src/main/resources/application.yml", "group: billing_cg")
     assert c.name_server is not None and c.name_server.value == "old-ns:9876"

@@ -39,8 +39,16 @@ def by_topic(result: ScanResult, topic: str | None) -> Consumer:
 
 def fields(c: Consumer) -> tuple[object, ...]:
     sub = c.subscriptions[0]
-    return (c.group.value, sub.topic.value, sub.expression.value, sub.expression_type.value, c.message_model.value,
-            sub.location.path, sub.location.line, c.environment)
+    return (
+        c.group.value,
+        sub.topic.value,
+        sub.expression.value,
+        sub.expression_type.value,
+        c.message_model.value,
+        sub.location.path,
+        sub.location.line,
+        c.environment,
+    )
 
 
 # ---- item 8: unresolved placeholders keep their text; shared starters use their applications' config -------
@@ -48,8 +56,16 @@ def fields(c: Consumer) -> tuple[object, ...]:
 
 def test_unresolved_binding_placeholder_is_its_raw_text_with_the_keys() -> None:
     c = by_topic(scan(MALL), "${mall.audit.topic}")
-    assert fields(c) == ("order_audit_cg", "${mall.audit.topic}", "*", "TAG", "CLUSTERING",
-                         NACOS, line_of(MALL, NACOS, "destination: ${mall.audit.topic}"), "")
+    assert fields(c) == (
+        "order_audit_cg",
+        "${mall.audit.topic}",
+        "*",
+        "TAG",
+        "CLUSTERING",
+        NACOS,
+        line_of(MALL, NACOS, "destination: ${mall.audit.topic}"),
+        "",
+    )
     topic = c.subscriptions[0].topic
     assert topic.resolution is Resolution.PLACEHOLDER and topic.known
     assert "unresolved ${mall.audit.topic}" in topic.detail and "keys: mall.audit.topic" in topic.detail
@@ -69,25 +85,49 @@ def test_shared_starter_of_one_application_resolves_from_its_config() -> None:
     [c] = scan(root).consumers
     java = "points-mq-starter/src/main/java/com/acme/points/mq/PointsListener.java"
     assert c.client is ClientFamily.SPRING_LISTENER
-    assert fields(c) == ("points_cg", "POINTS_CHANGED", "delta > 0", "SQL92", "BROADCASTING", java,
-                         line_of(root, java, "@RocketMQMessageListener"), "")
+    assert fields(c) == (
+        "points_cg",
+        "POINTS_CHANGED",
+        "delta > 0",
+        "SQL92",
+        "BROADCASTING",
+        java,
+        line_of(root, java, "@RocketMQMessageListener"),
+        "",
+    )
     assert c.group.resolution is Resolution.PLACEHOLDER and c.group.detail == "points.mq.group"
     app = "points-app/src/main/resources/application.yml"
-    assert c.group.location is not None and (c.group.location.path, c.group.location.line) == (app, line_of(root, app, "group: points_cg"))
+    assert c.group.location is not None and (c.group.location.path, c.group.location.line) == (
+        app,
+        line_of(root, app, "group: points_cg"),
+    )
 
 
 def test_shared_starter_of_several_applications_keeps_what_they_agree_on() -> None:
     result = scan(MALL)
     c = by_topic(result, "ORDER_EVENT")
     java = "mall-common-mq/src/main/java/com/acme/mall/mq/OrderEventListener.java"
-    assert fields(c) == (None, "ORDER_EVENT", None, "TAG", "CLUSTERING", java, line_of(MALL, java, "@RocketMQMessageListener"), "")
+    assert fields(c) == (
+        None,
+        "ORDER_EVENT",
+        None,
+        "TAG",
+        "CLUSTERING",
+        java,
+        line_of(MALL, java, "@RocketMQMessageListener"),
+        "",
+    )
     assert c.subscriptions[0].topic.resolution is Resolution.PLACEHOLDER  # mall-order and mall-stock agree
-    assert not c.group.known and not c.subscriptions[0].expression.known  # they set group and tags differently: no default
+    assert (
+        not c.group.known and not c.subscriptions[0].expression.known
+    )  # they set group and tags differently: no default
     modules: dict[str, ModuleConfig] = result.facts["spring.modules"]  # type: ignore[assignment]
     shared = modules["mall-common-mq"]
     assert shared.via == ("mall-order", "mall-stock")
     assert shared.views[BASE][canonical("mall.mq.order-event.group")].differs == (
-        "mall-order: 'order_event_cg'", "mall-stock: 'stock_order_event_cg'")
+        "mall-order: 'order_event_cg'",
+        "mall-stock: 'stock_order_event_cg'",
+    )
 
 
 # ---- item 9: application-default, spring.config.import, Nacos data-id files ---------------------------------
@@ -95,8 +135,16 @@ def test_shared_starter_of_several_applications_keeps_what_they_agree_on() -> No
 
 def test_nacos_import_reads_the_data_id_file_of_its_group() -> None:
     c = by_topic(scan(MALL), "ORDER_PAY")
-    assert fields(c) == ("order_pay_cg", "ORDER_PAY", "amount > 100 AND channel = 'app'", "SQL92", "BROADCASTING",
-                         NACOS, line_of(MALL, NACOS, "destination: ORDER_PAY"), "")
+    assert fields(c) == (
+        "order_pay_cg",
+        "ORDER_PAY",
+        "amount > 100 AND channel = 'app'",
+        "SQL92",
+        "BROADCASTING",
+        NACOS,
+        line_of(MALL, NACOS, "destination: ORDER_PAY"),
+        "",
+    )
     assert c.client is ClientFamily.SPRING_CLOUD_STREAM
     assert c.name_server is not None and c.name_server.value == "rocketmq-nameserver:9876"
     assert c.location.line == line_of(MALL, NACOS, "group: order_pay_cg")
@@ -117,8 +165,16 @@ def test_classpath_import_feeds_placeholders_and_files_are_accounted_for() -> No
 def test_application_default_is_the_base_view_only(tmp_path: Path) -> None:
     c = by_topic(scan(MALL), "ORDER_REFUND_LOCAL")
     default = "mall-order/src/main/resources/application-default.yml"
-    assert fields(c) == ("order_refund_cg", "ORDER_REFUND_LOCAL", "*", "TAG", "CLUSTERING",
-                         default, line_of(MALL, default, "destination: ORDER_REFUND_LOCAL"), "")
+    assert fields(c) == (
+        "order_refund_cg",
+        "ORDER_REFUND_LOCAL",
+        "*",
+        "TAG",
+        "CLUSTERING",
+        default,
+        line_of(MALL, default, "destination: ORDER_REFUND_LOCAL"),
+        "",
+    )
     res = tmp_path / "src/main/resources"
     res.mkdir(parents=True)
     (res / "application.yml").write_text("a: base\n", encoding="utf-8")
@@ -134,11 +190,24 @@ def test_import_in_a_profile_file_applies_to_that_profile(tmp_path: Path) -> Non
     res = tmp_path / "src/main/resources"
     res.mkdir(parents=True)
     (res / "application.yml").write_text("spring:\n  application:\n    name: svc\n", encoding="utf-8")
-    (res / "application-prod.yml").write_text("spring:\n  config:\n    import: classpath:mq-prod.properties\n", encoding="utf-8")
+    (res / "application-prod.yml").write_text(
+        "spring:\n  config:\n    import: classpath:mq-prod.properties\n", encoding="utf-8"
+    )
     (res / "mq-prod.properties").write_text(
-        "spring.cloud.stream.bindings.in-in-0.destination=PROD_T\nspring.cloud.stream.bindings.in-in-0.group=prod_cg\n", encoding="utf-8")
+        "spring.cloud.stream.bindings.in-in-0.destination=PROD_T\nspring.cloud.stream.bindings.in-in-0.group=prod_cg\n",
+        encoding="utf-8",
+    )
     [c] = scan(tmp_path).consumers
-    assert fields(c) == ("prod_cg", "PROD_T", "*", "TAG", "CLUSTERING", "src/main/resources/mq-prod.properties", 1, "prod")
+    assert fields(c) == (
+        "prod_cg",
+        "PROD_T",
+        "*",
+        "TAG",
+        "CLUSTERING",
+        "src/main/resources/mq-prod.properties",
+        1,
+        "prod",
+    )
 
 
 # ---- item 10 / issue 18: Maven resource filtering -----------------------------------------------------------
@@ -157,7 +226,16 @@ def test_maven_filtered_files_are_parsed_and_tokens_are_unknown() -> None:
     assert rec["mall-order/src/main/resources/application.yml"].status is FileStatus.PARSED
     props = "mall-stock/src/main/resources/application.properties"
     c = by_topic(result, "STOCK_DEDUCT")
-    assert fields(c) == (None, "STOCK_DEDUCT", "*", "TAG", "CLUSTERING", props, line_of(MALL, props, "stock-in-0.destination"), "")
+    assert fields(c) == (
+        None,
+        "STOCK_DEDUCT",
+        "*",
+        "TAG",
+        "CLUSTERING",
+        props,
+        line_of(MALL, props, "stock-in-0.destination"),
+        "",
+    )
     assert c.group.resolution is Resolution.DYNAMIC and "@stock.consumer.group@" in c.group.detail
     assert "Maven resource filtering" in c.group.detail
     cfg = {canonical("g"): ConfigValue("@grp@", "a.properties", 1, 1, "g")}
@@ -170,16 +248,28 @@ def test_maven_filtered_files_are_parsed_and_tokens_are_unknown() -> None:
 
 def test_rabbit_binder_module_declares_no_rocketmq_consumer() -> None:
     result = scan(MALL)
-    assert not any(c.subscriptions and c.subscriptions[0].topic.value in ("notify.sms", "notify.mail") for c in result.consumers)
+    assert not any(
+        c.subscriptions and c.subscriptions[0].topic.value in ("notify.sms", "notify.mail") for c in result.consumers
+    )
 
 
 def test_binding_of_the_rocketmq_binder_among_several() -> None:
     result = scan(MALL)
     app = "mall-gateway/src/main/resources/application.yml"
     c = by_topic(result, "GATEWAY_BLACKLIST")
-    assert fields(c) == ("gateway_blacklist_cg", "GATEWAY_BLACKLIST", "*", "TAG", "CLUSTERING", app,
-                         line_of(MALL, app, "destination: GATEWAY_BLACKLIST"), "")
-    assert not any(c.subscriptions and c.subscriptions[0].topic.value == "gateway-clicks" for c in result.consumers)  # default kafka
+    assert fields(c) == (
+        "gateway_blacklist_cg",
+        "GATEWAY_BLACKLIST",
+        "*",
+        "TAG",
+        "CLUSTERING",
+        app,
+        line_of(MALL, app, "destination: GATEWAY_BLACKLIST"),
+        "",
+    )
+    assert not any(
+        c.subscriptions and c.subscriptions[0].topic.value == "gateway-clicks" for c in result.consumers
+    )  # default kafka
 
 
 def test_binder_from_config_keys_without_build_files(tmp_path: Path) -> None:
@@ -187,11 +277,24 @@ def test_binder_from_config_keys_without_build_files(tmp_path: Path) -> None:
     res.mkdir(parents=True)
     (res / "application.yml").write_text(
         "spring:\n  cloud:\n    stream:\n      kafka:\n        binder:\n          brokers: k:9092\n"
-        "      bindings:\n        in-in-0:\n          destination: k_topic\n          group: k_group\n", encoding="utf-8")
+        "      bindings:\n        in-in-0:\n          destination: k_topic\n          group: k_group\n",
+        encoding="utf-8",
+    )
     assert scan(tmp_path).consumers == ()
     (res / "application.yml").write_text(
         "spring:\n  cloud:\n    stream:\n      rocketmq:\n        bindings:\n          in-in-0:\n            consumer:\n"
         "              subscription: 'sql:a > 1'\n      bindings:\n        in-in-0:\n          destination: r_topic\n"
-        "          group: r_group\n", encoding="utf-8")
+        "          group: r_group\n",
+        encoding="utf-8",
+    )
     [c] = scan(tmp_path).consumers
-    assert fields(c) == ("r_group", "r_topic", "a > 1", "SQL92", "CLUSTERING", "src/main/resources/application.yml", 11, "")
+    assert fields(c) == (
+        "r_group",
+        "r_topic",
+        "a > 1",
+        "SQL92",
+        "CLUSTERING",
+        "src/main/resources/application.yml",
+        11,
+        "",
+    )

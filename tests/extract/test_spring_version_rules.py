@@ -29,8 +29,10 @@ RES = "src/main/resources/application.properties"
 def _pom(artifact: str, version: str | None) -> str:
     group = "com.alibaba.cloud" if "stream" in artifact else "org.apache.rocketmq"
     tag = f"<version>{version}</version>" if version else ""
-    return (f"<project><artifactId>app</artifactId><dependencies><dependency><groupId>{group}</groupId>"
-            f"<artifactId>{artifact}</artifactId>{tag}</dependency></dependencies></project>")
+    return (
+        f"<project><artifactId>app</artifactId><dependencies><dependency><groupId>{group}</groupId>"
+        f"<artifactId>{artifact}</artifactId>{tag}</dependency></dependencies></project>"
+    )
 
 
 def _scan(root: Path, pom: str | None, props: str) -> ScanResult:
@@ -57,10 +59,19 @@ ROCKET = "spring.cloud.stream.rocketmq.bindings.in-in-0.consumer."
 @pytest.mark.parametrize(
     ("version", "new_keys", "anonymous"),
     [
-        ("2.1.4.RELEASE", False, False), ("2.2.5.RC1", False, False), ("2.2.6.RELEASE", False, False),
-        ("2.2.7.RELEASE", True, False), ("2.2.8.RELEASE", True, True), ("2.2.10-RC2", True, True),
-        ("2020.0.RC1", False, False), ("2021.1", False, False), ("2021.0.1.0", True, False), ("2021.0.4.0", True, True),
-        ("2022.0.0.0-RC1", True, True), ("2022.0.0.0", True, True), ("2023.0.0.0-RC1", True, True),
+        ("2.1.4.RELEASE", False, False),
+        ("2.2.5.RC1", False, False),
+        ("2.2.6.RELEASE", False, False),
+        ("2.2.7.RELEASE", True, False),
+        ("2.2.8.RELEASE", True, True),
+        ("2.2.10-RC2", True, True),
+        ("2020.0.RC1", False, False),
+        ("2021.1", False, False),
+        ("2021.0.1.0", True, False),
+        ("2021.0.4.0", True, True),
+        ("2022.0.0.0-RC1", True, True),
+        ("2022.0.0.0", True, True),
+        ("2023.0.0.0-RC1", True, True),
     ],
 )
 def test_sca_binder_rules_by_version(version: str, new_keys: bool, anonymous: bool) -> None:
@@ -68,7 +79,9 @@ def test_sca_binder_rules_by_version(version: str, new_keys: bool, anonymous: bo
     assert (binder.version, binder.new_keys, binder.anonymous) == (version, new_keys, anonymous)
 
 
-@pytest.mark.parametrize("version", [None, Value.unknown("no <version>"), Value.literal("${sca.version}"), Value.literal("7.1")])
+@pytest.mark.parametrize(
+    "version", [None, Value.unknown("no <version>"), Value.literal("${sca.version}"), Value.literal("7.1")]
+)
 def test_sca_binder_unknown_version_decides_nothing(version: Value | None) -> None:
     assert sca_binder(version) == UNKNOWN_BINDER
 
@@ -98,16 +111,40 @@ def test_empty_group_with_unknown_binder_version_is_not_guessed(tmp_path: Path) 
 # ---- SCA binder: the version's key set -------------------------------------------------------------------------
 
 
-OLD_KEYS = NS + "spring.cloud.stream.bindings.in-in-0.group=g\n" + ROCKET + "tags=a || b\n" + ROCKET + "broadcasting=true\n" + ROCKET + "orderly=true\n"
-NEW_KEYS = (NS + "spring.cloud.stream.bindings.in-in-0.group=g\n" + ROCKET + "subscription=sql:a > 1\n" + ROCKET + "messageModel=BROADCASTING\n"
-            + ROCKET + "push.orderly=true\n" + ROCKET + "name-server=other:9876\n")
+OLD_KEYS = (
+    NS
+    + "spring.cloud.stream.bindings.in-in-0.group=g\n"
+    + ROCKET
+    + "tags=a || b\n"
+    + ROCKET
+    + "broadcasting=true\n"
+    + ROCKET
+    + "orderly=true\n"
+)
+NEW_KEYS = (
+    NS
+    + "spring.cloud.stream.bindings.in-in-0.group=g\n"
+    + ROCKET
+    + "subscription=sql:a > 1\n"
+    + ROCKET
+    + "messageModel=BROADCASTING\n"
+    + ROCKET
+    + "push.orderly=true\n"
+    + ROCKET
+    + "name-server=other:9876\n"
+)
 
 
 @pytest.mark.parametrize("version", ["2022.0.0.0", "2.2.7.RELEASE", "2021.0.1.0"])
 def test_old_keys_are_ignored_by_new_binders(tmp_path: Path, version: str) -> None:
     c = _only(_scan(tmp_path, _pom(BINDER, version), OLD_KEYS))
     sub = c.subscriptions[0]
-    assert (sub.expression.value, sub.expression_type.value, c.message_model.value, c.consume_mode.value) == ("*", "TAG", "CLUSTERING", "CONCURRENTLY")
+    assert (sub.expression.value, sub.expression_type.value, c.message_model.value, c.consume_mode.value) == (
+        "*",
+        "TAG",
+        "CLUSTERING",
+        "CONCURRENTLY",
+    )
     assert any(f"tags, broadcasting, orderly are ignored by SCA binder {version}" in n for n in c.notes)
 
 
@@ -115,23 +152,39 @@ def test_old_keys_are_ignored_by_new_binders(tmp_path: Path, version: str) -> No
 def test_new_keys_are_ignored_by_old_binders(tmp_path: Path, version: str) -> None:
     c = _only(_scan(tmp_path, _pom(BINDER, version), NEW_KEYS))
     sub = c.subscriptions[0]
-    assert (sub.expression.value, sub.expression_type.value, c.message_model.value, c.consume_mode.value) == ("*", "TAG", "CLUSTERING", "CONCURRENTLY")
+    assert (sub.expression.value, sub.expression_type.value, c.message_model.value, c.consume_mode.value) == (
+        "*",
+        "TAG",
+        "CLUSTERING",
+        "CONCURRENTLY",
+    )
     assert c.name_server is not None and c.name_server.value == "ns:9876"  # no per-binding name server before 2.2.7
-    assert any(f"subscription, message-model, push.orderly, name-server are ignored by SCA binder {version}" in n for n in c.notes)
+    assert any(
+        f"subscription, message-model, push.orderly, name-server are ignored by SCA binder {version}" in n
+        for n in c.notes
+    )
 
 
 def test_each_generation_reads_its_own_keys(tmp_path: Path) -> None:
     old = _only(_scan(tmp_path / "old", _pom(BINDER, "2.2.6.RELEASE"), OLD_KEYS))
     new = _only(_scan(tmp_path / "new", _pom(BINDER, "2022.0.0.0"), NEW_KEYS))
-    assert (old.subscriptions[0].expression.value, old.message_model.value, old.consume_mode.value) == ("a || b", "BROADCASTING", "ORDERLY")
+    assert (old.subscriptions[0].expression.value, old.message_model.value, old.consume_mode.value) == (
+        "a || b",
+        "BROADCASTING",
+        "ORDERLY",
+    )
     assert (new.subscriptions[0].expression.value, new.subscriptions[0].expression_type.value) == ("a > 1", "SQL92")
     assert (new.message_model.value, new.consume_mode.value) == ("BROADCASTING", "ORDERLY")
     assert new.name_server is not None and new.name_server.value == "other:9876"
     assert not old.notes and not new.notes
 
 
-@pytest.mark.parametrize(("props", "expression", "model"), [(OLD_KEYS, "a || b", "BROADCASTING"), (NEW_KEYS, "a > 1", "BROADCASTING")])
-def test_unknown_version_keeps_key_presence_and_says_so(tmp_path: Path, props: str, expression: str, model: str) -> None:
+@pytest.mark.parametrize(
+    ("props", "expression", "model"), [(OLD_KEYS, "a || b", "BROADCASTING"), (NEW_KEYS, "a > 1", "BROADCASTING")]
+)
+def test_unknown_version_keeps_key_presence_and_says_so(
+    tmp_path: Path, props: str, expression: str, model: str
+) -> None:
     c = _only(_scan(tmp_path, _pom(BINDER, None), props))
     assert (c.subscriptions[0].expression.value, c.message_model.value) == (expression, model)
     assert "not known from the build files" in c.subscriptions[0].expression.detail
@@ -145,18 +198,36 @@ def test_unknown_version_keeps_key_presence_and_says_so(tmp_path: Path, props: s
 PULL = "rocketmq.name-server=ns:9876\nrocketmq.pull-consumer.group=g\nrocketmq.pull-consumer.topic=t\n"
 
 
-@pytest.mark.parametrize(("written", "model"), [("BROADCASTING", "BROADCASTING"), ("CLUSTERING", "CLUSTERING"), ("clustering", None),
-                                                 ("Broadcasting", None), ("", None)])
+@pytest.mark.parametrize(
+    ("written", "model"),
+    [
+        ("BROADCASTING", "BROADCASTING"),
+        ("CLUSTERING", "CLUSTERING"),
+        ("clustering", None),
+        ("Broadcasting", None),
+        ("", None),
+    ],
+)
 def test_pull_consumer_message_model_is_case_sensitive(tmp_path: Path, written: str, model: str | None) -> None:
-    c = _only(_scan(tmp_path, _pom("rocketmq-spring-boot-starter", "2.3.1"), PULL + f"rocketmq.pull-consumer.message-model={written}\n"))
+    c = _only(
+        _scan(
+            tmp_path,
+            _pom("rocketmq-spring-boot-starter", "2.3.1"),
+            PULL + f"rocketmq.pull-consumer.message-model={written}\n",
+        )
+    )
     assert c.message_model.value == model
     if model is None:
         assert "MessageModel.valueOf" in c.message_model.detail and "fails at startup" in c.message_model.detail
         assert c.notes == (c.message_model.detail,)
 
 
-@pytest.mark.parametrize(("written", "etype", "expression"), [("SQL92", "SQL92", "a > 1"), ("sql92", "SQL92", None), ("tag", "TAG", None)])
-def test_pull_consumer_selector_type_is_case_sensitive(tmp_path: Path, written: str, etype: str, expression: str | None) -> None:
+@pytest.mark.parametrize(
+    ("written", "etype", "expression"), [("SQL92", "SQL92", "a > 1"), ("sql92", "SQL92", None), ("tag", "TAG", None)]
+)
+def test_pull_consumer_selector_type_is_case_sensitive(
+    tmp_path: Path, written: str, etype: str, expression: str | None
+) -> None:
     props = PULL + f"rocketmq.pull-consumer.selector-type={written}\nrocketmq.pull-consumer.selector-expression=a > 1\n"
     sub = _only(_scan(tmp_path, _pom("rocketmq-spring-boot-starter", "2.2.3"), props)).subscriptions[0]
     assert (sub.expression_type.value, sub.expression.value) == (etype, expression)

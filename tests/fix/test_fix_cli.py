@@ -33,7 +33,7 @@ FILES = {
         '        DefaultMQPushConsumer consumer = new DefaultMQPushConsumer("pay-group");\n'
         '        consumer.subscribe("TopicB", "Tag1 ||Tag2");\n'
         '        DefaultMQPushConsumer c2 = new DefaultMQPushConsumer("pay-group");\n'
-        "        c2.subscribe(\"TopicB\", TAGS);\n"
+        '        c2.subscribe("TopicB", TAGS);\n'
         '        DefaultMQPushConsumer c3 = new DefaultMQPushConsumer("pay-group");\n'
         '        c3.subscribe("TopicB", "Tag2||Tag1");\n'
         "        consumer.start();\n    }\n}\n"
@@ -54,7 +54,9 @@ FILES = {
         "rocketmq.pull-consumer.selector-expression = Tag2 \\\n   ||Tag1\n"
     ),
 }
-CANONICAL = "Tag2||Tag1"  # two members write it (Cons.java), as many as 'Tag2 ||Tag1' (svc2, svc3): the first by path wins
+CANONICAL = (
+    "Tag2||Tag1"  # two members write it (Cons.java), as many as 'Tag2 ||Tag1' (svc2, svc3): the first by path wins
+)
 
 
 def _git(cwd: Path, *args: str) -> str:
@@ -90,7 +92,9 @@ def _rules(capsys: pytest.CaptureFixture[str]) -> list[str]:
     return sorted(f["rule"] for f in json.loads(out)["findings"] if not f.get("suppressed"))
 
 
-def test_fix_makes_the_group_consistent_and_changes_only_expression_tokens(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_fix_makes_the_group_consistent_and_changes_only_expression_tokens(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert "SG103" in _rules(capsys)
     before = {rel: (repo / rel).read_text(encoding="utf-8") for rel in FILES}
     code, _, err = _check(capsys, ".", "--fix")
@@ -98,8 +102,13 @@ def test_fix_makes_the_group_consistent_and_changes_only_expression_tokens(repo:
     assert "SG103" not in _rules(capsys)
     after = {rel: (repo / rel).read_text(encoding="utf-8") for rel in FILES}
     # every changed line differs only inside the expression: the old expression's characters replaced
-    old_tokens = {"'Tag2 || Tag1'": f"'{CANONICAL}'", '"Tag1||Tag2"': f'"{CANONICAL}"', '"Tag1 ||Tag2"': f'"{CANONICAL}"',
-                  "'Tag2|| Tag1'": f"'{CANONICAL}'", "Tag2\\u0020||Tag1": CANONICAL}
+    old_tokens = {
+        "'Tag2 || Tag1'": f"'{CANONICAL}'",
+        '"Tag1||Tag2"': f'"{CANONICAL}"',
+        '"Tag1 ||Tag2"': f'"{CANONICAL}"',
+        "'Tag2|| Tag1'": f"'{CANONICAL}'",
+        "Tag2\\u0020||Tag1": CANONICAL,
+    }
     for rel in FILES:
         expected = before[rel]
         for old, new in old_tokens.items():
@@ -132,8 +141,13 @@ def test_sarif_carries_the_fixes_and_validates(repo: Path, capsys: pytest.Captur
     fixes = [r["fixes"] for r in log["runs"][0]["results"] if r["ruleId"] == "SG103"]
     assert fixes and fixes[0][0]["properties"]["safety"] == "safe"
     changed = {c["artifactLocation"]["uri"] for c in fixes[0][0]["artifactChanges"]}
-    assert changed == {"a.py", "src/main/java/demo/Cons.java", "src/main/resources/application.yml",
-                       "svc2/src/main/resources/application.properties", "svc3/src/main/resources/application.properties"}
+    assert changed == {
+        "a.py",
+        "src/main/java/demo/Cons.java",
+        "src/main/resources/application.yml",
+        "svc2/src/main/resources/application.properties",
+        "svc3/src/main/resources/application.properties",
+    }
 
 
 def test_a_constant_used_outside_the_group_is_an_unsafe_fix(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -148,7 +162,9 @@ def test_a_constant_used_outside_the_group_is_an_unsafe_fix(repo: Path, capsys: 
     assert fix["properties"]["safety"] == "unsafe" and "b.py:3" in fix["description"]["text"]
 
 
-def test_sg401_safe_and_unsafe_and_sg107(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_sg401_safe_and_unsafe_and_sg107(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.chdir(tmp_path)
     src = (
         "from rocketmq.client import PushConsumer\n\n\ndef handle(msg):\n    return None\n\n\n"
@@ -163,7 +179,9 @@ def test_sg401_safe_and_unsafe_and_sg107(tmp_path: Path, monkeypatch: pytest.Mon
     _check(capsys, ".", "--fix")
     text = (tmp_path / "w.py").read_text(encoding="utf-8")
     assert 'expression="paid||refunded")' in text  # safe: same tags
-    assert 'expression=" * "' in text and 'expression="x | y"' in text and 'expression="created"' in text  # unsafe: kept
+    assert (
+        'expression=" * "' in text and 'expression="x | y"' in text and 'expression="created"' in text
+    )  # unsafe: kept
     _check(capsys, ".", "--fix", "--unsafe-fixes")
     text = (tmp_path / "w.py").read_text(encoding="utf-8")
     assert 'expression="*")' in text and 'expression="x || y")' in text

@@ -33,13 +33,17 @@ def _python(expr: str, quote: str, comment: bool, constant: bool) -> str:
     head = "from rocketmq.client import PushConsumer\n" + (f"TAGS = {lit}  # tags\n" if constant else "")
     arg = "TAGS" if constant else lit
     note = "  # keep me\n" if comment else "\n"
-    return f'{head}\n\ndef h(m):\n    return None\n\n\nc = PushConsumer("g")\nc.subscribe("T", h, expression={arg}){note}'
+    return (
+        f'{head}\n\ndef h(m):\n    return None\n\n\nc = PushConsumer("g")\nc.subscribe("T", h, expression={arg}){note}'
+    )
 
 
 def _java(expr: str) -> str:
-    return ("package d;\n\nimport org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;\n\npublic class C {\n"
-            "    void s() throws Exception {\n        DefaultMQPushConsumer c = new DefaultMQPushConsumer(\"g\");\n"
-            f'        c.subscribe("T", "{expr}"); // the tags\n    }}\n}}\n')
+    return (
+        "package d;\n\nimport org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;\n\npublic class C {\n"
+        '    void s() throws Exception {\n        DefaultMQPushConsumer c = new DefaultMQPushConsumer("g");\n'
+        f'        c.subscribe("T", "{expr}"); // the tags\n    }}\n}}\n'
+    )
 
 
 def _yaml(expr: str, quote: str) -> str:
@@ -65,7 +69,9 @@ def _rows(results: list[ScanResult]) -> list[dict[str, object]]:
     comment=st.booleans(),
     constant=st.booleans(),
 )
-def test_fix_changes_only_expression_tokens(exprs: list[str], quotes: tuple[str, str], comment: bool, constant: bool) -> None:
+def test_fix_changes_only_expression_tokens(
+    exprs: list[str], quotes: tuple[str, str], comment: bool, constant: bool
+) -> None:
     files = {
         "p1.py": _python(exprs[0], quotes[0], comment, constant),
         "p2.py": _python(exprs[1], quotes[0], not comment, False),

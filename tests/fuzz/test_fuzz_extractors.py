@@ -42,7 +42,11 @@ def test_mutated_fixture_alone(case: tuple[str, bytes]) -> None:
 
 
 @FUZZ
-@given(st.sampled_from(["python", "java", "yaml", "other"]).flatmap(lambda k: st.lists(mutated_seed(k), min_size=2, max_size=4)))
+@given(
+    st.sampled_from(["python", "java", "yaml", "other"]).flatmap(
+        lambda k: st.lists(mutated_seed(k), min_size=2, max_size=4)
+    )
+)
 def test_mutated_fixtures_together(cases: list[tuple[str, bytes]]) -> None:
     """Several files of one language, so cross-file linking (constants, imports, config) runs on broken input."""
     files = dict(cases)
@@ -50,10 +54,22 @@ def test_mutated_fixtures_together(cases: list[tuple[str, bytes]]) -> None:
 
 
 NAMES = st.sampled_from(
-    ["app/x.py", "src/main/java/a/B.java", "src/main/resources/application.yml", "application-dev.properties",
-     "deploy/k8s.yaml", "docker-compose.yml", "Dockerfile", "chart/values.yaml", "chart/templates/d.yaml", "bootstrap.yaml"]
+    [
+        "app/x.py",
+        "src/main/java/a/B.java",
+        "src/main/resources/application.yml",
+        "application-dev.properties",
+        "deploy/k8s.yaml",
+        "docker-compose.yml",
+        "Dockerfile",
+        "chart/values.yaml",
+        "chart/templates/d.yaml",
+        "bootstrap.yaml",
+    ]
 )
-RM_BYTES = st.lists(st.sampled_from([b"rocketmq ", b"RocketMQ ", b"{{ x }}", b"FROM a\n", b"-D", b"\n", b"\x00"]), max_size=4)
+RM_BYTES = st.lists(
+    st.sampled_from([b"rocketmq ", b"RocketMQ ", b"{{ x }}", b"FROM a\n", b"-D", b"\n", b"\x00"]), max_size=4
+)
 
 
 @FUZZ
@@ -65,12 +81,20 @@ def test_random_bytes(path: str, noise: bytes, marks: list[bytes]) -> None:
 
 # ---- generated sources ---------------------------------------------------------------------------
 
-IDENT = st.text(string.ascii_letters + "_", min_size=1, max_size=8).filter(lambda s: s not in {"if", "in", "is", "or", "as", "def", "for", "not", "and"})
+IDENT = st.text(string.ascii_letters + "_", min_size=1, max_size=8).filter(
+    lambda s: s not in {"if", "in", "is", "or", "as", "def", "for", "not", "and"}
+)
 ODD_TEXT = st.text(
     st.characters(codec="utf-8", exclude_categories=["Cs"]) | st.sampled_from(list("*|| &'\"\\${}#:%\n\t")), max_size=24
 )
 PY_EXPR = st.recursive(
-    st.one_of(ODD_TEXT.map(repr), IDENT, st.integers().map(str), st.just("None"), st.sampled_from(["os.getenv('G', 'd')", "f'{X}-g'", "CONST"])),
+    st.one_of(
+        ODD_TEXT.map(repr),
+        IDENT,
+        st.integers().map(str),
+        st.just("None"),
+        st.sampled_from(["os.getenv('G', 'd')", "f'{X}-g'", "CONST"]),
+    ),
     lambda inner: st.one_of(
         st.tuples(inner, inner).map(lambda t: f"{t[0]} + {t[1]}"),
         inner.map(lambda e: f"({e})"),
@@ -84,23 +108,34 @@ PY_EXPR = st.recursive(
 
 @st.composite
 def python_source(draw: st.DrawFn) -> str:
-    header = draw(st.sampled_from([
-        "from rocketmq.client import PushConsumer, PullConsumer\n",
-        "from rocketmq import SimpleConsumer, FilterExpression\n",
-        "import rocketmq.client as rc\nPushConsumer = rc.PushConsumer\n",
-        "from rocketmq.client import *\n",
-    ]))
+    header = draw(
+        st.sampled_from(
+            [
+                "from rocketmq.client import PushConsumer, PullConsumer\n",
+                "from rocketmq import SimpleConsumer, FilterExpression\n",
+                "import rocketmq.client as rc\nPushConsumer = rc.PushConsumer\n",
+                "from rocketmq.client import *\n",
+            ]
+        )
+    )
     lines = [header, "import os\n", f"CONST = {draw(PY_EXPR)}\n"]
     for i in range(draw(st.integers(0, 4))):
         var = f"c{i}"
         cls = draw(st.sampled_from(["PushConsumer", "PullConsumer", "SimpleConsumer", "rc.PushConsumer", "Unknown"]))
         lines.append(f"{var} = {cls}({draw(PY_EXPR)})\n")
         for _ in range(draw(st.integers(0, 3))):
-            call = draw(st.sampled_from([
-                f"{var}.subscribe({{}}, print)\n", f"{var}.subscribe({{}}, print, expression={{}})\n",
-                f"{var}.subscribe({{{{ {{}}: FilterExpression({{}}) }}}})\n", f"{var}.set_message_model({{}})\n",
-                f"{var}.set_name_server_address({{}})\n", f"{var}.set_instance_name({{}})\n",
-            ]))
+            call = draw(
+                st.sampled_from(
+                    [
+                        f"{var}.subscribe({{}}, print)\n",
+                        f"{var}.subscribe({{}}, print, expression={{}})\n",
+                        f"{var}.subscribe({{{{ {{}}: FilterExpression({{}}) }}}})\n",
+                        f"{var}.set_message_model({{}})\n",
+                        f"{var}.set_name_server_address({{}})\n",
+                        f"{var}.set_instance_name({{}})\n",
+                    ]
+                )
+            )
             args = [draw(PY_EXPR) for _ in range(call.count("{}"))]
             lines.append(call.format(*args))
     if draw(st.booleans()):
@@ -113,15 +148,25 @@ def python_source(draw: st.DrawFn) -> str:
 def test_generated_python(source: str, split: bool) -> None:
     files = {"svc/consumer.py": source.encode()}
     if split:  # the constant moves to an imported module: cross-module resolution on generated values
-        files = {"svc/__init__.py": b"", "svc/consts.py": source.encode(), "svc/consumer.py": b"from svc.consts import *\nfrom rocketmq.client import PushConsumer\nPushConsumer(CONST).subscribe(CONST, print)\n"}
+        files = {
+            "svc/__init__.py": b"",
+            "svc/consts.py": source.encode(),
+            "svc/consumer.py": b"from svc.consts import *\nfrom rocketmq.client import PushConsumer\nPushConsumer(CONST).subscribe(CONST, print)\n",
+        }
     assert_accounted(files, scan_memory(files))
 
 
 JAVA_EXPR = st.recursive(
-    st.one_of(ODD_TEXT.map(lambda s: '"' + s.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'), IDENT,
-              st.sampled_from(["Consts.G", "G", "\"${rocketmq.consumer.group:g}\"", "\"${x}\"", "this.g", "null"])),
-    lambda inner: st.one_of(st.tuples(inner, inner).map(lambda t: f"{t[0]} + {t[1]}"), inner.map(lambda e: f"({e})"),
-                            inner.map(lambda e: f"String.valueOf({e})")),
+    st.one_of(
+        ODD_TEXT.map(lambda s: '"' + s.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'),
+        IDENT,
+        st.sampled_from(["Consts.G", "G", '"${rocketmq.consumer.group:g}"', '"${x}"', "this.g", "null"]),
+    ),
+    lambda inner: st.one_of(
+        st.tuples(inner, inner).map(lambda t: f"{t[0]} + {t[1]}"),
+        inner.map(lambda e: f"({e})"),
+        inner.map(lambda e: f"String.valueOf({e})"),
+    ),
     max_leaves=8,
 )
 
@@ -129,34 +174,85 @@ JAVA_EXPR = st.recursive(
 @st.composite
 def java_source(draw: st.DrawFn) -> str:
     g, t, sel = draw(JAVA_EXPR), draw(JAVA_EXPR), draw(JAVA_EXPR)
-    body = draw(st.sampled_from([
-        (f'@RocketMQMessageListener(consumerGroup = {g}, topic = {t}, selectorExpression = {sel}, messageModel = MessageModel.BROADCASTING)\n'
-        "public class L implements RocketMQListener<String> { public void onMessage(String m) {} }\n"),
-        ("public class C { void run() throws Exception {\n"
-        f"  DefaultMQPushConsumer c = new DefaultMQPushConsumer({g});\n  c.subscribe({t}, {sel});\n"
-        "  c.setMessageModel(MessageModel.CLUSTERING);\n  c.start();\n} }\n"),
-        ("public class P { void run() {\n"
-        f"  PushConsumer c = provider.newPushConsumerBuilder().setConsumerGroup({g})\n"
-        f"    .setSubscriptionExpressions(Collections.singletonMap({t}, new FilterExpression({sel}, FilterExpressionType.TAG))).build();\n"
-        "} }\n"),
-    ]))
+    body = draw(
+        st.sampled_from(
+            [
+                (
+                    f"@RocketMQMessageListener(consumerGroup = {g}, topic = {t}, selectorExpression = {sel}, messageModel = MessageModel.BROADCASTING)\n"
+                    "public class L implements RocketMQListener<String> { public void onMessage(String m) {} }\n"
+                ),
+                (
+                    "public class C { void run() throws Exception {\n"
+                    f"  DefaultMQPushConsumer c = new DefaultMQPushConsumer({g});\n  c.subscribe({t}, {sel});\n"
+                    "  c.setMessageModel(MessageModel.CLUSTERING);\n  c.start();\n} }\n"
+                ),
+                (
+                    "public class P { void run() {\n"
+                    f"  PushConsumer c = provider.newPushConsumerBuilder().setConsumerGroup({g})\n"
+                    f"    .setSubscriptionExpressions(Collections.singletonMap({t}, new FilterExpression({sel}, FilterExpressionType.TAG))).build();\n"
+                    "} }\n"
+                ),
+            ]
+        )
+    )
     consts = f"class Consts {{ static final String G = {draw(JAVA_EXPR)}; }}\n" if draw(st.booleans()) else ""
-    return "package a;\nimport org.apache.rocketmq.client.consumer.*;\nimport org.apache.rocketmq.spring.annotation.*;\n" + consts + body
+    return (
+        "package a;\nimport org.apache.rocketmq.client.consumer.*;\nimport org.apache.rocketmq.spring.annotation.*;\n"
+        + consts
+        + body
+    )
 
 
 @FUZZ
 @given(java_source(), mutated(b"rocketmq:\n  consumer:\n    group: g\n    topic: t\n"))
 def test_generated_java_with_config(source: str, config: bytes) -> None:
-    files = {"src/main/java/a/L.java": source.encode(), "src/main/resources/application.yml": config, "pom.xml": b"<project/>"}
+    files = {
+        "src/main/java/a/L.java": source.encode(),
+        "src/main/resources/application.yml": config,
+        "pom.xml": b"<project/>",
+    }
     assert_accounted(files, scan_memory(files))
 
 
-YAML_SCALAR = st.one_of(ODD_TEXT, st.integers(), st.booleans(), st.none(), st.floats(allow_nan=True), st.sampled_from(["${a:b}", "*", "a || b", "TAG", "SQL92", "BROADCASTING"]))
-SPRING_KEYS = st.sampled_from([
-    "rocketmq", "consumer", "group", "topic", "selector-expression", "message-model", "name-server", "spring", "cloud",
-    "stream", "bindings", "input", "destination", "consumer-group", "rocketmq.binder", "profiles", "config", "activate",
-    "on-profile", "push-consumer", "subscription", "[a.b]", "env", "name", "value", "containers", "volumeMounts",
-])
+YAML_SCALAR = st.one_of(
+    ODD_TEXT,
+    st.integers(),
+    st.booleans(),
+    st.none(),
+    st.floats(allow_nan=True),
+    st.sampled_from(["${a:b}", "*", "a || b", "TAG", "SQL92", "BROADCASTING"]),
+)
+SPRING_KEYS = st.sampled_from(
+    [
+        "rocketmq",
+        "consumer",
+        "group",
+        "topic",
+        "selector-expression",
+        "message-model",
+        "name-server",
+        "spring",
+        "cloud",
+        "stream",
+        "bindings",
+        "input",
+        "destination",
+        "consumer-group",
+        "rocketmq.binder",
+        "profiles",
+        "config",
+        "activate",
+        "on-profile",
+        "push-consumer",
+        "subscription",
+        "[a.b]",
+        "env",
+        "name",
+        "value",
+        "containers",
+        "volumeMounts",
+    ]
+)
 YAML_TREE = st.recursive(
     YAML_SCALAR,
     lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(SPRING_KEYS | ODD_TEXT, inner, max_size=5)),
@@ -171,7 +267,12 @@ def _dump(docs: list[object]) -> bytes:
 
 
 @FUZZ
-@given(st.lists(YAML_TREE, min_size=1, max_size=3), st.sampled_from(["application.yml", "application-prod.yaml", "deploy/app.yaml", "docker-compose.yml", "chart/values.yaml"]))
+@given(
+    st.lists(YAML_TREE, min_size=1, max_size=3),
+    st.sampled_from(
+        ["application.yml", "application-prod.yaml", "deploy/app.yaml", "docker-compose.yml", "chart/values.yaml"]
+    ),
+)
 def test_generated_yaml(docs: list[object], path: str) -> None:
     files = {path: _dump(docs)}
     assert_accounted(files, scan_memory(files))

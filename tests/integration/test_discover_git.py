@@ -63,7 +63,9 @@ def _recording_git(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return log
 
 
-def test_git_is_not_started_for_a_tree_with_no_git_folder_above(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_git_is_not_started_for_a_tree_with_no_git_folder_above(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     log = _recording_git(tmp_path, monkeypatch)
     plain = tmp_path / "plain"
     (plain / "app").mkdir(parents=True)

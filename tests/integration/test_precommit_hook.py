@@ -25,7 +25,9 @@ def _snapshot(tmp_path: Path) -> tuple[Path, str]:
     repository: pre-commit installs hooks from a commit, and the work in progress must be tested."""
     listing = subprocess.run(
         ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-        cwd=REPO, check=True, capture_output=True,
+        cwd=REPO,
+        check=True,
+        capture_output=True,
     ).stdout.decode("utf-8", "surrogateescape")
     snap = tmp_path / "subguard-src"
     for rel in filter(None, listing.split("\0")):
@@ -48,7 +50,12 @@ def _snapshot(tmp_path: Path) -> tuple[Path, str]:
 def _pre_commit(cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "pre_commit", "run", "--all-files", "--color", "never"],
-        cwd=cwd, env=env, capture_output=True, text=True, timeout=900, check=False,
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
     )
 
 

@@ -21,7 +21,9 @@ def result() -> ExtractResult:
         for p in sorted(ROOT.rglob("*"))
         if p.is_file() and EXTRACTOR.claims(p.relative_to(ROOT).as_posix())
     ]
-    ctx = RepoContext(root=str(ROOT), repo="fx", config=Config(), paths=frozenset(f.path for f in files), read=lambda p: None)
+    ctx = RepoContext(
+        root=str(ROOT), repo="fx", config=Config(), paths=frozenset(f.path for f in files), read=lambda p: None
+    )
     return EXTRACTOR.extract(files, ctx)
 
 
@@ -37,7 +39,11 @@ def mounts(d: Deployment) -> list[tuple[str, str, bool | None]]:
 
 def test_claims() -> None:
     assert EXTRACTOR.claims("deploy/app.yaml") and EXTRACTOR.claims("x/compose.yml")
-    assert EXTRACTOR.claims("Dockerfile") and EXTRACTOR.claims("docker/app.Dockerfile") and EXTRACTOR.claims("Dockerfile.prod")
+    assert (
+        EXTRACTOR.claims("Dockerfile")
+        and EXTRACTOR.claims("docker/app.Dockerfile")
+        and EXTRACTOR.claims("Dockerfile.prod")
+    )
     assert not EXTRACTOR.claims("app.py")
     assert not EXTRACTOR.claims("README.md")
 
@@ -82,7 +88,12 @@ def test_sidecar_is_its_own_record(result: ExtractResult) -> None:
 def test_compose(result: ExtractResult) -> None:
     c = dep(result, "docker-compose.prod.yml#compose/consumer")
     assert c.environment == "prod"
-    assert mounts(c) == [("/offsets", "named", True), ("/conf", "bind", True), ("/tmp/anon", "anonymous", False), ("/scratch", "tmpfs", False)]
+    assert mounts(c) == [
+        ("/offsets", "named", True),
+        ("/conf", "bind", True),
+        ("/tmp/anon", "anonymous", False),
+        ("/scratch", "tmpfs", False),
+    ]
     assert c.jvm_options == (("rocketmq.client.localOffsetStoreDir", "/offsets"), ("rocketmq.client.name", "fixed"))
     assert ("NAMESRV_ADDR", "${NAMESRV_ADDR}") in c.env  # passed through from the host: unknown here
     assert c.client_ip is not None and c.client_ip.value == "host-ip"
@@ -116,7 +127,9 @@ def test_bad_input_is_recorded_never_raised(result: ExtractResult) -> None:
     assert by_path["latin1.yaml"].status is FileStatus.FAILED and "UTF-8" in by_path["latin1.yaml"].reason
     tmpl = by_path["charts/consumer/templates/deployment.yaml"]
     assert (tmpl.status, tmpl.reason) == (FileStatus.SKIPPED, TEMPLATE_REASON)
-    assert by_path["templated.yaml"].status is FileStatus.SKIPPED and "template syntax" in by_path["templated.yaml"].reason
+    assert (
+        by_path["templated.yaml"].status is FileStatus.SKIPPED and "template syntax" in by_path["templated.yaml"].reason
+    )
     # YAML without `kind`/`services` (a CI file, a bare python object tag) is not loaded at all
     assert {by_path[p].reason for p in ("ci.yml", "tagged.yaml")} == {NOT_A_MANIFEST}
     assert not [d for d in result.deployments if d.location.path in ("ci.yml", "tagged.yaml")]
@@ -126,13 +139,30 @@ def test_bad_input_is_recorded_never_raised(result: ExtractResult) -> None:
 
 def test_one_note_per_unrendered_chart_when_a_broadcasting_consumer_exists(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SUBGUARD_HELM", "off")
-    files = [SourceFile(p.relative_to(ROOT).as_posix(), p.read_bytes()) for p in sorted((ROOT / "charts").rglob("*")) if p.is_file()]
-    c = Consumer(consumer_id="c", group=Value.literal("g"), message_model=Value.literal("BROADCASTING"),
-                 client=ClientFamily.JAVA_PUSH_4X, location=Location(path="App.java", line=1))
-    ctx = RepoContext(root=str(ROOT), repo="fx", config=Config(), paths=frozenset(f.path for f in files), read=lambda p: None,
-                      prior={"java": ExtractResult(consumers=(c,))})
+    files = [
+        SourceFile(p.relative_to(ROOT).as_posix(), p.read_bytes())
+        for p in sorted((ROOT / "charts").rglob("*"))
+        if p.is_file()
+    ]
+    c = Consumer(
+        consumer_id="c",
+        group=Value.literal("g"),
+        message_model=Value.literal("BROADCASTING"),
+        client=ClientFamily.JAVA_PUSH_4X,
+        location=Location(path="App.java", line=1),
+    )
+    ctx = RepoContext(
+        root=str(ROOT),
+        repo="fx",
+        config=Config(),
+        paths=frozenset(f.path for f in files),
+        read=lambda p: None,
+        prior={"java": ExtractResult(consumers=(c,))},
+    )
     notes = EXTRACTOR.extract(files, ctx).findings
-    assert [(f.rule, f.severity.value, f.location.path, f.location.line) for f in notes] == [("SG901", "note", "charts/consumer/Chart.yaml", 1)]
+    assert [(f.rule, f.severity.value, f.location.path, f.location.line) for f in notes] == [
+        ("SG901", "note", "charts/consumer/Chart.yaml", 1)
+    ]
     assert "Helm chart charts/consumer is not rendered (no helm binary on PATH" in notes[0].message
 
 

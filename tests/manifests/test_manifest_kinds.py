@@ -152,8 +152,15 @@ def extract(root: Path, files: dict[str, str]) -> ExtractResult:
 
 
 def broadcasting() -> Consumer:
-    return Consumer(consumer_id="c", group=Value.literal("g"), message_model=Value.literal("BROADCASTING"),
-                    client=ClientFamily.JAVA_PUSH_4X, service="fx", repo="fx", location=Location(path="A.java", line=1))
+    return Consumer(
+        consumer_id="c",
+        group=Value.literal("g"),
+        message_model=Value.literal("BROADCASTING"),
+        client=ClientFamily.JAVA_PUSH_4X,
+        service="fx",
+        repo="fx",
+        location=Location(path="A.java", line=1),
+    )
 
 
 @pytest.fixture(scope="module")
@@ -170,10 +177,31 @@ def test_every_kind_is_one_record(kinds: dict[str, Deployment]) -> None:
 @pytest.mark.parametrize(
     ("kind", "ident", "line", "store", "mount", "persistent"),
     [
-        ("DaemonSet", "DaemonSet/prod/cache-warmer/warmer", 15, "/var/lib/warmer/offsets", ("/var/lib/warmer", "hostPath"), True),
+        (
+            "DaemonSet",
+            "DaemonSet/prod/cache-warmer/warmer",
+            15,
+            "/var/lib/warmer/offsets",
+            ("/var/lib/warmer", "hostPath"),
+            True,
+        ),
         ("Job", "Job/prod/replay/replay", 38, "/scratch/offsets", ("/scratch", "emptyDir"), False),
-        ("CronJob", "CronJob/prod/reconcile/reconcile", 63, "/state/offsets", ("/state", "persistentVolumeClaim"), True),
-        ("ReplicaSet", "ReplicaSet/prod/audit-log/audit", 89, "/data/offsets", ("/data", "persistentVolumeClaim"), True),
+        (
+            "CronJob",
+            "CronJob/prod/reconcile/reconcile",
+            63,
+            "/state/offsets",
+            ("/state", "persistentVolumeClaim"),
+            True,
+        ),
+        (
+            "ReplicaSet",
+            "ReplicaSet/prod/audit-log/audit",
+            89,
+            "/data/offsets",
+            ("/data", "persistentVolumeClaim"),
+            True,
+        ),
         ("Pod", "Pod/prod/probe/probe", 111, "/tmp/offsets", ("/tmp", "emptyDir"), False),
     ],
 )
@@ -192,9 +220,21 @@ def test_kind_container_offset_dir_and_volume(
 
 
 def test_kind_runtime_identity(kinds: dict[str, Deployment]) -> None:
-    assert {k: d.replicas for k, d in kinds.items()} == {"DaemonSet": None, "Job": None, "CronJob": None, "ReplicaSet": 2, "Pod": 1}
+    assert {k: d.replicas for k, d in kinds.items()} == {
+        "DaemonSet": None,
+        "Job": None,
+        "CronJob": None,
+        "ReplicaSet": 2,
+        "Pod": 1,
+    }
     ips = {k: d.client_ip.value for k, d in kinds.items() if d.client_ip is not None}
-    assert ips == {"DaemonSet": "node-ip", "Job": "pod-ip", "CronJob": "pod-ip", "ReplicaSet": "pod-ip", "Pod": "pod-ip"}
+    assert ips == {
+        "DaemonSet": "node-ip",
+        "Job": "pod-ip",
+        "CronJob": "pod-ip",
+        "ReplicaSet": "pod-ip",
+        "Pod": "pod-ip",
+    }
     assert ("app", "audit-log") in kinds["ReplicaSet"].labels and ("app", "cache-warmer") in kinds["DaemonSet"].labels
     assert kinds["Pod"].jvm_options == ((STORE, "/tmp/offsets"), ("user.home", "/tmp"))
     assert kinds["CronJob"].image == "registry.example.com/reconcile:2.4"

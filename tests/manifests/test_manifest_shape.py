@@ -27,7 +27,10 @@ def workload(kind: str, name: str, pod: str, spec_extra: str = "") -> str:
     return f"apiVersion: apps/v1\nkind: {kind}\nmetadata:\n  name: {name}\nspec:\n{spec_extra}  template:\n    spec:\n{body}\n"
 
 
-GOOD = workload("Deployment", "good-before", """
+GOOD = workload(
+    "Deployment",
+    "good-before",
+    """
 containers:
   - name: app
     image: registry.example.com/good:1
@@ -38,7 +41,8 @@ containers:
 volumes:
   - name: data
     persistentVolumeClaim: {claimName: data}
-""")
+""",
+)
 AFTER = GOOD.replace("good-before", "good-after")
 C = "spec.template.spec.containers"
 
@@ -56,7 +60,11 @@ CASES = {
         f"StatefulSet 'x': {C}[1] is a str, expected a mapping",
     ),
     "env-mapping": (
-        workload("DaemonSet", "x", f"containers:\n  - name: app\n    env:  {MARK}\n      JAVA_TOOL_OPTIONS: -Drocketmq.client.localOffsetStoreDir=/d"),
+        workload(
+            "DaemonSet",
+            "x",
+            f"containers:\n  - name: app\n    env:  {MARK}\n      JAVA_TOOL_OPTIONS: -Drocketmq.client.localOffsetStoreDir=/d",
+        ),
         f"DaemonSet 'x': {C}[0].env is a mapping, expected a list",
     ),
     "volumes-int": (
@@ -76,7 +84,9 @@ CASES = {
         "CronJob 'x': spec.jobTemplate.spec.template is a list, expected a mapping",
     ),
     "claim-templates-mapping": (
-        workload("StatefulSet", "x", "containers: [{name: app}]", spec_extra=f"  volumeClaimTemplates: {{name: x}}  {MARK}\n"),
+        workload(
+            "StatefulSet", "x", "containers: [{name: app}]", spec_extra=f"  volumeClaimTemplates: {{name: x}}  {MARK}\n"
+        ),
         "StatefulSet 'x': spec.volumeClaimTemplates is a mapping, expected a list",
     ),
     "pod-metadata-int": (
@@ -107,7 +117,9 @@ def names(result: ExtractResult) -> list[str]:
 
 def extract_existing(path: Path) -> ExtractResult:
     """The manifests extractor over one file left where it is."""
-    ctx = RepoContext(root=str(path.parent), repo="fx", config=Config(), paths=frozenset({path.name}), read=lambda p: None)
+    ctx = RepoContext(
+        root=str(path.parent), repo="fx", config=Config(), paths=frozenset({path.name}), read=lambda p: None
+    )
     return EXTRACTOR.extract([SourceFile(path.name, path.read_bytes())], ctx)
 
 
@@ -145,7 +157,10 @@ def test_rest_of_the_repo_is_read_and_sg901_points_at_the_node(tmp_path: Path) -
     (tmp_path / "k8s" / "other.yaml").write_text(AFTER)
     scan = scan_repo(tmp_path, Config())
     assert sorted(d.name for d in scan.deployments) == ["good-after", "good-before"]
-    assert {r.path: r.status for r in scan.files} == {"k8s/app.yaml": FileStatus.FAILED, "k8s/other.yaml": FileStatus.PARSED}
+    assert {r.path: r.status for r in scan.files} == {
+        "k8s/app.yaml": FileStatus.FAILED,
+        "k8s/other.yaml": FileStatus.PARSED,
+    }
     [sg901] = [f for f in evaluate([scan], load_policies(), Config()) if f.rule == "SG901"]
     line = mark_line(f"{GOOD}---\n{bad}")
     assert (sg901.location.path, sg901.location.line) == ("k8s/app.yaml", line)
@@ -158,7 +173,9 @@ def test_template_syntax_explains_wrong_types_skipped_not_failed(tmp_path: Path)
     result = extract(tmp_path, {"deploy/app.yaml": text})
     [rec] = result.files
     assert rec.status is FileStatus.SKIPPED
-    assert rec.reason == f"{TEMPLATE_SYNTAX_REASON}: line {mark_line(text)}: Deployment 'x': {C} is a str, expected a list"
+    assert (
+        rec.reason == f"{TEMPLATE_SYNTAX_REASON}: line {mark_line(text)}: Deployment 'x': {C} is a str, expected a list"
+    )
     assert names(result) == ["good-before"]
 
 
@@ -169,7 +186,9 @@ def test_hostile_fixture_names_every_wrong_node() -> None:
         f"line 7: Deployment (unnamed): {C} is a str, expected a list; "
         "line 8: Deployment (unnamed): spec.template.spec.volumes is a mapping, expected a list"
     )
-    assert result.deployments == ()  # `kind: StatefulSet` without apiVersion is not a workload; a bare list is not a manifest
+    assert (
+        result.deployments == ()
+    )  # `kind: StatefulSet` without apiVersion is not a workload; a bare list is not a manifest
 
 
 def test_absent_or_null_nodes_are_not_wrong(tmp_path: Path) -> None:
@@ -181,8 +200,14 @@ def test_absent_or_null_nodes_are_not_wrong(tmp_path: Path) -> None:
 
 def test_describe() -> None:
     assert [describe(v) for v in ("s", 1, 1.5, True, {}, [], None)] == [
-        "a str", "an int", "a float", "a bool", "a mapping", "a list", "null"]
-
+        "a str",
+        "an int",
+        "a float",
+        "a bool",
+        "a mapping",
+        "a list",
+        "null",
+    ]
 
 
 GOOD_SERVICE = """  good:
@@ -194,22 +219,38 @@ GOOD_SERVICE = """  good:
 """
 COMPOSE_CASES = {
     "services-list": ("services:  # <- wrong\n  - orders\n", "compose file: services is a list, expected a mapping"),
-    "service-str": (f"services:\n{GOOD_SERVICE}  orders: registry.example.com/orders:1  {MARK}\n",
-                    "compose service 'orders': services.orders is a str, expected a mapping"),
-    "environment-int": (f"services:\n{GOOD_SERVICE}  orders:\n    image: o:1\n    environment: 5  {MARK}\n",
-                        "compose service 'orders': services.orders.environment is an int, expected a mapping or a list"),
-    "volumes-str": (f"services:\n{GOOD_SERVICE}  orders:\n    volumes: /data  {MARK}\n",
-                    "compose service 'orders': services.orders.volumes is a str, expected a list"),
-    "volume-item-list": (f"services:\n{GOOD_SERVICE}  orders:\n    volumes:\n      - [a, b]  {MARK}\n",
-                         "compose service 'orders': services.orders.volumes[0] is a list, expected a str or a mapping"),
-    "command-mapping": (f"services:\n{GOOD_SERVICE}  orders:\n    command: {{a: 1}}  {MARK}\n",
-                        "compose service 'orders': services.orders.command is a mapping, expected a str or a list"),
-    "build-list": (f"services:\n{GOOD_SERVICE}  orders:\n    build: [.]  {MARK}\n",
-                   "compose service 'orders': services.orders.build is a list, expected a str or a mapping"),
-    "deploy-int": (f"services:\n{GOOD_SERVICE}  orders:\n    deploy: 3  {MARK}\n",
-                   "compose service 'orders': services.orders.deploy is an int, expected a mapping"),
-    "image-mapping": (f"services:\n{GOOD_SERVICE}  orders:\n    image: {{name: o}}  {MARK}\n",
-                      "compose service 'orders': services.orders.image is a mapping, expected a str"),
+    "service-str": (
+        f"services:\n{GOOD_SERVICE}  orders: registry.example.com/orders:1  {MARK}\n",
+        "compose service 'orders': services.orders is a str, expected a mapping",
+    ),
+    "environment-int": (
+        f"services:\n{GOOD_SERVICE}  orders:\n    image: o:1\n    environment: 5  {MARK}\n",
+        "compose service 'orders': services.orders.environment is an int, expected a mapping or a list",
+    ),
+    "volumes-str": (
+        f"services:\n{GOOD_SERVICE}  orders:\n    volumes: /data  {MARK}\n",
+        "compose service 'orders': services.orders.volumes is a str, expected a list",
+    ),
+    "volume-item-list": (
+        f"services:\n{GOOD_SERVICE}  orders:\n    volumes:\n      - [a, b]  {MARK}\n",
+        "compose service 'orders': services.orders.volumes[0] is a list, expected a str or a mapping",
+    ),
+    "command-mapping": (
+        f"services:\n{GOOD_SERVICE}  orders:\n    command: {{a: 1}}  {MARK}\n",
+        "compose service 'orders': services.orders.command is a mapping, expected a str or a list",
+    ),
+    "build-list": (
+        f"services:\n{GOOD_SERVICE}  orders:\n    build: [.]  {MARK}\n",
+        "compose service 'orders': services.orders.build is a list, expected a str or a mapping",
+    ),
+    "deploy-int": (
+        f"services:\n{GOOD_SERVICE}  orders:\n    deploy: 3  {MARK}\n",
+        "compose service 'orders': services.orders.deploy is an int, expected a mapping",
+    ),
+    "image-mapping": (
+        f"services:\n{GOOD_SERVICE}  orders:\n    image: {{name: o}}  {MARK}\n",
+        "compose service 'orders': services.orders.image is a mapping, expected a str",
+    ),
 }
 
 

@@ -11,17 +11,48 @@ from subguard.deploy.manifest_values import image_name
 from subguard.deploy.offset_store import client_id, offset_dir
 
 
-def consumer(cid: str = "c1", *, model: str = "BROADCASTING", client: ClientFamily = ClientFamily.JAVA_PUSH_4X,
-             service: str = "repo", path: str = "app/Main.java", **kw: object) -> Consumer:
-    return Consumer(consumer_id=cid, group=Value.literal("g"), message_model=Value.literal(model), client=client,
-                    service=service, repo="repo", location=Location(path=path, line=3), **kw)  # type: ignore[arg-type]
+def consumer(
+    cid: str = "c1",
+    *,
+    model: str = "BROADCASTING",
+    client: ClientFamily = ClientFamily.JAVA_PUSH_4X,
+    service: str = "repo",
+    path: str = "app/Main.java",
+    **kw: object,
+) -> Consumer:
+    return Consumer(
+        consumer_id=cid,
+        group=Value.literal("g"),
+        message_model=Value.literal(model),
+        client=client,
+        service=service,
+        repo="repo",
+        location=Location(path=path, line=3),
+        **kw,
+    )  # type: ignore[arg-type]
 
 
-def deployment(kind: str = "Deployment", *, mounts: tuple[Mount, ...] = (), options: tuple[tuple[str, str], ...] = (),
-               env: tuple[tuple[str, str], ...] = (), ip: str = "pod-ip", **kw: object) -> Deployment:
-    base: dict[str, object] = {"deployment_id": f"k8s/a.yaml#{kind}/app/app", "service": "repo", "kind": kind, "name": "app", "repo": "repo",
-                                   "jvm_options": options, "env": env, "mounts": mounts,
-                                   "client_ip": Value(value=ip, resolution=Resolution.DEFAULT), "location": Location(path="k8s/a.yaml", line=9)}
+def deployment(
+    kind: str = "Deployment",
+    *,
+    mounts: tuple[Mount, ...] = (),
+    options: tuple[tuple[str, str], ...] = (),
+    env: tuple[tuple[str, str], ...] = (),
+    ip: str = "pod-ip",
+    **kw: object,
+) -> Deployment:
+    base: dict[str, object] = {
+        "deployment_id": f"k8s/a.yaml#{kind}/app/app",
+        "service": "repo",
+        "kind": kind,
+        "name": "app",
+        "repo": "repo",
+        "jvm_options": options,
+        "env": env,
+        "mounts": mounts,
+        "client_ip": Value(value=ip, resolution=Resolution.DEFAULT),
+        "location": Location(path="k8s/a.yaml", line=9),
+    }
     base.update(kw)
     return Deployment(**base)  # type: ignore[arg-type]
 
@@ -32,7 +63,11 @@ DIR = (("rocketmq.client.localOffsetStoreDir", "/offsets"),)
 
 
 def test_jvm_options() -> None:
-    assert jvm.options_from_text("-Xmx1g -Da=1 '-Db=two words' -Dflag") == [("a", "1"), ("b", "two words"), ("flag", "")]
+    assert jvm.options_from_text("-Xmx1g -Da=1 '-Db=two words' -Dflag") == [
+        ("a", "1"),
+        ("b", "two words"),
+        ("flag", ""),
+    ]
     assert jvm.d_options(["sh", "-c", "exec java -Dx=1 -jar a.jar"]) == [("x", "1")]
     assert jvm.options_from_text('-Da="unclosed') == [("a", '"unclosed')]  # bad quoting: whitespace split
     env = (("JAVA_OPTS", "-Dz=3"), ("JAVA_TOOL_OPTIONS", "-Dz=1"), ("JDK_JAVA_OPTIONS", "-Dz=2"))
@@ -43,13 +78,25 @@ def test_jvm_options() -> None:
 
 def test_environment_conventions_and_config() -> None:
     assert [canonical(n) for n in ("prod", "Production", "prod-eu", "preprod", "qa", "local", "pro", "profile")] == [
-        "prod", "prod", "prod", "staging", "test", "dev", "prod", None]
+        "prod",
+        "prod",
+        "prod",
+        "staging",
+        "test",
+        "dev",
+        "prod",
+        None,
+    ]
     assert name_from_path("src/main/resources/application-prd.yml") == "prd"
     assert name_from_path("deploy/overlays/staging/deploy.yaml") == "staging"
     assert name_from_path("producer/app.py") is None
     assert name_from_path("svc/src/test/java/ConsumerIT.java") is None
-    cfg = Config(environments={"live-eu": EnvironmentSpec(namespaces=("shop-eu",), production=True),
-                               "perf": EnvironmentSpec(paths=("perf/**",))})
+    cfg = Config(
+        environments={
+            "live-eu": EnvironmentSpec(namespaces=("shop-eu",), production=True),
+            "perf": EnvironmentSpec(paths=("perf/**",)),
+        }
+    )
     assert classify("shop-eu", cfg).production is True and classify("shop-eu", cfg).name == "live-eu"
     assert classify("test", cfg).production is False and classify("blue", cfg).production is None
     assert environment_of(consumer(path="perf/x.py"), cfg).name == "perf"
@@ -73,7 +120,12 @@ def test_offset_dir_cases() -> None:
     assert offset_dir(c, deployment(options=DIR, mounts=(EMPTY,))).persistent is False  # type: ignore[union-attr]
     assert offset_dir(c, deployment(options=DIR, mounts=(PVC,))).persistent is True  # type: ignore[union-attr]
     nested = (PVC, Mount(path="/offsets/tmp", volume_kind="emptyDir", persistent=False))
-    assert offset_dir(c, deployment(options=(("rocketmq.client.localOffsetStoreDir", "/offsets/tmp/x"),), mounts=nested)).persistent is False  # type: ignore[union-attr]
+    assert (
+        offset_dir(
+            c, deployment(options=(("rocketmq.client.localOffsetStoreDir", "/offsets/tmp/x"),), mounts=nested)
+        ).persistent
+        is False
+    )  # type: ignore[union-attr]
     unknown = offset_dir(c, deployment(options=(("rocketmq.client.localOffsetStoreDir", "$(DIR)"),), mounts=(PVC,)))
     assert unknown is not None and unknown.persistent is None
     home = offset_dir(c, deployment(options=(("user.home", "/offsets"),), mounts=(PVC,)))
@@ -124,10 +176,13 @@ def test_group_split_by_cluster_unknown_joins_every_cluster() -> None:
     from subguard.rules.subjects import Universe
 
     def member(cid: str, env: str, ns: str | None) -> Consumer:
-        return consumer(cid, model="CLUSTERING", environment=env, name_server=Value.literal(ns) if ns else None,
-                        path=f"{cid}.java")
+        return consumer(
+            cid, model="CLUSTERING", environment=env, name_server=Value.literal(ns) if ns else None, path=f"{cid}.java"
+        )
 
-    u = Universe.of([member("a", "prod", "ns:9876"), member("b", "test", None), member("c", "dev", "other:9876")], [], Config())
+    u = Universe.of(
+        [member("a", "prod", "ns:9876"), member("b", "test", None), member("c", "dev", "other:9876")], [], Config()
+    )
     subjects = {s.fields["cluster"]: s.fields for s in GROUP_CLUSTER.build(u)}
     assert subjects["ns:9876"]["has_production"] and subjects["ns:9876"]["has_nonproduction"]
     assert "b.java:3:1" in subjects["ns:9876"]["cluster_note"]

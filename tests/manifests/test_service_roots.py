@@ -74,14 +74,27 @@ def test_a_single_service_repo_keeps_its_root() -> None:
 
 
 def consumer(cid: str, path: str, service: str, repo: str = "shop") -> Consumer:
-    return Consumer(consumer_id=cid, group=Value.literal(cid), message_model=Value.literal("BROADCASTING"),
-                    client=ClientFamily.JAVA_PUSH_4X, service=service, repo=repo, location=Location(path=path, line=3))
+    return Consumer(
+        consumer_id=cid,
+        group=Value.literal(cid),
+        message_model=Value.literal("BROADCASTING"),
+        client=ClientFamily.JAVA_PUSH_4X,
+        service=service,
+        repo=repo,
+        location=Location(path=path, line=3),
+    )
 
 
 def workload(name: str, path: str, service: str, repo: str = "shop", **kw: object) -> Deployment:
-    base: dict[str, object] = {"deployment_id": f"{path}#Deployment/{name}/{name}", "service": service, "kind": "Deployment",
-                               "name": name, "repo": repo, "client_ip": Value(value="pod-ip", resolution=Resolution.DEFAULT),
-                               "location": Location(path=path, line=9)}
+    base: dict[str, object] = {
+        "deployment_id": f"{path}#Deployment/{name}/{name}",
+        "service": service,
+        "kind": "Deployment",
+        "name": name,
+        "repo": repo,
+        "client_ip": Value(value="pod-ip", resolution=Resolution.DEFAULT),
+        "location": Location(path=path, line=9),
+    }
     base.update(kw)
     return Deployment(**base)  # type: ignore[arg-type]
 
@@ -116,7 +129,10 @@ def test_a_folder_inside_a_service_links_only_its_consumers() -> None:
     named after one folder runs only the consumers under it."""
     a = consumer("a", "workers/prices/consumer.py", "shop")
     b = consumer("b", "workers/quotes/consumer.py", "shop")
-    deps = [workload("prices", "k8s/prices.yaml", "shop"), workload("quotes", "k8s/quotes.yaml", "shop", labels=(("app", "quotes"),))]
+    deps = [
+        workload("prices", "k8s/prices.yaml", "shop"),
+        workload("quotes", "k8s/quotes.yaml", "shop", labels=(("app", "quotes"),)),
+    ]
     assert linked([a, b], deps) == {"a": ["prices"], "b": ["quotes"]}
 
 
@@ -138,11 +154,16 @@ def test_a_chart_inside_a_service_runs_that_service() -> None:
 
 def test_other_repos_match_by_service_name_only() -> None:
     """A deployment repo names services of other repos by module or repo name, not by any folder."""
-    infra = [workload("price-service", "apps/price.yaml", "infra", repo="infra"), workload("acme", "apps/acme.yaml", "infra", repo="infra")]
+    infra = [
+        workload("price-service", "apps/price.yaml", "infra", repo="infra"),
+        workload("acme", "apps/acme.yaml", "infra", repo="infra"),
+    ]
     inner = consumer("inner", "shop/acme/consumer.py", "shop")  # a folder named acme is no service name
     assert linked([PRICE, inner], infra) == {"price": ["price-service"], "inner": []}
 
 
 def test_repo_name_is_the_repo_level_service_only() -> None:
-    dep = workload("shop", "ops/k8s/shop.yaml", "shop/ops")  # ops/ is a module (scripts and a Dockerfile) with no consumers
+    dep = workload(
+        "shop", "ops/k8s/shop.yaml", "shop/ops"
+    )  # ops/ is a module (scripts and a Dockerfile) with no consumers
     assert linked([PRICE, TOOL], [dep]) == {"price": [], "tool": ["shop"]}

@@ -142,7 +142,9 @@ def test_gitlab_shape_and_severity() -> None:
 
 
 def test_gitlab_fingerprints_are_unique() -> None:
-    same = [flat_finding(location=Location(path=f"app/{n}.py", line=1, repo="shop"), fingerprint="c" * 32) for n in "abc"]
+    same = [
+        flat_finding(location=Location(path=f"app/{n}.py", line=1, repo="shop"), fingerprint="c" * 32) for n in "abc"
+    ]
     fps = [i["fingerprint"] for i in gitlab([*same, flat_finding(fingerprint="")])]
     assert len(fps) == len(set(fps)) == 4 and "c" * 32 in fps and "" not in fps
 

@@ -33,14 +33,44 @@ def test_json_shape_includes_suppressed_and_related() -> None:
     report = json.loads(render("json", all_findings(), DOCS, context()))
     assert set(report) == {"findings", "diagnostics"} and report["diagnostics"] == []
     data = report["findings"]
-    assert [(d["rule"], d["path"]) for d in data] == [("SG401", "app/bad.py"), ("SG102", "app/consumer1.py"), ("SG401", "app/old.py")]
+    assert [(d["rule"], d["path"]) for d in data] == [
+        ("SG401", "app/bad.py"),
+        ("SG102", "app/consumer1.py"),
+        ("SG401", "app/old.py"),
+    ]
     by_msg = {d["message"]: d for d in data}
     g = next(d for d in data if d["rule"] == "SG102")
-    assert set(g) >= {"rule", "severity", "message", "path", "line", "column", "group", "topic", "related",
-                      "fingerprint", "suppressed", "impact"}
-    assert (g["path"], g["line"], g["column"], g["group"], g["topic"]) == ("app/consumer1.py", 7, 1, "test-consumer", "TopicTest2")
-    assert g["related"] == [{"path": "app/consumer2.py", "line": 9, "column": 5, "message": "subscribes 'tag2'",
-                             "repo": "shop", "org_map": None}]
+    assert set(g) >= {
+        "rule",
+        "severity",
+        "message",
+        "path",
+        "line",
+        "column",
+        "group",
+        "topic",
+        "related",
+        "fingerprint",
+        "suppressed",
+        "impact",
+    }
+    assert (g["path"], g["line"], g["column"], g["group"], g["topic"]) == (
+        "app/consumer1.py",
+        7,
+        1,
+        "test-consumer",
+        "TopicTest2",
+    )
+    assert g["related"] == [
+        {
+            "path": "app/consumer2.py",
+            "line": 9,
+            "column": 5,
+            "message": "subscribes 'tag2'",
+            "repo": "shop",
+            "org_map": None,
+        }
+    ]
     assert g["suppressed"] is None and g["impact"] == "tag1: 10 of 10 lost"
     assert by_msg["waived one"]["suppressed"] == {"kind": "inline", "reason": "legacy, removed in Q3"}
 
@@ -82,14 +112,22 @@ def test_sarif_content(tmp_path: Path) -> None:
     assert result["partialFingerprints"] == {"subguard/v1": seed002_finding().fingerprint}
     assert "suppressions" not in result
     waived = next(r for r in run["results"] if r["message"]["text"] == "waived one")
-    assert waived["suppressions"] == [{"kind": "inSource", "status": "accepted", "justification": "legacy, removed in Q3"}]
+    assert waived["suppressions"] == [
+        {"kind": "inSource", "status": "accepted", "justification": "legacy, removed in Q3"}
+    ]
 
 
 def test_sarif_external_suppression_and_undocumented_rule_and_outside_root(tmp_path: Path) -> None:
     validator = sarif_validator()
     outside = tmp_path / "elsewhere"
-    f = Finding(rule="SG999", severity=Severity.NOTE, message="odd [x] path", location=Location(path="a b.py", line=1, repo="other"),
-                suppressed=Suppression(kind="baseline", reason="in baseline"), fingerprint="1" * 32)
+    f = Finding(
+        rule="SG999",
+        severity=Severity.NOTE,
+        message="odd [x] path",
+        location=Location(path="a b.py", line=1, repo="other"),
+        suppressed=Suppression(kind="baseline", reason="in baseline"),
+        fingerprint="1" * 32,
+    )
     ctx = context(tmp_path / "work", roots=(Root("other", str(outside)),))
     log = json.loads(render("sarif", [f], DOCS, ctx))
     assert not list(validator.iter_errors(log))
@@ -128,7 +166,11 @@ def test_github_one_annotation_per_active_finding_with_related() -> None:
 
 
 def test_github_escapes_hostile_paths_and_messages() -> None:
-    f = flat_finding(severity=Severity.NOTE, message="100% bad\nsecond", location=Location(path="we,ird:name.py", line=2, column=1, repo="shop"))
+    f = flat_finding(
+        severity=Severity.NOTE,
+        message="100% bad\nsecond",
+        location=Location(path="we,ird:name.py", line=2, column=1, repo="shop"),
+    )
     ctx = dataclasses.replace(context(), show_notes=True)
     line = render("github", [f], {}, at_root(ctx)).rstrip("\n")
     assert line == "::notice file=we%2Cird%3Aname.py,line=2,col=1,title=SG401::100%25 bad%0Asecond"
@@ -138,8 +180,12 @@ def test_github_escapes_hostile_paths_and_messages() -> None:
 def test_terminal_formats_count_notes_on_one_line_unless_asked() -> None:
     """Text and GitHub output list what a user acts on; notes are counted by rule on one line
     (`--show-notes` lists them), while JSON keeps every one."""
-    note = flat_finding(severity=Severity.NOTE, message="value unknown", location=Location(path="a.py", line=2, repo="shop"))
-    warn = flat_finding(severity=Severity.WARNING, message="bad tags", location=Location(path="b.py", line=3, repo="shop"))
+    note = flat_finding(
+        severity=Severity.NOTE, message="value unknown", location=Location(path="a.py", line=2, repo="shop")
+    )
+    warn = flat_finding(
+        severity=Severity.WARNING, message="bad tags", location=Location(path="b.py", line=3, repo="shop")
+    )
     notes = [note, note.model_copy(update={"location": Location(path="c.py", line=4, repo="shop")})]
     ctx = at_root(context())
     github = render("github", [warn, *notes], DOCS, ctx).splitlines()
@@ -158,7 +204,12 @@ def test_json_keeps_diagnostics_under_their_own_key() -> None:
     them apart from the findings a user fixes in code."""
     from subguard.core.model import RuleDoc
 
-    docs = {**DOCS, "SG902": RuleDoc(id="SG902", name="unresolved-value", severity=Severity.NOTE, scope="tool", roles=("diagnostic",))}
+    docs = {
+        **DOCS,
+        "SG902": RuleDoc(
+            id="SG902", name="unresolved-value", severity=Severity.NOTE, scope="tool", roles=("diagnostic",)
+        ),
+    }
     note = flat_finding(rule="SG902", severity=Severity.NOTE, message="group unknown")
     warn = flat_finding(severity=Severity.WARNING, message="bad tags")
     report = json.loads(render("json", [warn, note], docs, at_root(context())))
@@ -187,7 +238,6 @@ def test_markdown_clean_and_code_spans() -> None:
 
 
 # --- properties -------------------------------------------------------------------------------------
-
 
 
 def _unescape(text: str) -> str:

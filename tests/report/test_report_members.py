@@ -17,14 +17,28 @@ from subguard.core.model import (
 
 def sub(path: str, line: int, topic: str, expr: str) -> Subscription:
     loc = Location(path=path, line=line, column=5, repo="r")
-    return Subscription(topic=Value.literal(topic), expression=Value.literal(expr), expression_type=ExpressionType.TAG,
-                        tags=tuple(expr.split(" || ")), location=loc)
+    return Subscription(
+        topic=Value.literal(topic),
+        expression=Value.literal(expr),
+        expression_type=ExpressionType.TAG,
+        tags=tuple(expr.split(" || ")),
+        location=loc,
+    )
 
 
-def consumer(cid: str, group: str, *subs: Subscription, overridden: tuple[Subscription, ...] = (), model: str = "CLUSTERING") -> Consumer:
-    return Consumer(consumer_id=cid, group=Value.literal(group), subscriptions=subs, overridden=overridden,
-                    message_model=Value.literal(model), client=ClientFamily.JAVA_PUSH_4X,
-                    location=Location(path=subs[0].location.path, line=1, repo="r"), repo="r")
+def consumer(
+    cid: str, group: str, *subs: Subscription, overridden: tuple[Subscription, ...] = (), model: str = "CLUSTERING"
+) -> Consumer:
+    return Consumer(
+        consumer_id=cid,
+        group=Value.literal(group),
+        subscriptions=subs,
+        overridden=overridden,
+        message_model=Value.literal(model),
+        client=ClientFamily.JAVA_PUSH_4X,
+        location=Location(path=subs[0].location.path, line=1, repo="r"),
+        repo="r",
+    )
 
 
 CONSUMERS = [
@@ -37,7 +51,11 @@ CONSUMERS = [
 
 def group_finding(group: str, topic: str, primary: tuple[str, int], *others: tuple[str, int]) -> Finding:
     return Finding(
-        rule="SG102", severity=Severity.ERROR, message="m", group=group, topic=topic,
+        rule="SG102",
+        severity=Severity.ERROR,
+        message="m",
+        group=group,
+        topic=topic,
         location=Location(path=primary[0], line=primary[1], repo="r"),
         related=tuple(Related(location=Location(path=p, line=n, repo="r"), message=f"at {p}") for p, n in others),
     )

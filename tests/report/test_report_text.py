@@ -40,7 +40,9 @@ def test_paths_are_relative_to_the_workdir() -> None:
 def test_summary_counts_by_severity_suppressed_and_files() -> None:
     findings = [seed002_finding(), flat_finding(), suppressed_finding()]
     last = text(findings, DOCS, context()).splitlines()[-1]
-    assert last == "2 findings (1 error, 1 warning, 0 note), 1 suppressed; 5 files scanned (3 parsed, 2 skipped, 0 failed)"
+    assert (
+        last == "2 findings (1 error, 1 warning, 0 note), 1 suppressed; 5 files scanned (3 parsed, 2 skipped, 0 failed)"
+    )
     assert "waived one" not in text(findings, DOCS, context())
 
 
@@ -65,7 +67,10 @@ def test_use_color_honours_tty_and_no_color() -> None:
 
 def test_group_finding_without_attached_members_falls_back_to_related_messages() -> None:
     f = Finding(
-        rule="SG105", severity=Severity.ERROR, message="mixed message models", group="g",
+        rule="SG105",
+        severity=Severity.ERROR,
+        message="mixed message models",
+        group="g",
         location=Location(path="a.py", line=2, repo="shop"),
         related=(Related(location=Location(path="b.py", line=4, repo="shop"), message="BROADCASTING"),),
     )

@@ -39,14 +39,22 @@ def test_text_shows_tables(capsys: pytest.CaptureFixture[str]) -> None:
 @pytest.mark.parametrize(
     ("text", "key"),
     [
-        ("topics: {T: 4}\nmembers: [{name: a, subscriptions: {T: x}, message_model: BOTH}]\nmessages: [{count: 1}]\n",
-         "members.0.message_model"),
-        ("topics: {T: 4}\nmembers: [{name: a, subscriptions: {U: x}}]\nmessages: [{count: 1}]\n",
-         "members.0.subscriptions.U"),
-        ("topics: {T: 4}\nmembers: [{name: a, subscriptions: {T: '||'}}]\nmessages: [{count: 1}]\n",
-         "members.0.subscriptions.T"),
-        ("topics: {T: 4}\nmembers: [{name: a, subscriptions: {T: x}, start: soon}]\nmessages: [{count: 1}]\n",
-         "members.0.start"),
+        (
+            "topics: {T: 4}\nmembers: [{name: a, subscriptions: {T: x}, message_model: BOTH}]\nmessages: [{count: 1}]\n",
+            "members.0.message_model",
+        ),
+        (
+            "topics: {T: 4}\nmembers: [{name: a, subscriptions: {U: x}}]\nmessages: [{count: 1}]\n",
+            "members.0.subscriptions.U",
+        ),
+        (
+            "topics: {T: 4}\nmembers: [{name: a, subscriptions: {T: '||'}}]\nmessages: [{count: 1}]\n",
+            "members.0.subscriptions.T",
+        ),
+        (
+            "topics: {T: 4}\nmembers: [{name: a, subscriptions: {T: x}, start: soon}]\nmessages: [{count: 1}]\n",
+            "members.0.start",
+        ),
         ("topics: {T: 4}\nmembers: [{name: a, subscriptions: {T: x}}]\nmessages: [{tag: x}]\n", "messages.0"),
         ("topics: {T: 4}\nmembers: [{name: a, subscriptions: {T: x}}]\nmessages: [{count: 1}]\nbogus: 1\n", "bogus"),
         ("- just a list\n", "(top level)"),

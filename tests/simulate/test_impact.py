@@ -9,12 +9,25 @@ from subguard.rocketmq.expression import parse
 from subguard.simulate.impact import DEFAULT_RUNS, describe_group, predict
 
 
-def consumer(path: str, line: int, topic: str, expr: str, client: ClientFamily = ClientFamily.JAVA_PUSH_4X,
-             model: MessageModel = MessageModel.CLUSTERING, group: str = "g") -> Consumer:
+def consumer(
+    path: str,
+    line: int,
+    topic: str,
+    expr: str,
+    client: ClientFamily = ClientFamily.JAVA_PUSH_4X,
+    model: MessageModel = MessageModel.CLUSTERING,
+    group: str = "g",
+) -> Consumer:
     loc = Location(path=path, line=line)
     sub = Subscription(topic=Value.literal(topic), expression=Value.literal(expr), tags=parse(expr).tags, location=loc)
-    return Consumer(consumer_id=f"{path}:{line}", group=Value.literal(group), subscriptions=(sub,),
-                    message_model=Value.literal(model.value), client=client, location=loc)
+    return Consumer(
+        consumer_id=f"{path}:{line}",
+        group=Value.literal(group),
+        subscriptions=(sub,),
+        message_model=Value.literal(model.value),
+        client=client,
+        location=loc,
+    )
 
 
 def test_different_tags_describe_loss_and_the_silent_member() -> None:
@@ -48,8 +61,9 @@ def test_different_topics_leave_queues_never_pulled() -> None:
 def test_unknown_values_are_not_simulated() -> None:
     loc = Location(path="x.py", line=1)
     sub = Subscription(topic=Value.literal("T"), expression=Value.unknown("from env"), location=loc)
-    c = Consumer(consumer_id="x", group=Value.literal("g"), subscriptions=(sub,), client=ClientFamily.JAVA_PUSH_4X,
-                 location=loc)
+    c = Consumer(
+        consumer_id="x", group=Value.literal("g"), subscriptions=(sub,), client=ClientFamily.JAVA_PUSH_4X, location=loc
+    )
     impact = predict([c])
     assert impact.runs == 0 and not impact.has_loss
 
@@ -79,8 +93,11 @@ def test_a_failing_simulation_warns_in_the_caller_and_keeps_the_finding(
 def test_the_prediction_does_not_depend_on_member_order_and_says_its_runs() -> None:
     """Members start in the group map's order whatever order a scan delivered them in: the figures
     of a group do not change when its files sit elsewhere or are listed in another order."""
-    group = [consumer("b/x.py", 7, "T", "tag2", ClientFamily.PYTHON_NATIVE_4X), consumer("a/y.java", 3, "T", "tag1"),
-             consumer("c/z.py", 9, "T", "tag1||tag2", ClientFamily.PYTHON_NATIVE_4X)]
+    group = [
+        consumer("b/x.py", 7, "T", "tag2", ClientFamily.PYTHON_NATIVE_4X),
+        consumer("a/y.java", 3, "T", "tag1"),
+        consumer("c/z.py", 9, "T", "tag1||tag2", ClientFamily.PYTHON_NATIVE_4X),
+    ]
     forward = predict(group)
     assert forward.runs == DEFAULT_RUNS and forward.has_loss
     assert predict(list(reversed(group))) == forward == predict(group[1:] + group[:1])

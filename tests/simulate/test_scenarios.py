@@ -40,7 +40,10 @@ def test_own_expression_clients_lose_the_other_tag_in_their_queues(run_dict: Run
 def test_different_topics_flip_the_table_and_strand_queues(run_dict: Run) -> None:
     data = {
         "topics": {"T1": 4, "T2": 4},
-        "members": [{"name": "a", "subscriptions": {"T1": "*"}}, {"name": "b", "subscriptions": {"T2": "*"}, "start": 5000}],
+        "members": [
+            {"name": "a", "subscriptions": {"T1": "*"}},
+            {"name": "b", "subscriptions": {"T2": "*"}, "start": 5000},
+        ],
         "messages": [{"topic": t, "count": 200, "at": 30_000, "interval": 50, "producer": t} for t in ("T1", "T2")],
     }
     report = run_dict(data, 5)
@@ -68,8 +71,10 @@ def test_rolling_deploy_loses_only_while_versions_are_mixed(run_example: Run) ->
 def test_old_clients_retry_after_3_seconds(run_dict: Run) -> None:
     data = {
         "topics": {"T1": 4, "T2": 4},
-        "members": [{"name": "a", "subscriptions": {"T1": "*"}, "retry_delay": "3s"},
-                    {"name": "b", "subscriptions": {"T2": "*"}, "start": 5000, "retry_delay": "3s"}],
+        "members": [
+            {"name": "a", "subscriptions": {"T1": "*"}, "retry_delay": "3s"},
+            {"name": "b", "subscriptions": {"T2": "*"}, "start": 5000, "retry_delay": "3s"},
+        ],
         "messages": [{"topic": "T1", "count": 3000, "at": 10_000, "interval": 50}],  # always something to pull
     }
     fast = {**data, "members": [{k: v for k, v in m.items() if k != "retry_delay"} for m in data["members"]]}

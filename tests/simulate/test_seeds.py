@@ -48,8 +48,6 @@ def test_seed002_timeline_consumer2_rebalances_last_and_wins_every_run(run_examp
     assert 0.4 <= report.tags["tag2"].loss_rate <= 0.6
 
 
-
-
 def test_seed004_ephemeral_store_loses_exactly_what_was_sent_while_down(run_example: Run) -> None:
     report = run_example("seed004-broadcast-ephemeral-stable-id.yaml", 20, seed=4)
     for res in report.results:

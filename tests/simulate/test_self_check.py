@@ -42,9 +42,12 @@ DOCS = dict(rule_docs(POLICIES))
 WITHOUT_CONSISTENCY = [p for p in POLICIES if "consistency" not in p.roles]
 
 
-def self_check(results: list[ScanResult], policies: list[Policy], config: Config, docs: dict[str, RuleDoc]) -> list[Finding]:
+def self_check(
+    results: list[ScanResult], policies: list[Policy], config: Config, docs: dict[str, RuleDoc]
+) -> list[Finding]:
     """The pipeline's self-check step with the default simulator (no memo, one process)."""
     return judge_self_check(results, RuleSet(tuple(policies), docs), config, describer())
+
 
 CONSUMER = """from rocketmq.client import ConsumeStatus, PushConsumer
 
@@ -64,8 +67,12 @@ consumer.start()
 
 def write_repo(root: Path) -> Path:
     """Two groups of two members: GID_SAME agrees, GID_SPLIT subscribes tag1 and tag2."""
-    for name, group, expression in (("same_a.py", "GID_SAME", "created || paid"), ("same_b.py", "GID_SAME", "created || paid"),
-                                    ("split_a.py", "GID_SPLIT", "tag1"), ("split_b.py", "GID_SPLIT", "tag2")):
+    for name, group, expression in (
+        ("same_a.py", "GID_SAME", "created || paid"),
+        ("same_b.py", "GID_SAME", "created || paid"),
+        ("split_a.py", "GID_SPLIT", "tag1"),
+        ("split_b.py", "GID_SPLIT", "tag2"),
+    ):
         path = root / "app" / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(CONSUMER.format(group=group, expression=expression), encoding="utf-8")
@@ -113,9 +120,16 @@ def test_unknown_members_are_not_self_checked() -> None:
     loc = Location(path="a.py", line=3)
     known = Subscription(topic=Value.literal("T"), expression=Value.literal("tag1"), tags=("tag1",), location=loc)
     unknown = Subscription(topic=Value.literal("T"), expression=Value.unknown("from env"), location=loc)
-    members = [Consumer(consumer_id=str(i), group=Value.literal("g"), subscriptions=(sub,), location=loc,
-                        client=ClientFamily.PYTHON_NATIVE_4X)
-               for i, sub in enumerate((known, unknown))]
+    members = [
+        Consumer(
+            consumer_id=str(i),
+            group=Value.literal("g"),
+            subscriptions=(sub,),
+            location=loc,
+            client=ClientFamily.PYTHON_NATIVE_4X,
+        )
+        for i, sub in enumerate((known, unknown))
+    ]
     assert selfcheck.candidates(members, frozenset()) == {}
     assert selfcheck.candidates(members[:1], frozenset()) == {}  # a lone consumer cannot disagree
 
@@ -123,22 +137,40 @@ def test_unknown_members_are_not_self_checked() -> None:
 # --- the two models against each other on arbitrary declared groups ---------------------------------
 
 EXPRESSIONS = ["*", "tagA", "tagB", "tagA || tagB", "tagB||tagA", "tagA||tagA", " tagA ", "Aa", "BB"]
-FAMILIES = [ClientFamily.JAVA_PUSH_4X, ClientFamily.SPRING_LISTENER, ClientFamily.JAVA_LITE_PULL,
-            ClientFamily.PYTHON_NATIVE_4X, ClientFamily.PYTHON_GRPC_5X]
-member = st.tuples(st.sampled_from(EXPRESSIONS), st.sampled_from(["T1", "T2"]), st.sampled_from(FAMILIES),
-                   st.sampled_from([MessageModel.CLUSTERING, MessageModel.BROADCASTING]))
+FAMILIES = [
+    ClientFamily.JAVA_PUSH_4X,
+    ClientFamily.SPRING_LISTENER,
+    ClientFamily.JAVA_LITE_PULL,
+    ClientFamily.PYTHON_NATIVE_4X,
+    ClientFamily.PYTHON_GRPC_5X,
+]
+member = st.tuples(
+    st.sampled_from(EXPRESSIONS),
+    st.sampled_from(["T1", "T2"]),
+    st.sampled_from(FAMILIES),
+    st.sampled_from([MessageModel.CLUSTERING, MessageModel.BROADCASTING]),
+)
 
 
 def declared(i: int, expr: str, topic: str, client: ClientFamily, model: MessageModel) -> Consumer:
     loc = Location(path=f"m{i}.py", line=10)
     sub = Subscription(topic=Value.literal(topic), expression=Value.literal(expr), tags=parse(expr).tags, location=loc)
-    return Consumer(consumer_id=f"m{i}", group=Value.literal("g"), subscriptions=(sub,), message_model=Value.literal(model.value),
-                    client=client, name_server=Value.literal("ns:9876"), location=loc)
+    return Consumer(
+        consumer_id=f"m{i}",
+        group=Value.literal("g"),
+        subscriptions=(sub,),
+        message_model=Value.literal(model.value),
+        client=client,
+        name_server=Value.literal("ns:9876"),
+        location=loc,
+    )
 
 
 @settings(max_examples=80, deadline=None)
 @given(st.lists(member, min_size=2, max_size=4))
-def test_a_group_the_engine_passes_never_simulates_with_loss(members: list[tuple[str, str, ClientFamily, MessageModel]]) -> None:
+def test_a_group_the_engine_passes_never_simulates_with_loss(
+    members: list[tuple[str, str, ClientFamily, MessageModel]],
+) -> None:
     consumers = [declared(i, *m) for i, m in enumerate(members)]
     result = ScanResult(root="", repo="", files=(), consumers=tuple(consumers), deployments=())
     if "g" in selfcheck.flagged_groups([result], POLICIES, Config()):
@@ -199,7 +231,9 @@ def test_a_namespaced_group_finding_lists_its_members_side_by_side(
     monkeypatch.chdir(root)
     assert main(["check", ".", "--no-cache", "--no-simulate"]) == 1
     out = capsys.readouterr().out
-    member_lines = [line for line in out.splitlines() if "Workers.java" in line and ('"created"' in line or '"paid"' in line)]
+    member_lines = [
+        line for line in out.splitlines() if "Workers.java" in line and ('"created"' in line or '"paid"' in line)
+    ]
     assert len(member_lines) == 2, out
 
 

@@ -89,7 +89,11 @@ def canonical_ids(option: str, ids: Sequence[str], known: Iterable[str]) -> tupl
 def exit_code(findings: Sequence[Finding], config: Config) -> int:
     """1 when an unsuppressed finding at or above `fail-on` may fail the run (test and example code
     may not: `test-code`), else 0."""
-    return int(any(f.suppressed is None and f.severity.meets(config.fail_on) and code_scope.counts(f, config) for f in findings))
+    return int(
+        any(
+            f.suppressed is None and f.severity.meets(config.fail_on) and code_scope.counts(f, config) for f in findings
+        )
+    )
 
 
 def _config_dir(config: Config) -> Path:
@@ -162,7 +166,9 @@ def parse_also(values: Sequence[str]) -> list[tuple[str, str]]:
     for value in values:
         fmt, sep, target = value.partition("=")
         if not sep or not target or fmt not in FORMATS:
-            raise InputError(f"--also expects FORMAT=FILE with FORMAT one of {', '.join(sorted(FORMATS))}, got {value!r}")
+            raise InputError(
+                f"--also expects FORMAT=FILE with FORMAT one of {', '.join(sorted(FORMATS))}, got {value!r}"
+            )
         out.append((fmt, target))
     return out
 
@@ -176,8 +182,12 @@ def _write(target: str, text: str) -> None:
 
 
 def _note_inputs(
-    roots: Sequence[str], config: Config, config_file: str | None, policy_folders: Sequence[Path],
-    baseline_file: str | None, outputs: Sequence[str],
+    roots: Sequence[str],
+    config: Config,
+    config_file: str | None,
+    policy_folders: Sequence[Path],
+    baseline_file: str | None,
+    outputs: Sequence[str],
 ) -> None:
     """Tell the run memo (when it records: never with --no-cache) what this run depends on, before
     anything is read."""
@@ -193,7 +203,9 @@ def _note_inputs(
     runrecord.note_inputs(roots, files, caches, [*outputs, *caches], config.exclude, config_dir(config))
 
 
-def _context(results: Sequence[ScanResult], color: bool, show_notes: bool = False, hide_marked: bool = True) -> ReportContext:
+def _context(
+    results: Sequence[ScanResult], color: bool, show_notes: bool = False, hide_marked: bool = True
+) -> ReportContext:
     per_root = [r.counts() for r in results]  # one pass over each root's files, not one per status
     counts = {s: sum(c[s.value] for c in per_root) for s in FileStatus}
     return ReportContext(
@@ -242,7 +254,11 @@ def _base_revisions(roots: Sequence[str], ref: str | None) -> list[gitrev.Revisi
 
 
 def _base_change(
-    roots: Sequence[str], revisions: Sequence[gitrev.Revision], results: Sequence[ScanResult], config: Config, key: str | None,
+    roots: Sequence[str],
+    revisions: Sequence[gitrev.Revision],
+    results: Sequence[ScanResult],
+    config: Config,
+    key: str | None,
 ) -> Change | None:
     """The base revision's scan of every root, for the change rules."""
     if not revisions:
@@ -303,36 +319,90 @@ def _fixes(results: Sequence[ScanResult], findings: Sequence[Finding], *, diff: 
 @click.argument("paths", nargs=-1, type=click.Path())
 @click.option("--format", "fmt", type=click.Choice(sorted(FORMATS)), default="text", show_default=True)
 @click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write the report here instead of stdout.")
-@click.option("--also", "also", multiple=True, metavar="FORMAT=FILE",
-              help="Also write the report in FORMAT to FILE (repeatable; one scan, several reports).")
+@click.option(
+    "--also",
+    "also",
+    multiple=True,
+    metavar="FORMAT=FILE",
+    help="Also write the report in FORMAT to FILE (repeatable; one scan, several reports).",
+)
 @click.option("--fail-on", type=click.Choice(FAIL_ON), help="Lowest severity that fails the run [config, else error].")
 @click.option("--select", multiple=True, metavar="IDS", help="Only these rule ids or prefixes (comma-separated).")
 @click.option("--ignore", multiple=True, metavar="IDS", help="Skip these rule ids or prefixes (comma-separated).")
 @click.option("--config", "config_file", type=click.Path(dir_okay=False), help="Config file to use.")
-@click.option("--policies", "extra_policies", multiple=True, type=click.Path(), metavar="DIR", help="Extra policy directory (repeatable).")
-@click.option("--baseline", "baseline_file", type=click.Path(dir_okay=False), help="Suppress findings recorded in this baseline.")
+@click.option(
+    "--policies",
+    "extra_policies",
+    multiple=True,
+    type=click.Path(),
+    metavar="DIR",
+    help="Extra policy directory (repeatable).",
+)
+@click.option(
+    "--baseline", "baseline_file", type=click.Path(dir_okay=False), help="Suppress findings recorded in this baseline."
+)
 @click.option("--write-baseline", type=click.Path(dir_okay=False), help="Record the current findings as the baseline.")
-@click.option("--show-notes", is_flag=True, default=None,
-              help="Text and GitHub output: list every note (else one line counts them) [config show-notes].")
+@click.option(
+    "--show-notes",
+    is_flag=True,
+    default=None,
+    help="Text and GitHub output: list every note (else one line counts them) [config show-notes].",
+)
 @click.option("--stats", is_flag=True, help="Print files parsed/skipped/failed and why (to stderr).")
 @click.option("--no-simulate", is_flag=True, help="Do not attach a simulated impact to group findings.")
-@click.option("--no-cache", is_flag=True, help="Do not read or write the content cache (config `cache-dir`, default <root>/.subguard_cache).")
+@click.option(
+    "--no-cache",
+    is_flag=True,
+    help="Do not read or write the content cache (config `cache-dir`, default <root>/.subguard_cache).",
+)
 @click.option("--show-config", is_flag=True, help="Print the effective settings and where each came from, then exit.")
-@click.option("--base", "base_ref", metavar="REF",
-              help="Also judge the change since git revision REF against the rollout that ships it (SG6xx) [config base].")
+@click.option(
+    "--base",
+    "base_ref",
+    metavar="REF",
+    help="Also judge the change since git revision REF against the rollout that ships it (SG6xx) [config base].",
+)
 @click.option("--fix", "fix", is_flag=True, help="Apply the safe fixes, then report what is left.")
-@click.option("--diff", "diff", is_flag=True, help="Print the fixes as a unified diff and change nothing (exit 1 when there is one).")
-@click.option("--unsafe-fixes", is_flag=True, help="With --fix or --diff: also the fixes that may change what is delivered.")
-@click.option("--org-map", "org_map", type=click.Path(dir_okay=True), metavar="FILE",
-              help="Judge each group declared here with the other repositories' members in this org map "
-                   "(written by `subguard audit`) [config org-map].")
+@click.option(
+    "--diff",
+    "diff",
+    is_flag=True,
+    help="Print the fixes as a unified diff and change nothing (exit 1 when there is one).",
+)
+@click.option(
+    "--unsafe-fixes", is_flag=True, help="With --fix or --diff: also the fixes that may change what is delivered."
+)
+@click.option(
+    "--org-map",
+    "org_map",
+    type=click.Path(dir_okay=True),
+    metavar="FILE",
+    help="Judge each group declared here with the other repositories' members in this org map "
+    "(written by `subguard audit`) [config org-map].",
+)
 @guarded
 def check(
-    paths: tuple[str, ...], fmt: str, output: str | None, also: tuple[str, ...], fail_on: str | None, select: tuple[str, ...],
-    ignore: tuple[str, ...], config_file: str | None, extra_policies: tuple[str, ...], baseline_file: str | None,
-    write_baseline: str | None, show_notes: bool | None, stats: bool, no_simulate: bool, no_cache: bool, show_config: bool,
-    base_ref: str | None = None, org_map: str | None = None,
-    fix: bool = False, diff: bool = False, unsafe_fixes: bool = False,
+    paths: tuple[str, ...],
+    fmt: str,
+    output: str | None,
+    also: tuple[str, ...],
+    fail_on: str | None,
+    select: tuple[str, ...],
+    ignore: tuple[str, ...],
+    config_file: str | None,
+    extra_policies: tuple[str, ...],
+    baseline_file: str | None,
+    write_baseline: str | None,
+    show_notes: bool | None,
+    stats: bool,
+    no_simulate: bool,
+    no_cache: bool,
+    show_config: bool,
+    base_ref: str | None = None,
+    org_map: str | None = None,
+    fix: bool = False,
+    diff: bool = False,
+    unsafe_fixes: bool = False,
 ) -> int:
     """Lint the consumer subscriptions under PATHS (default: the current directory).
 
@@ -356,7 +426,9 @@ def check(
     if base_ref:
         overrides["base"] = base_ref
     file_config = config
-    config = config.model_copy(update={"select": split_ids(config.select), "ignore": split_ids(config.ignore), **overrides})
+    config = config.model_copy(
+        update={"select": split_ids(config.select), "ignore": split_ids(config.ignore), **overrides}
+    )
     threshold = config.fail_on
     if threshold not in FAIL_ON:
         raise InputError(f"{config.source or 'config'}: fail-on must be one of {', '.join(FAIL_ON)}, got {threshold!r}")
@@ -370,8 +442,14 @@ def check(
         return 0
     if write_baseline:
         runrecord.spoil("writes a baseline")
-    _note_inputs(roots, config, config_file, _policy_dirs(config, extra_policies), baseline_file,
-                 [p for p in (output, *(t for _, t in extra_reports)) if p])
+    _note_inputs(
+        roots,
+        config,
+        config_file,
+        _policy_dirs(config, extra_policies),
+        baseline_file,
+        [p for p in (output, *(t for _, t in extra_reports)) if p],
+    )
     revisions = _base_revisions(roots, config.base)
     results = scan_paths(roots, config.model_copy(update={"base": None}), cache_key=None if no_cache else digest)
     change = _base_change(roots, revisions, results, config, None if no_cache else digest)
@@ -380,7 +458,9 @@ def check(
     org = _org_check(org_map, results, config)
     notes += org.warnings if org is not None else ()
     judged = (org.judge if org is not None else judge)(
-        results, RuleSet(tuple(policies), docs), config,
+        results,
+        RuleSet(tuple(policies), docs),
+        config,
         waivers=waivers_on_disk(results, config),
         baseline=_baseline(config, baseline_file, write_baseline, notes),
         describe=describer(memo, config.jobs) if config.simulate else None,
@@ -394,8 +474,12 @@ def check(
         return fixed
     findings = _with_fixes(results, findings, {fmt, *(f for f, _ in extra_reports)})
     note = "\n".join(notes)
-    ctx = _context(results, color=output is None and use_color(sys.stdout.isatty()), show_notes=config.show_notes,
-                   hide_marked=config.test_code != "fail")
+    ctx = _context(
+        results,
+        color=output is None and use_color(sys.stdout.isatty()),
+        show_notes=config.show_notes,
+        hide_marked=config.test_code != "fail",
+    )
     if change is not None:
         ctx = dataclasses.replace(ctx, base_ref=change.ref, base_commit=change.commit)
     report = render(fmt, findings, docs, ctx)

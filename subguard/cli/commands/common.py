@@ -62,7 +62,9 @@ def stats_text(results: Sequence[ScanResult]) -> str:
                 key = (rec.status.value, why)
                 reasons[key] = reasons.get(key, 0) + 1
     total = sum(totals.values())
-    lines.append(f"files: {total} discovered, {totals['parsed']} parsed, {totals['skipped']} skipped, {totals['failed']} failed")
+    lines.append(
+        f"files: {total} discovered, {totals['parsed']} parsed, {totals['skipped']} skipped, {totals['failed']} failed"
+    )
     for (status, reason), n in sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0])):
         lines.append(f"  {status:7} {n:6}  {reason}")
     failed = [(r.path, r.reason) for res in results for r in res.files if r.status.value == "failed"]

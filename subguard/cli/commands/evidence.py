@@ -35,8 +35,16 @@ def _declared(paths: Sequence[str], config_file: str | None) -> tuple[list[Decla
     except PolicyError as exc:
         raise InputError(str(exc)) from None
     prefixes = {r.repo: display(r.root, workdir) for r in results}
-    linked = [f.model_copy(update={"location": f.location.model_copy(update={
-        "path": f"{prefixes.get(f.location.repo, '')}/{f.location.path}".lstrip("/"), "repo": ""})}) for f in linked]
+    linked = [
+        f.model_copy(
+            update={
+                "location": f.location.model_copy(
+                    update={"path": f"{prefixes.get(f.location.repo, '')}/{f.location.path}".lstrip("/"), "repo": ""}
+                )
+            }
+        )
+        for f in linked
+    ]
     return declared, linked
 
 
@@ -49,8 +57,13 @@ def _docs() -> dict[str, RuleDoc]:
 def _stats_text(files: Sequence[FileStats], events: int) -> str:
     lines = [f"evidence: {len(files)} file(s), {events} event(s)"]
     for s in files:
-        state = f"error: {s.error}" if s.error else (
-            f"{s.lines} lines, {s.records} records, {s.continuation} continuation, {s.garbled} garbled, {s.events} events")
+        state = (
+            f"error: {s.error}"
+            if s.error
+            else (
+                f"{s.lines} lines, {s.records} records, {s.continuation} continuation, {s.garbled} garbled, {s.events} events"
+            )
+        )
         lines.append(f"  {s.path} [{s.format or '?'}{', gzip' if s.compressed else ''}]: {state}")
     return "\n".join(lines)
 
@@ -64,23 +77,36 @@ def unrecognised(s: FileStats) -> bool:
 def _render(fmt: str, result: EvidenceResult) -> str:
     from subguard.report import ReportContext, render
 
-    ctx = ReportContext(workdir=os.getcwd(), parsed=sum(1 for s in result.files if not s.error and not unrecognised(s)),
-                        skipped=sum(1 for s in result.files if unrecognised(s)),
-                        failed=sum(1 for s in result.files if s.error))
+    ctx = ReportContext(
+        workdir=os.getcwd(),
+        parsed=sum(1 for s in result.files if not s.error and not unrecognised(s)),
+        skipped=sum(1 for s in result.files if unrecognised(s)),
+        failed=sum(1 for s in result.files if s.error),
+    )
     return render(fmt, list(result.findings), _docs(), ctx)
 
 
 @click.command()
 @click.argument("files", nargs=-1, required=True, type=click.Path())
-@click.option("--inventory", "inventory", multiple=True, type=click.Path(), help="Repo/path declaring the consumers (repeatable).")
+@click.option(
+    "--inventory", "inventory", multiple=True, type=click.Path(), help="Repo/path declaring the consumers (repeatable)."
+)
 @click.option("--format", "fmt", type=click.Choice(sorted(FORMATS)), default="text", show_default=True)
 @click.option("--group", "default_group", default="", help="Group of mqadmin outputs that do not name one.")
 @click.option("--fail-on", type=click.Choice(sorted(FAIL_ON)), default="error", show_default=True)
 @click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True), help="Write here instead of stdout.")
 @click.option("--stats", is_flag=True, help="Print per-file line counts (to stderr).")
 @click.option("--config", "config_file", type=click.Path(dir_okay=False), help="Config file for the inventory scan.")
-def evidence(files: tuple[str, ...], inventory: tuple[str, ...], fmt: str, default_group: str, fail_on: str,
-             output: str | None, stats: bool, config_file: str | None) -> int:
+def evidence(
+    files: tuple[str, ...],
+    inventory: tuple[str, ...],
+    fmt: str,
+    default_group: str,
+    fail_on: str,
+    output: str | None,
+    stats: bool,
+    config_file: str | None,
+) -> int:
     """Classify runtime evidence in FILES: broker.log, rocketmq_client.log (gzip too) and mqadmin
     consumerConnection / consumerStatus / consumerProgress output, per consumer group."""
     from subguard.cli.commands.common import InputError
@@ -100,11 +126,11 @@ def evidence(files: tuple[str, ...], inventory: tuple[str, ...], fmt: str, defau
         click.echo(_stats_text(result.files, result.events), err=True)
     strangers = [s for s in result.files if unrecognised(s)]
     for s in strangers:
-        click.echo(f"subguard evidence: {s.path}: not recognised (neither a broker or client log nor mqadmin "
-                   "consumerConnection, consumerStatus or consumerProgress output); skipped", err=True)
+        click.echo(
+            f"subguard evidence: {s.path}: not recognised (neither a broker or client log nor mqadmin "
+            "consumerConnection, consumerStatus or consumerProgress output); skipped",
+            err=True,
+        )
     if any(s.error for s in result.files) or len(strangers) == len(result.files):
         return 2  # a file that could not be read, or nothing recognised at all
     return int(any(f.suppressed is None and f.severity.meets(fail_on) for f in result.findings))
-
-
-

@@ -35,7 +35,9 @@ def render(doc: RuleDoc) -> str:
 
 @click.command()
 @click.argument("rule_id")
-@click.option("--policies", "extra", multiple=True, type=click.Path(file_okay=False), help="Extra policy directory (repeatable).")
+@click.option(
+    "--policies", "extra", multiple=True, type=click.Path(file_okay=False), help="Extra policy directory (repeatable)."
+)
 @click.option("--config", "config_file", type=click.Path(dir_okay=False), help="Config file to use.")
 def explain(rule_id: str, extra: tuple[str, ...], config_file: str | None) -> int:
     """Show what rule RULE_ID checks, why it matters, and what to write instead."""

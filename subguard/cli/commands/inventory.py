@@ -26,7 +26,9 @@ def _table(rows: list[dict[str, object]]) -> str:
 @click.option("--stats", is_flag=True, help="Print files parsed/skipped/failed and why (to stderr).")
 @click.option("--config", "config_file", type=click.Path(dir_okay=False), help="Config file to use.")
 @click.option("--no-cache", is_flag=True, help="Do not read or write the content cache.")
-def inventory(paths: tuple[str, ...], fmt: str, output: str | None, stats: bool, config_file: str | None, no_cache: bool) -> int:
+def inventory(
+    paths: tuple[str, ...], fmt: str, output: str | None, stats: bool, config_file: str | None, no_cache: bool
+) -> int:
     """Print every declared subscription under PATHS (default: the current directory)."""
     roots = paths or (".",)
     config = load_or_fail(config_file, roots)

@@ -38,7 +38,9 @@ def markdown(policies: list[Policy]) -> str:
 
 
 @click.command()
-@click.option("--policies", "extra", multiple=True, type=click.Path(file_okay=False), help="Extra policy directory (repeatable).")
+@click.option(
+    "--policies", "extra", multiple=True, type=click.Path(file_okay=False), help="Extra policy directory (repeatable)."
+)
 @click.option("--config", "config_file", type=click.Path(dir_okay=False), help="Config file to use.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "markdown"]), default="table", show_default=True)
 def rules(extra: tuple[str, ...], config_file: str | None, fmt: str) -> int:

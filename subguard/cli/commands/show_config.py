@@ -42,16 +42,22 @@ def origins(file_config: Config, cli: Mapping[str, Any]) -> dict[str, str]:
 
 
 def describe(
-    config: Config, file_config: Config, cli: Mapping[str, Any], searched: Sequence[Path],
-    policy_dirs: Sequence[Path], caches: Sequence[Path],
+    config: Config,
+    file_config: Config,
+    cli: Mapping[str, Any],
+    searched: Sequence[Path],
+    policy_dirs: Sequence[Path],
+    caches: Sequence[Path],
 ) -> str:
     """The report: which file was used (or where none was found), every key with its value and
     origin, then what the settings resolve to (policy folders, content caches)."""
     if file_config.source:
         head = [f"# config file: {file_config.source}"]
     else:
-        head = ["# config file: none (defaults); looked for .subguard.yaml, .subguard.yml and a pyproject.toml",
-                "# with [tool.subguard] in: " + ", ".join(sorted({str(p.parent) for p in searched}))]
+        head = [
+            "# config file: none (defaults); looked for .subguard.yaml, .subguard.yml and a pyproject.toml",
+            "# with [tool.subguard] in: " + ", ".join(sorted({str(p.parent) for p in searched})),
+        ]
     data = config.model_dump(by_alias=True, exclude={"source"}, mode="json")
     where = origins(file_config, cli)
     rows = [(f"{key}: {_shown(data[key])}", where[key]) for key in data]

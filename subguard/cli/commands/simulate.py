@@ -21,12 +21,18 @@ from subguard.simulate.scenario import ScenarioError, compile_scenario, load_sce
 
 @click.command("simulate")
 @click.argument("paths", nargs=-1, required=True)
-@click.option("--runs", type=click.IntRange(1, 100_000), default=None,
-              help=f"Monte Carlo runs [default: 100 for a scenario; {DEFAULT_RUNS} with --inventory, as check and audit].")
+@click.option(
+    "--runs",
+    type=click.IntRange(1, 100_000),
+    default=None,
+    help=f"Monte Carlo runs [default: 100 for a scenario; {DEFAULT_RUNS} with --inventory, as check and audit].",
+)
 @click.option("--seed", type=int, default=SEED, show_default=True, help="Seed: same seed, same result.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--inventory", is_flag=True, help="Scan PATHS and simulate every group as declared.")
-@click.option("--queues", type=click.IntRange(1, 1024), default=QUEUES, show_default=True, help="--inventory: queues per topic.")
+@click.option(
+    "--queues", type=click.IntRange(1, 1024), default=QUEUES, show_default=True, help="--inventory: queues per topic."
+)
 @click.option("--config", "config_file", type=click.Path(dir_okay=False), default=None, help="Config file.")
 def simulate(
     paths: tuple[str, ...], runs: int | None, seed: int, fmt: str, inventory: bool, queues: int, config_file: str | None
@@ -64,7 +70,9 @@ def _inventory(paths: tuple[str, ...], runs: int, seed: int, fmt: str, queues: i
     from subguard.rules.policy import load_policies, policy_dirs
 
     policies = load_policies(policy_dirs(config.policies, config.source, ()))
-    checked = selfcheck.candidates([c for r in results for c in r.consumers], selfcheck.flagged_groups(results, policies, config))
+    checked = selfcheck.candidates(
+        [c for r in results for c in r.consumers], selfcheck.flagged_groups(results, policies, config)
+    )
     rows: list[dict[str, Any]] = []
     internal: list[str] = []
     for name in sorted(groups):
@@ -72,19 +80,25 @@ def _inventory(paths: tuple[str, ...], runs: int, seed: int, fmt: str, queues: i
         impact = predict(members, runs, queues=queues, seed=seed) if declared_group(members) else None
         if impact is not None and impact.has_loss and name in checked:
             internal.append(selfcheck.message(name, describe_impact(impact)))
-        rows.append({
-            "group": name,
-            "members": len(members),
-            "runs": impact.runs if impact else 0,
-            "loss": dict(impact.loss) if impact else {},
-            "never_pulled": dict(impact.stuck) if impact else {},
-            "silent": list(impact.silent) if impact else [],
-            "summary": (describe_impact(impact) or f"no predicted loss ({runs_phrase(impact.runs)})") if impact
-            else "nothing simulable (unknown values)",
-        })
+        rows.append(
+            {
+                "group": name,
+                "members": len(members),
+                "runs": impact.runs if impact else 0,
+                "loss": dict(impact.loss) if impact else {},
+                "never_pulled": dict(impact.stuck) if impact else {},
+                "silent": list(impact.silent) if impact else [],
+                "summary": (describe_impact(impact) or f"no predicted loss ({runs_phrase(impact.runs)})")
+                if impact
+                else "nothing simulable (unknown values)",
+            }
+        )
     if fmt == "json":
-        click.echo(json.dumps({"runs": runs, "seed": seed, "queues": queues, "groups": rows, "internal_errors": internal},
-                              indent=2))
+        click.echo(
+            json.dumps(
+                {"runs": runs, "seed": seed, "queues": queues, "groups": rows, "internal_errors": internal}, indent=2
+            )
+        )
     else:
         for row in rows:
             click.echo(f"{row['group']} ({row['members']} consumers): {row['summary']}")

@@ -81,14 +81,20 @@ def _enum(elements: Mapping[str, Expr], key: str, default: str) -> Value:
     if expr is None:
         return Value.default(default)
     name = enum_name(expr)
-    return Value(value=name, resolution=Resolution.LITERAL, detail=expr.source) if name else Value.unknown(f"`{expr.source}` is not an enum constant")
+    return (
+        Value(value=name, resolution=Resolution.LITERAL, detail=expr.source)
+        if name
+        else Value.unknown(f"`{expr.source}` is not an enum constant")
+    )
 
 
 def _value_or(v: Value | None, default: Value) -> Value:
     return v if v is not None else default
 
 
-def listener_consumers(ann: AnnotationUse, where: Where, symbols: Symbols, module: ModuleConfig | None) -> list[Consumer]:
+def listener_consumers(
+    ann: AnnotationUse, where: Where, symbols: Symbols, module: ModuleConfig | None
+) -> list[Consumer]:
     """One consumer per environment variant for a listener annotation."""
     kind = annotation_kind(ann, where)
     el = dict(ann.elements)
@@ -101,33 +107,68 @@ def listener_consumers(ann: AnnotationUse, where: Where, symbols: Symbols, modul
 
     notes: list[str] = []
     if kind == "reset":  # the v5 starter's SimpleConsumer: unset attributes fall back to rocketmq.simple-consumer.*
-        raw = {"group": sval("consumerGroup", "${rocketmq.simple-consumer.consumer-group:}"), "topic": sval("topic", "${rocketmq.simple-consumer.topic:}"),
-               "expression": sval("tag", "${rocketmq.simple-consumer.tag:}"), "name_server": sval("endpoints", "${rocketmq.simple-consumer.endpoints:}"),
-               "type": sval("filterExpressionType", "${rocketmq.simple-consumer.filter-expression-type:tag}"), "namespace": None, "instance_name": None}
+        raw = {
+            "group": sval("consumerGroup", "${rocketmq.simple-consumer.consumer-group:}"),
+            "topic": sval("topic", "${rocketmq.simple-consumer.topic:}"),
+            "expression": sval("tag", "${rocketmq.simple-consumer.tag:}"),
+            "name_server": sval("endpoints", "${rocketmq.simple-consumer.endpoints:}"),
+            "type": sval("filterExpressionType", "${rocketmq.simple-consumer.filter-expression-type:tag}"),
+            "namespace": None,
+            "instance_name": None,
+        }
         family = ClientFamily.SPRING_5X
-        model, mode, cfw = Value.default(MessageModel.CLUSTERING.value), Value.default(ConsumeMode.CONCURRENTLY.value), None
+        model, mode, cfw = (
+            Value.default(MessageModel.CLUSTERING.value),
+            Value.default(ConsumeMode.CONCURRENTLY.value),
+            None,
+        )
     elif kind == "v5":
-        raw = {"group": sval("consumerGroup", ""), "topic": sval("topic", "${rocketmq.push-consumer.topic:}"),
-               "expression": sval("tag", "${rocketmq.push-consumer.tag:}"), "name_server": sval("endpoints", "${rocketmq.push-consumer.endpoints:}"),
-               "type": sval("filterExpressionType", "tag"), "namespace": None, "instance_name": None}
+        raw = {
+            "group": sval("consumerGroup", ""),
+            "topic": sval("topic", "${rocketmq.push-consumer.topic:}"),
+            "expression": sval("tag", "${rocketmq.push-consumer.tag:}"),
+            "name_server": sval("endpoints", "${rocketmq.push-consumer.endpoints:}"),
+            "type": sval("filterExpressionType", "tag"),
+            "namespace": None,
+            "instance_name": None,
+        }
         family = ClientFamily.SPRING_5X
-        model, mode, cfw = Value.default(MessageModel.CLUSTERING.value), Value.default(ConsumeMode.CONCURRENTLY.value), None
+        model, mode, cfw = (
+            Value.default(MessageModel.CLUSTERING.value),
+            Value.default(ConsumeMode.CONCURRENTLY.value),
+            None,
+        )
     else:
         if kind == "ext":
-            raw = {"group": sval("group", "${rocketmq.push-consumer.group:}"), "topic": sval("topic", "${rocketmq.push-consumer.topic:}")}
+            raw = {
+                "group": sval("group", "${rocketmq.push-consumer.group:}"),
+                "topic": sval("topic", "${rocketmq.push-consumer.topic:}"),
+            }
             family = ClientFamily.SPRING_LITE_PULL
         else:
-            raw = {"group": sval("consumerGroup", None) or Value.unknown("consumerGroup is required but not written", loc), "topic": sval("topic", None)}
+            raw = {
+                "group": sval("consumerGroup", None) or Value.unknown("consumerGroup is required but not written", loc),
+                "topic": sval("topic", None),
+            }
             family = ClientFamily.SPRING_LISTENER
-        raw.update({"expression": sval("selectorExpression", "*"), "name_server": sval("nameServer", "${rocketmq.name-server:}"),
-                    "namespace": sval("namespace", None), "instance_name": sval("instanceName", "DEFAULT"), "type": None})
+        raw.update(
+            {
+                "expression": sval("selectorExpression", "*"),
+                "name_server": sval("nameServer", "${rocketmq.name-server:}"),
+                "namespace": sval("namespace", None),
+                "instance_name": sval("instanceName", "DEFAULT"),
+                "type": None,
+            }
+        )
         model = _enum(el, "messageModel", MessageModel.CLUSTERING.value)
         mode = _enum(el, "consumeMode", ConsumeMode.CONCURRENTLY.value)
         cfw = _enum(el, "consumeFromWhere", "CONSUME_FROM_LAST_OFFSET") if kind == "spring" else None
         stype = _enum(el, "selectorType", "TAG")
         raw["type"] = Value(value="sql92" if stype.value == "SQL92" else "tag", resolution=stype.resolution)
         if mode.value == ConsumeMode.ORDERLY.value and model.value == MessageModel.BROADCASTING.value:
-            notes.append("ORDERLY with BROADCASTING: rocketmq-spring rejects this listener at startup (BeanDefinitionValidationException)")
+            notes.append(
+                "ORDERLY with BROADCASTING: rocketmq-spring rejects this listener at startup (BeanDefinitionValidationException)"
+            )
     out: list[Consumer] = []
     for env, vals in variants(raw, module, LITERAL_NOTE, keep_text=True):
         group = _value_or(vals["group"], Value.unknown("no consumer group", loc))
@@ -141,15 +182,31 @@ def listener_consumers(ann: AnnotationUse, where: Where, symbols: Symbols, modul
             expr = Value.default("*", "no tag: the SimpleConsumer is built without a filter expression ('*')")
         etype_text = (vals["type"].value or "tag").lower() if vals["type"] else "tag"
         etype = ExpressionType.SQL92 if etype_text in ("sql92", "sql") else ExpressionType.TAG
-        sub_loc = in_declaration(loc, ann.first_line or ann.line, ann.end_line)  # the annotation creates it; the topic's place is provenance
+        sub_loc = in_declaration(
+            loc, ann.first_line or ann.line, ann.end_line
+        )  # the annotation creates it; the topic's place is provenance
         cid = f"{where.path}:{ann.line}:{ann.column}" + (f"@{env}" if env else "")
-        out.append(Consumer(
-            consumer_id=cid, group=group, subscriptions=(_subscription(topic, expr, etype, sub_loc),),
-            message_model=model, consume_mode=mode, client=family, environment=env,
-            name_server=vals["name_server"] if vals["name_server"] is None or vals["name_server"].value != "" else None,
-            namespace=_wire_namespace(group, vals["namespace"] if vals["namespace"] is None or vals["namespace"].value != "" else None),
-            instance_name=vals["instance_name"], consume_from_where=cfw, location=loc, notes=tuple(notes),
-        ))
+        out.append(
+            Consumer(
+                consumer_id=cid,
+                group=group,
+                subscriptions=(_subscription(topic, expr, etype, sub_loc),),
+                message_model=model,
+                consume_mode=mode,
+                client=family,
+                environment=env,
+                name_server=vals["name_server"]
+                if vals["name_server"] is None or vals["name_server"].value != ""
+                else None,
+                namespace=_wire_namespace(
+                    group, vals["namespace"] if vals["namespace"] is None or vals["namespace"].value != "" else None
+                ),
+                instance_name=vals["instance_name"],
+                consume_from_where=cfw,
+                location=loc,
+                notes=tuple(notes),
+            )
+        )
     return out
 
 
@@ -167,7 +224,7 @@ def refused_listener(ann: AnnotationUse, where: Where, symbols: Symbols) -> Star
     cls = ann.class_name.rsplit(".", 1)[-1]
     return StartupFailure(
         reason=f"{cls} implements neither RocketMQListener nor RocketMQReplyListener, so rocketmq-spring's registrar throws "
-        "IllegalStateException (\"... is not instance of ...\") and the listener never subscribes",
+        'IllegalStateException ("... is not instance of ...") and the listener never subscribes',
         location=Location(path=where.path, line=ann.line, column=ann.column),
     )
 
@@ -209,7 +266,9 @@ def _ctor(decl: ConsumerDecl, symbols: Symbols, where: Where) -> tuple[Value, Va
             loc = Location(path=where.path, line=first.line, column=first.column)
             return Value.unknown(
                 f"`{decl.kind}({', '.join(a.source for a in args)[:120]})`: cannot tell whether the group is the "
-                "first argument (then a hook or flag follows) or the second (after a namespace)", loc), None
+                "first argument (then a hook or flag follows) or the second (after a namespace)",
+                loc,
+            ), None
     return symbols.string_value(first, where), None
 
 
@@ -219,7 +278,9 @@ def _filter_expression(expr: Expr, symbols: Symbols, where: Where) -> tuple[Valu
     if expr.kind == "new" and expr.text == "FilterExpression":
         if not expr.args:
             return Value.default("*", "FilterExpression() means SUB_ALL"), ExpressionType.TAG
-        etype = ExpressionType.SQL92 if len(expr.args) > 1 and enum_name(expr.args[1]) == "SQL92" else ExpressionType.TAG
+        etype = (
+            ExpressionType.SQL92 if len(expr.args) > 1 and enum_name(expr.args[1]) == "SQL92" else ExpressionType.TAG
+        )
         return symbols.string_value(expr.args[0], where), etype
     if expr.kind in ("field", "name") and expr.text == "SUB_ALL":
         return Value(value="*", resolution=Resolution.LITERAL, detail=expr.source, location=loc), ExpressionType.TAG
@@ -230,11 +291,17 @@ def _selector(expr: Expr | None, symbols: Symbols, where: Where, call: Call) -> 
     """The second argument of `subscribe(topic, ...)`."""
     loc = Location(path=where.path, line=call.line, column=call.column)
     if expr is None or expr.kind == "null":
-        return Value(value="*", resolution=Resolution.DEFAULT, detail="no/null expression means '*'", location=loc), ExpressionType.TAG
+        return Value(
+            value="*", resolution=Resolution.DEFAULT, detail="no/null expression means '*'", location=loc
+        ), ExpressionType.TAG
     if expr.kind == "call" and expr.text in ("bySql", "byTag") and expr.args:
         etype = ExpressionType.SQL92 if expr.text == "bySql" else ExpressionType.TAG
         return symbols.string_value(expr.args[0], where), etype
-    if expr.kind == "new" and expr.text == "FilterExpression" or (expr.kind in ("field", "name") and expr.text == "SUB_ALL"):
+    if (
+        expr.kind == "new"
+        and expr.text == "FilterExpression"
+        or (expr.kind in ("field", "name") and expr.text == "SUB_ALL")
+    ):
         return _filter_expression(expr, symbols, where)
     return symbols.string_value(expr, where), ExpressionType.TAG
 
@@ -255,7 +322,9 @@ def _constant(arg: Expr, what: str) -> Value:
     return Value(value=name, detail=arg.source) if name else Value.unknown(f"`{arg.source}` is not a {what} constant")
 
 
-def _variant_subscriptions(subs: list[_CodeSub], vals: Mapping[str, Value | None]) -> tuple[tuple[Subscription, ...], tuple[Subscription, ...]]:
+def _variant_subscriptions(
+    subs: list[_CodeSub], vals: Mapping[str, Value | None]
+) -> tuple[tuple[Subscription, ...], tuple[Subscription, ...]]:
     """(current, overridden) subscriptions of one environment variant: a later one for a topic replaces the earlier."""
     current: dict[str, Subscription] = {}
     overridden: list[Subscription] = []
@@ -356,19 +425,33 @@ def _site_of(where: Where, site: Site | None, topic: Expr) -> Location | None:
 
 def _located(call: Call, where: Where, site: Site | None, topic: Expr) -> Location:
     """A subscription's place: its call, or the instantiating call site when that site passes the topic."""
-    return _site_of(where, site, topic) or in_declaration(Location(path=where.path, line=call.line, column=call.column), call.line, call.end_line)
+    return _site_of(where, site, topic) or in_declaration(
+        Location(path=where.path, line=call.line, column=call.column), call.line, call.end_line
+    )
 
 
-def code_consumers(decl: ConsumerDecl, where: Where, symbols: Symbols, module: ModuleConfig | None,
-                   site: Site | None = None, aliases: Mapping[str, str] | None = None) -> list[Consumer]:
+def code_consumers(
+    decl: ConsumerDecl,
+    where: Where,
+    symbols: Symbols,
+    module: ModuleConfig | None,
+    site: Site | None = None,
+    aliases: Mapping[str, str] | None = None,
+) -> list[Consumer]:
     """One consumer (per environment variant) for a consumer built in code; with `site`, the instance
     a call site makes of a template (its parameters bound in `where.bindings`)."""
     b = _Build(decl, where, symbols, site, aliases or {})
     return b.consumers(module)
 
 
-_ONS_KEYS = {"GROUP_ID": "group", "ConsumerId": "group", "NAMESRV_ADDR": "name_server", "InstanceName": "instance_name",
-             "MessageModel": "model", "Namespace": "namespace"}
+_ONS_KEYS = {
+    "GROUP_ID": "group",
+    "ConsumerId": "group",
+    "NAMESRV_ADDR": "name_server",
+    "InstanceName": "instance_name",
+    "MessageModel": "model",
+    "Namespace": "namespace",
+}
 _ASSIGN = "assign mode: the consumer pulls the queues it is given and registers no subscription with the broker"
 _PULL = "a DefaultMQPullConsumer without registered topics registers no subscription with the broker"
 
@@ -379,7 +462,16 @@ def _wire_namespace(group: Value, namespace: Value | None) -> Value | None:
     if namespace is not None or group.value is None or "%" not in group.value.strip("%"):
         return namespace
     head = group.value.split("%", 1)[0]
-    return Value(value=head, resolution=group.resolution, detail=f"the part of group '{group.value}' before '%'", location=group.location) if head else None
+    return (
+        Value(
+            value=head,
+            resolution=group.resolution,
+            detail=f"the part of group '{group.value}' before '%'",
+            location=group.location,
+        )
+        if head
+        else None
+    )
 
 
 def _vendor_props(expr: Expr) -> list[tuple[Expr, Expr]]:
@@ -399,15 +491,25 @@ def _vendor_props(expr: Expr) -> list[tuple[Expr, Expr]]:
 class _Build:
     """The state of one consumer built in code while its calls are read in order."""
 
-    def __init__(self, decl: ConsumerDecl, where: Where, symbols: Symbols, site: Site | None, aliases: Mapping[str, str]) -> None:
+    def __init__(
+        self, decl: ConsumerDecl, where: Where, symbols: Symbols, site: Site | None, aliases: Mapping[str, str]
+    ) -> None:
         self.decl, self.where, self.site = decl, where, site
         self.read = _Reader(symbols, aliases)
         self.family = FAMILIES[decl.kind]
-        self.loc = Location(path=site.where.path, line=site.line, column=site.column) if site else Location(path=where.path, line=decl.line, column=decl.column)
+        self.loc = (
+            Location(path=site.where.path, line=site.line, column=site.column)
+            if site
+            else Location(path=where.path, line=decl.line, column=decl.column)
+        )
         self.subs: list[_CodeSub] = []
         self.fields: dict[str, Value | None] = {"name_server": None, "instance_name": None, "client_ip": None}
         self.model = Value.default(MessageModel.CLUSTERING.value)
-        self.mode = Value.default(ConsumeMode.ORDERLY.value, "an ONS OrderConsumer") if decl.kind == "ons-order" else Value.default(ConsumeMode.CONCURRENTLY.value)
+        self.mode = (
+            Value.default(ConsumeMode.ORDERLY.value, "an ONS OrderConsumer")
+            if decl.kind == "ons-order"
+            else Value.default(ConsumeMode.CONCURRENTLY.value)
+        )
         self.cfw: Value | None = None
         self.notes: list[str] = []
         self.assign = False
@@ -421,7 +523,11 @@ class _Build:
         if not group.known:  # the argument it was read from (the first, or the second after a namespace)
             args = decl.ctor_args
             source = args[1] if namespace is not None and len(args) > 1 else args[0] if args else None
-            if source is not None and group.location is not None and (source.line, source.column) == (group.location.line, group.location.column):
+            if (
+                source is not None
+                and group.location is not None
+                and (source.line, source.column) == (group.location.line, group.location.column)
+            ):
                 self.read.note(source, where)
             else:
                 self.read.other_unknown = True
@@ -437,7 +543,11 @@ class _Build:
                 group = self.read.value(val, self.where)
             elif slot == "model":
                 model = enum_name(val) or self.read.symbols.string_value(val, self.where).value
-                self.model = Value(value=model, detail=val.source) if model else Value.unknown(f"`{val.source}` is not a message model")
+                self.model = (
+                    Value(value=model, detail=val.source)
+                    if model
+                    else Value.unknown(f"`{val.source}` is not a message model")
+                )
             elif slot == "namespace":
                 namespace = self.read.symbols.string_value(val, self.where)
             elif slot is not None:
@@ -472,7 +582,14 @@ class _Build:
         elems = collection(call.args[0]) if call.args else ()
         if not elems:
             cloc = Location(path=where.path, line=call.line, column=call.column)
-            self.subs.append((Value.unknown("registered topics are built at run time", cloc), Value.default("*"), ExpressionType.TAG, cloc))
+            self.subs.append(
+                (
+                    Value.unknown("registered topics are built at run time", cloc),
+                    Value.default("*"),
+                    ExpressionType.TAG,
+                    cloc,
+                )
+            )
         for e in elems:
             self.on_star(Call(call.method, (e,), call.line, call.column, call.source, call.end_line), where)
 
@@ -481,7 +598,14 @@ class _Build:
         cloc = in_declaration(Location(path=where.path, line=call.line, column=call.column), call.line, call.end_line)
         if entries is None:
             self.notes.append(f"{call.method}(...) at line {call.line}: the subscription map is not statically known")
-            self.subs.append((Value.unknown("subscription map is built at run time", cloc), Value.unknown("subscription map is built at run time", cloc), ExpressionType.TAG, cloc))
+            self.subs.append(
+                (
+                    Value.unknown("subscription map is built at run time", cloc),
+                    Value.unknown("subscription map is built at run time", cloc),
+                    ExpressionType.TAG,
+                    cloc,
+                )
+            )
             return
         for key, val in entries:
             if call.method == "setSubscription":
@@ -491,7 +615,11 @@ class _Build:
                 self._expression(expr, val, where)
             # a put(k, v) entry, or an entry on its own line of a map literal spanning lines, is placed there
             inside = call.args[0].kind == "map" or call.line < key.line <= call.end_line
-            kloc = in_declaration(Location(path=where.path, line=key.line, column=key.column), call.line, call.end_line) if inside else cloc
+            kloc = (
+                in_declaration(Location(path=where.path, line=key.line, column=key.column), call.line, call.end_line)
+                if inside
+                else cloc
+            )
             topic = self.read.value(key, where)
             self.subs.append((topic, expr, etype, _site_of(where, self.site, key) or kloc))
 
@@ -514,7 +642,9 @@ class _Build:
             handler(self, call, where)
         elif call.method in ("assign", "setSubExpressionForAssign"):
             self.assign = True
-        elif call.method in ("registerMessageListener", "setMessageListener") and "MessageListenerOrderly" in call.source:
+        elif (
+            call.method in ("registerMessageListener", "setMessageListener") and "MessageListenerOrderly" in call.source
+        ):
             self.mode = Value(value=ConsumeMode.ORDERLY.value, detail="MessageListenerOrderly")
         elif call.args and (call.method in _FIELD_SETTERS or call.method in _SETTERS):
             self.on_setter(call, where)
@@ -543,17 +673,35 @@ class _Build:
             raw[f"topic{i}"], raw[f"expr{i}"] = topic, expr
         out: list[Consumer] = []
         site = self.site
-        base = f"{site.where.path}:{site.line}:{site.column}" if site else f"{self.where.path}:{self.decl.line}:{self.decl.column}"
+        base = (
+            f"{site.where.path}:{site.line}:{site.column}"
+            if site
+            else f"{self.where.path}:{self.decl.line}:{self.decl.column}"
+        )
         for env, vals in variants(raw, module, PLAIN_NOTE):
             current, overridden = _variant_subscriptions(self.subs, vals)
             group_v = vals["group"] or Value.unknown("no consumer group", self.loc)
-            out.append(Consumer(
-                consumer_id=base + (f"@{env}" if env else ""), group=group_v, subscriptions=current, overridden=overridden,
-                message_model=self.model, consume_mode=self.mode, client=self.family, environment=env,
-                name_server=vals["name_server"], namespace=_wire_namespace(group_v, vals["namespace"]), instance_name=vals["instance_name"],
-                client_ip=vals["client_ip"], consume_from_where=self.cfw, location=self.loc, notes=tuple(self.notes),
-                registers=registers, template=template,
-            ))
+            out.append(
+                Consumer(
+                    consumer_id=base + (f"@{env}" if env else ""),
+                    group=group_v,
+                    subscriptions=current,
+                    overridden=overridden,
+                    message_model=self.model,
+                    consume_mode=self.mode,
+                    client=self.family,
+                    environment=env,
+                    name_server=vals["name_server"],
+                    namespace=_wire_namespace(group_v, vals["namespace"]),
+                    instance_name=vals["instance_name"],
+                    client_ip=vals["client_ip"],
+                    consume_from_where=self.cfw,
+                    location=self.loc,
+                    notes=tuple(self.notes),
+                    registers=registers,
+                    template=template,
+                )
+            )
         return out
 
 

@@ -23,7 +23,9 @@ from subguard.extract.spring.versions import adjust_listener, build_versions
 
 
 def _failed(path: str, facts: JavaFacts, name: str) -> FileRecord:
-    return FileRecord(path=path, status=FileStatus.FAILED, reason=f"line {facts.error_line}: {facts.error}", extractor=name)
+    return FileRecord(
+        path=path, status=FileStatus.FAILED, reason=f"line {facts.error_line}: {facts.error}", extractor=name
+    )
 
 
 def _parse(path: str, data: bytes) -> JavaFacts:
@@ -72,11 +74,15 @@ class JavaExtractor:
                 refused = refused_listener(ann, Where(path, facts, ann.class_name), symbols)
                 for c in listener_consumers(ann, Where(path, facts, ann.class_name), symbols, module):
                     c = c.model_copy(update={"startup_failure": refused}) if refused is not None else c
-                    kept = adjust_listener(c, build_dir, module.profiles if module else (), module.views if module else {}, versions)
+                    kept = adjust_listener(
+                        c, build_dir, module.profiles if module else (), module.views if module else {}, versions
+                    )
                     if kept is not None:  # rocketmq.consumer.listeners.<group>.<topic>=false drops it
                         consumers.append(kept)
             for decl in facts.consumers:
-                made = code_consumers(decl, decl_where(path, facts, decl), symbols, module, aliases=aliases(facts, decl.class_name))
+                made = code_consumers(
+                    decl, decl_where(path, facts, decl), symbols, module, aliases=aliases(facts, decl.class_name)
+                )
                 linker.add(path, facts, decl, made)
                 consumers.extend(made)
         for path, facts in parsed.items():
@@ -84,7 +90,13 @@ class JavaExtractor:
         for path, loaded in symbols.loaded.items():
             if loaded is None:
                 continue
-            records.append(_failed(path, loaded, self.name) if loaded.error else FileRecord(path=path, status=FileStatus.PARSED, extractor=self.name, reason="loaded to resolve constants"))
+            records.append(
+                _failed(path, loaded, self.name)
+                if loaded.error
+                else FileRecord(
+                    path=path, status=FileStatus.PARSED, extractor=self.name, reason="loaded to resolve constants"
+                )
+            )
         return ExtractResult(consumers=tuple(consumers), files=tuple(records))
 
 

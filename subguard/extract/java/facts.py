@@ -14,21 +14,48 @@ from functools import lru_cache
 import tree_sitter_java
 from tree_sitter import Language, Node, Parser
 
-CONSUMER_TYPES = frozenset({"DefaultMQPushConsumer", "DefaultLitePullConsumer", "DefaultMQPullConsumer", "MQPullConsumerScheduleService"})
+CONSUMER_TYPES = frozenset(
+    {"DefaultMQPushConsumer", "DefaultLitePullConsumer", "DefaultMQPullConsumer", "MQPullConsumerScheduleService"}
+)
 BUILDER_METHODS = frozenset({"newPushConsumerBuilder", "newSimpleConsumerBuilder", "newLitePushConsumerBuilder"})
 # vendor factories that return a consumer: Aliyun ONS (`ONSFactory.createConsumer(properties)`) and
 # OpenMessaging (`accessPoint.createPushConsumer(OMS.newKeyValue().put(OMSBuiltinKeys.CONSUMER_ID, g))`)
 ONS_FACTORIES = {"createConsumer": "ons", "createOrderedConsumer": "ons-order", "createBatchConsumer": "ons-batch"}
 OMS_FACTORIES = {"createPushConsumer": "oms-push", "createPullConsumer": "oms-pull"}
 # declared types of a variable that holds a consumer made elsewhere (a factory method's result)
-CONSUMER_VAR_TYPES = CONSUMER_TYPES | frozenset({
-    "MQPushConsumer", "MQPullConsumer", "LitePullConsumer", "PushConsumer", "SimpleConsumer", "LitePushConsumer",
-})
+CONSUMER_VAR_TYPES = CONSUMER_TYPES | frozenset(
+    {
+        "MQPushConsumer",
+        "MQPullConsumer",
+        "LitePullConsumer",
+        "PushConsumer",
+        "SimpleConsumer",
+        "LitePushConsumer",
+    }
+)
 # class annotations under which Spring or Lombok may set a non-final field without an assignment in the source
 _BOUND_CLASS = frozenset({"ConfigurationProperties", "Data", "Setter", "Value", "Builder"})
-LISTENER_ANNOTATIONS = frozenset({"RocketMQMessageListener", "ExtRocketMQConsumerConfiguration", "ExtConsumerResetConfiguration"})
-_SCOPES = frozenset({"method_declaration", "constructor_declaration", "static_initializer", "lambda_expression", "compact_constructor_declaration"})
-_CLASSES = frozenset({"class_declaration", "interface_declaration", "enum_declaration", "record_declaration", "annotation_type_declaration"})
+LISTENER_ANNOTATIONS = frozenset(
+    {"RocketMQMessageListener", "ExtRocketMQConsumerConfiguration", "ExtConsumerResetConfiguration"}
+)
+_SCOPES = frozenset(
+    {
+        "method_declaration",
+        "constructor_declaration",
+        "static_initializer",
+        "lambda_expression",
+        "compact_constructor_declaration",
+    }
+)
+_CLASSES = frozenset(
+    {
+        "class_declaration",
+        "interface_declaration",
+        "enum_declaration",
+        "record_declaration",
+        "annotation_type_declaration",
+    }
+)
 _ESC = {"b": "\b", "t": "\t", "n": "\n", "f": "\f", "r": "\r", "s": " ", '"': '"', "'": "'", "\\": "\\"}
 
 
@@ -208,7 +235,11 @@ class _Scope:
         if body is None:
             return
         for n in _walk(body):
-            if n.type == "variable_declarator" and n.parent is not None and n.parent.type == "local_variable_declaration":
+            if (
+                n.type == "variable_declarator"
+                and n.parent is not None
+                and n.parent.type == "local_variable_declaration"
+            ):
                 name, value = n.child_by_field_name("name"), n.child_by_field_name("value")
                 if name is not None and value is not None:
                     self.inits.setdefault(_text(name), value)
@@ -266,10 +297,24 @@ class _FileParser:
             fld = node.child_by_field_name("field")
             if obj is not None and obj.type == "this" and fld is not None:
                 return Expr("name", _text(fld), line=line, column=col, source=src)
-            return Expr("field", _text(fld) if fld is not None else "", self.expr(obj, depth + 1), line=line, column=col, source=src)
+            return Expr(
+                "field",
+                _text(fld) if fld is not None else "",
+                self.expr(obj, depth + 1),
+                line=line,
+                column=col,
+                source=src,
+            )
         if t == "scoped_identifier":
             scope, name = node.child_by_field_name("scope"), node.child_by_field_name("name")
-            return Expr("field", _text(name) if name is not None else "", self.expr(scope, depth + 1), line=line, column=col, source=src)
+            return Expr(
+                "field",
+                _text(name) if name is not None else "",
+                self.expr(scope, depth + 1),
+                line=line,
+                column=col,
+                source=src,
+            )
         if t == "binary_expression" and (op := node.child_by_field_name("operator")) is not None and op.type == "+":
             parts: list[Expr] = []
             for side in (node.child_by_field_name("left"), node.child_by_field_name("right")):
@@ -279,8 +324,15 @@ class _FileParser:
         if t == "method_invocation":
             obj = node.child_by_field_name("object")
             name = node.child_by_field_name("name")
-            return Expr("call", _text(name) if name is not None else "", self.expr(obj, depth + 1) if obj is not None else None,
-                        self._args(node, depth), line, col, src)
+            return Expr(
+                "call",
+                _text(name) if name is not None else "",
+                self.expr(obj, depth + 1) if obj is not None else None,
+                self._args(node, depth),
+                line,
+                col,
+                src,
+            )
         if t == "ternary_expression":
             return self._ternary(node, depth)
         if t == "object_creation_expression":
@@ -311,7 +363,14 @@ class _FileParser:
             value = self.expr(init, depth + 1)
             if value.kind == "new" and scope.node is not None:
                 if value.text.endswith("Map") or value.text == "Properties":
-                    return Expr("map", name, args=self._puts(scope.node, name, depth, ("put", "setProperty"), 2), line=line, column=col, source=name)
+                    return Expr(
+                        "map",
+                        name,
+                        args=self._puts(scope.node, name, depth, ("put", "setProperty"), 2),
+                        line=line,
+                        column=col,
+                        source=name,
+                    )
                 if value.text.endswith(("Set", "List")):
                     added = self._puts(scope.node, name, depth, ("add",), 1)
                     return Expr("set", name, args=collection(value) + added, line=line, column=col, source=name)
@@ -334,7 +393,14 @@ def collection(expr: Expr) -> tuple[Expr, ...]:
     """The elements of `Set.of(a, b)`, `Arrays.asList(a)`, `new HashSet<>(Arrays.asList(a))`, `singleton(a)`."""
     if expr.kind == "new":
         return tuple(e for a in expr.args for e in collection(a))
-    if expr.kind == "call" and expr.text in ("of", "asList", "singleton", "singletonList", "newHashSet", "newArrayList"):
+    if expr.kind == "call" and expr.text in (
+        "of",
+        "asList",
+        "singleton",
+        "singletonList",
+        "newHashSet",
+        "newArrayList",
+    ):
         return expr.args
     if expr.kind == "set":
         return expr.args
@@ -438,7 +504,12 @@ def _import(node: Node, out: _Collect) -> None:
     if not names:
         return
     target = _text(names[0])
-    lists = {(False, False): out.imports, (False, True): out.wildcards, (True, False): out.static_imports, (True, True): out.static_wildcards}
+    lists = {
+        (False, False): out.imports,
+        (False, True): out.wildcards,
+        (True, False): out.static_imports,
+        (True, True): out.static_wildcards,
+    }
     lists[(is_static, wildcard)].append(target)
 
 
@@ -447,7 +518,13 @@ def _supers(node: Node) -> tuple[str, ...]:
     for fname in ("superclass", "interfaces"):
         sup = node.child_by_field_name(fname)
         if sup is not None:
-            supers.extend(_type_name(t) if t.type == "generic_type" else _text(t) for t in _walk(sup) if t.type in ("type_identifier", "scoped_type_identifier", "generic_type") and t.parent is not None and t.parent.type in ("superclass", "type_list", "extends_interfaces", "super_interfaces"))
+            supers.extend(
+                _type_name(t) if t.type == "generic_type" else _text(t)
+                for t in _walk(sup)
+                if t.type in ("type_identifier", "scoped_type_identifier", "generic_type")
+                and t.parent is not None
+                and t.parent.type in ("superclass", "type_list", "extends_interfaces", "super_interfaces")
+            )
     return tuple(s for s in supers if s)
 
 
@@ -528,7 +605,13 @@ def _field_facts(member: Node, interface: bool, draft: _ClassDraft, fp: _FilePar
         if value_ann is not None:
             draft.constants.append((_text(dname), value_ann))
         elif option is not None:
-            draft.options.append((_text(dname), option[0], option[1] if option[1] is not None else (fp.expr(dvalue) if dvalue is not None else None)))
+            draft.options.append(
+                (
+                    _text(dname),
+                    option[0],
+                    option[1] if option[1] is not None else (fp.expr(dvalue) if dvalue is not None else None),
+                )
+            )
         elif dvalue is not None and (interface or member.type == "constant_declaration" or "final" in words):
             draft.constants.append((_text(dname), fp.expr(dvalue)))
         elif dvalue is not None and dvalue.type == "string_literal":
@@ -581,7 +664,13 @@ def _value_annotation(mods: Node) -> Expr | None:
                 if first.type == "element_value_pair":
                     first = first.child_by_field_name("value") or first
                 if first.type == "string_literal":
-                    return Expr("str", _string(first), line=first.start_point[0] + 1, column=first.start_point[1] + 1, source=_text(first))
+                    return Expr(
+                        "str",
+                        _string(first),
+                        line=first.start_point[0] + 1,
+                        column=first.start_point[1] + 1,
+                        source=_text(first),
+                    )
     return None
 
 
@@ -596,8 +685,15 @@ def _annotation(node: Node, fp: _FileParser) -> AnnotationUse:
             elements.append(("value", fp.expr(child)))
     owner = node.parent.parent if node.parent is not None and node.parent.parent is not None else node
     modifiers = node.parent if node.parent is not None and node.parent.type == "modifiers" else node
-    return AnnotationUse(_annotation_name(node), tuple(elements), _class_name(owner) if owner.type in _CLASSES else _class_name(node),
-                         node.start_point[0] + 1, node.start_point[1] + 1, modifiers.start_point[0] + 1, node.end_point[0] + 1)
+    return AnnotationUse(
+        _annotation_name(node),
+        tuple(elements),
+        _class_name(owner) if owner.type in _CLASSES else _class_name(node),
+        node.start_point[0] + 1,
+        node.start_point[1] + 1,
+        modifiers.start_point[0] + 1,
+        node.end_point[0] + 1,
+    )
 
 
 def _target(node: Node) -> tuple[str, bool]:
@@ -628,7 +724,9 @@ def _target(node: Node) -> tuple[str, bool]:
 def _call(n: Node, fp: _FileParser) -> Call:
     """A call record positioned at the method name (chained calls keep their own lines)."""
     name = n.child_by_field_name("name") or n
-    return Call(_method(n), fp._args(n, 0), name.start_point[0] + 1, name.start_point[1] + 1, _text(n)[:200], n.end_point[0] + 1)
+    return Call(
+        _method(n), fp._args(n, 0), name.start_point[0] + 1, name.start_point[1] + 1, _text(n)[:200], n.end_point[0] + 1
+    )
 
 
 def _calls_on(root: Node, name: str, fp: _FileParser) -> list[Call]:
@@ -659,8 +757,17 @@ def _consumer(node: Node, fp: _FileParser) -> ConsumerDecl:
     target, calls = _calls_on_target(node, fp)
     typ = _type_name(node.child_by_field_name("type"))
     method, params = _enclosing_method(node)
-    return ConsumerDecl(typ, target, fp._args(node, 0), tuple(calls), _class_name(node), node.start_point[0] + 1, node.start_point[1] + 1,
-                        method, params)
+    return ConsumerDecl(
+        typ,
+        target,
+        fp._args(node, 0),
+        tuple(calls),
+        _class_name(node),
+        node.start_point[0] + 1,
+        node.start_point[1] + 1,
+        method,
+        params,
+    )
 
 
 def _vendor_kind(node: Node, name: str) -> str | None:
@@ -677,8 +784,17 @@ def _vendor_kind(node: Node, name: str) -> str | None:
 def _vendor(node: Node, kind: str, fp: _FileParser) -> ConsumerDecl:
     target, calls = _calls_on_target(node, fp)
     method, params = _enclosing_method(node)
-    return ConsumerDecl(kind, target, fp._args(node, 0), tuple(calls), _class_name(node), node.start_point[0] + 1, node.start_point[1] + 1,
-                        method, params)
+    return ConsumerDecl(
+        kind,
+        target,
+        fp._args(node, 0),
+        tuple(calls),
+        _class_name(node),
+        node.start_point[0] + 1,
+        node.start_point[1] + 1,
+        method,
+        params,
+    )
 
 
 def _declared_type(node: Node) -> str:
@@ -694,7 +810,9 @@ def _owner(node: Node) -> str | None:
     obj = node.child_by_field_name("object")
     if obj is None or obj.type == "this":
         return ""
-    if obj.type in ("identifier", "field_access", "scoped_identifier") and all(c.type in ("identifier", ".", "field_access", "scoped_identifier") for c in _walk(obj) if c is not obj):
+    if obj.type in ("identifier", "field_access", "scoped_identifier") and all(
+        c.type in ("identifier", ".", "field_access", "scoped_identifier") for c in _walk(obj) if c is not obj
+    ):
         return _text(obj)
     return None
 
@@ -711,11 +829,22 @@ def _factory_call(node: Node, fp: _FileParser) -> Invocation | None:
     target, calls = _calls_on_target(node, fp)
     if not target:
         return None
-    return Invocation(owner, name, fp._args(node, 0), _class_name(node), node.start_point[0] + 1, node.start_point[1] + 1, target, tuple(calls))
+    return Invocation(
+        owner,
+        name,
+        fp._args(node, 0),
+        _class_name(node),
+        node.start_point[0] + 1,
+        node.start_point[1] + 1,
+        target,
+        tuple(calls),
+    )
 
 
 def _plain_invocation(node: Node, fp: _FileParser, owner: str, method: str) -> Invocation:
-    return Invocation(owner, method, fp._args(node, 0), _class_name(node), node.start_point[0] + 1, node.start_point[1] + 1)
+    return Invocation(
+        owner, method, fp._args(node, 0), _class_name(node), node.start_point[0] + 1, node.start_point[1] + 1
+    )
 
 
 _VALUE_ARGS = frozenset({"string_literal", "field_access", "scoped_identifier", "binary_expression"})
@@ -743,7 +872,11 @@ def _helpers(out: _Collect, fp: _FileParser) -> None:
 def _builder(node: Node, fp: _FileParser) -> ConsumerDecl:
     calls: list[Call] = []
     top = node
-    while top.parent is not None and top.parent.type == "method_invocation" and top.parent.child_by_field_name("object") == top:
+    while (
+        top.parent is not None
+        and top.parent.type == "method_invocation"
+        and top.parent.child_by_field_name("object") == top
+    ):
         top = top.parent
         calls.append(_call(top, fp))
     target, local = _target(top)
@@ -751,8 +884,17 @@ def _builder(node: Node, fp: _FileParser) -> ConsumerDecl:
         root = _scope_node(top) if local else _enclosing_class(top)
         calls.extend(_calls_on(root if root is not None else top, target, fp))
     method, params = _enclosing_method(node)
-    return ConsumerDecl(_method(node), target, (), tuple(sorted(calls, key=lambda c: (c.line, c.column))), _class_name(node),
-                        node.start_point[0] + 1, node.start_point[1] + 1, method, params)
+    return ConsumerDecl(
+        _method(node),
+        target,
+        (),
+        tuple(sorted(calls, key=lambda c: (c.line, c.column))),
+        _class_name(node),
+        node.start_point[0] + 1,
+        node.start_point[1] + 1,
+        method,
+        params,
+    )
 
 
 _UNICODE_ESCAPE = re.compile(rb"(?<!\\)((?:\\\\)*)\\u+([0-9a-fA-F]{4})")
@@ -782,7 +924,13 @@ def java_facts(data: bytes) -> JavaFacts:
     if root.has_error:
         bad = _first_error(root)
         line = bad.start_point[0] + 1 if bad is not None else 1
-        what = f"missing '{bad.type}'" if bad is not None and bad.is_missing else f"unexpected '{_text(bad)[:40]}'" if bad is not None else "syntax error"
+        what = (
+            f"missing '{bad.type}'"
+            if bad is not None and bad.is_missing
+            else f"unexpected '{_text(bad)[:40]}'"
+            if bad is not None
+            else "syntax error"
+        )
         return JavaFacts(error=f"Java syntax error: {what}", error_line=line)
     fp = _FileParser()
     out = _Collect()
@@ -795,7 +943,9 @@ def java_facts(data: bytes) -> JavaFacts:
             if typ in CONSUMER_TYPES:
                 out.consumers.append(_consumer(n, fp))
             elif _wrapper_candidate(n):
-                out.invocations.append(_plain_invocation(n, fp, _text(n.child_by_field_name("type") or n).split("<")[0], "<init>"))
+                out.invocations.append(
+                    _plain_invocation(n, fp, _text(n.child_by_field_name("type") or n).split("<")[0], "<init>")
+                )
         elif t == "assignment_expression":
             _assignment(n, out)
         elif t == "package_declaration":
@@ -809,8 +959,15 @@ def java_facts(data: bytes) -> JavaFacts:
             out.annotations.append(_annotation(n, fp))
     _helpers(out, fp)
     return JavaFacts(
-        out.package, tuple(out.imports), tuple(out.wildcards), tuple(out.static_imports), tuple(out.static_wildcards),
-        out.finish(), tuple(out.annotations), tuple(out.consumers), tuple(out.invocations),
+        out.package,
+        tuple(out.imports),
+        tuple(out.wildcards),
+        tuple(out.static_imports),
+        tuple(out.static_wildcards),
+        out.finish(),
+        tuple(out.annotations),
+        tuple(out.consumers),
+        tuple(out.invocations),
     )
 
 

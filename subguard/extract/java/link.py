@@ -69,9 +69,13 @@ class Linker:
             for tpl, bindings in self._targets(inv, caller):
                 where = Where(tpl.path, tpl.facts, tpl.decl.class_name, bindings=bindings, params=tpl.decl.params)
                 site = Site(caller, inv.line, inv.column, inv.calls)
-                yield from code_consumers(tpl.decl, where, self.symbols, self.module_of(path), site, aliases(tpl.facts, tpl.decl.class_name))
+                yield from code_consumers(
+                    tpl.decl, where, self.symbols, self.module_of(path), site, aliases(tpl.facts, tpl.decl.class_name)
+                )
 
-    def _targets(self, inv: Invocation, caller: Where) -> Iterator[tuple[_Template, tuple[tuple[str, Expr, Where], ...]]]:
+    def _targets(
+        self, inv: Invocation, caller: Where
+    ) -> Iterator[tuple[_Template, tuple[tuple[str, Expr, Where], ...]]]:
         if inv.owner:
             entry = self.symbols.find_class(inv.owner, caller)
             if entry is None:
@@ -98,4 +102,3 @@ class Linker:
                 if tpl.decl.method != "<init>" or len(tpl.decl.params) == len(ctor):
                     yield tpl, bindings
             return
-

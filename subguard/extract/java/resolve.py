@@ -45,7 +45,9 @@ class _Entry:
 
 
 class Symbols:
-    def __init__(self, files: dict[str, JavaFacts], all_paths: Iterable[str], load: Callable[[str], JavaFacts | None]) -> None:
+    def __init__(
+        self, files: dict[str, JavaFacts], all_paths: Iterable[str], load: Callable[[str], JavaFacts | None]
+    ) -> None:
         self._classes: dict[str, _Entry] = {}
         self._by_base: dict[str, list[str]] = {}
         self._load = load
@@ -116,7 +118,12 @@ class Symbols:
                 return expr, here, f"{entry.cls.name}.{name} (field initializer, never reassigned)", None
         for cname, names, default in entry.cls.options:
             if cname == name and default is not None:
-                return default, here, f"command-line option {names} (its default; set at run time)", Resolution.OPTION_DEFAULT
+                return (
+                    default,
+                    here,
+                    f"command-line option {names} (its default; set at run time)",
+                    Resolution.OPTION_DEFAULT,
+                )
             if cname == name:  # no default: read as commons-cli's getOptionValue(option) (unknown, naming the option)
                 return Expr("call", "getOptionValue", args=(Expr("str", names),)), here, names, None
         if depth < _MAX_DEPTH:
@@ -140,7 +147,9 @@ class Symbols:
             simple = sup.rsplit(".", 1)[-1]
             if simple in names:
                 return True
-            if simple in _JDK_TYPES or any(i.endswith(f".{simple}") and i.startswith(("java.", "javax.")) for i in entry.facts.imports):
+            if simple in _JDK_TYPES or any(
+                i.endswith(f".{simple}") and i.startswith(("java.", "javax.")) for i in entry.facts.imports
+            ):
                 continue
             found = self.implements(sup, here, names, depth + 1) if depth < _MAX_DEPTH else None
             if found:
@@ -202,7 +211,9 @@ class Symbols:
                 lib = self._library(expr, where)
                 if lib is not None:
                     return Value(value=lib[0], resolution=Resolution.IMPORTED_CONSTANT, detail=lib[1], location=loc)
-                return Value.unknown(f"`{expr.source}` is not a constant subguard can resolve (field, parameter or computed value)", loc)
+                return Value.unknown(
+                    f"`{expr.source}` is not a constant subguard can resolve (field, parameter or computed value)", loc
+                )
             init, there, label, forced = hit
             inner = self.string_value(init, there, depth + 1)
             if not inner.known:
@@ -210,21 +221,33 @@ class Symbols:
             kind = Resolution.CONSTANT if there.path == where.path else Resolution.IMPORTED_CONSTANT
             if inner.resolution is Resolution.IMPORTED_CONSTANT:
                 kind = Resolution.IMPORTED_CONSTANT
-            return Value(value=inner.value, resolution=forced or kind, detail=label, location=inner.location if inner.location is not None else loc)
+            return Value(
+                value=inner.value,
+                resolution=forced or kind,
+                detail=label,
+                location=inner.location if inner.location is not None else loc,
+            )
         if expr.kind == "concat":
             parts = [self.string_value(p, where, depth + 1) for p in expr.args]
             for p in parts:
                 if not p.known:
                     return Value.unknown(f"`{expr.source}`: {p.detail}", loc)
-            worst = max((p.resolution for p in parts if p.resolution in _RANK), key=lambda r: _RANK[r], default=Resolution.LITERAL)
-            return Value(value="".join(p.value or "" for p in parts), resolution=worst,
-                         detail=",".join(p.detail for p in parts if p.detail), location=loc)
+            worst = max(
+                (p.resolution for p in parts if p.resolution in _RANK),
+                key=lambda r: _RANK[r],
+                default=Resolution.LITERAL,
+            )
+            return Value(
+                value="".join(p.value or "" for p in parts),
+                resolution=worst,
+                detail=",".join(p.detail for p in parts if p.detail),
+                location=loc,
+            )
         if expr.kind == "call" and expr.text in OPTION_GETTERS and expr.args:
             return self._option(expr, where, depth, loc)
         if expr.kind == "call" and expr.text in ("getenv", "getProperty"):
             return Value.unknown(f"`{expr.source}` is only known at run time", loc)
         return Value.unknown(f"`{expr.source[:80]}` is computed at run time", loc)
-
 
     def _bound(self, name: str, arg: Expr, there: Where, depth: int) -> Value:
         """A template's parameter read as the argument one call site passes (provenance: both)."""
@@ -244,8 +267,12 @@ class Symbols:
         default = self.string_value(expr.args[1], where, depth + 1)
         if not default.known:
             return Value.unknown(f"set at run time by the command-line option {opt} (default: {default.detail})", loc)
-        return Value(value=default.value, resolution=Resolution.OPTION_DEFAULT,
-                     detail=f"command-line option {opt} (its default; set at run time)", location=default.location or loc)
+        return Value(
+            value=default.value,
+            resolution=Resolution.OPTION_DEFAULT,
+            detail=f"command-line option {opt} (its default; set at run time)",
+            location=default.location or loc,
+        )
 
     @staticmethod
     def _library(expr: Expr, where: Where) -> tuple[str, str] | None:

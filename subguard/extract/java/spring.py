@@ -28,7 +28,9 @@ def module_for(path: str, modules: Mapping[str, ModuleConfig], paths: frozenset[
         folder = module_dir(posixpath.join(posixpath.dirname(folder), "x"), paths) if "/" in folder else ""
 
 
-def apply(value: Value, config: Mapping[str, ConfigValue], where: str, literal_note: str, keep_text: bool = False) -> Value:
+def apply(
+    value: Value, config: Mapping[str, ConfigValue], where: str, literal_note: str, keep_text: bool = False
+) -> Value:
     """Resolve the placeholders of a known value against one profile's config. With `keep_text` (an
     annotation attribute rocketmq-spring resolves leniently), an unresolvable placeholder stays as the
     text Spring binds, with its keys; otherwise (a strict `@Value`) it is unknown, with the reason."""
@@ -38,7 +40,9 @@ def apply(value: Value, config: Mapping[str, ConfigValue], where: str, literal_n
         return config_text_value(value.value, config, value.location, where=f" {where}")
     res = resolve(value.value, config)
     if res.value is None:
-        return Value.unknown(f"placeholder ${{{res.missing[0]}}} is not set in the Spring config {where}; {literal_note}", value.location)
+        return Value.unknown(
+            f"placeholder ${{{res.missing[0]}}} is not set in the Spring config {where}; {literal_note}", value.location
+        )
     loc = value.location
     if res.source is not None:
         loc = Location(path=res.source.path, line=res.source.line, column=res.source.column)
@@ -53,8 +57,15 @@ def variants(
     if not any(v is not None and v.value is not None and "${" in v.value for v in values.values()):
         return [(BASE, dict(values))]
     if module is None:
-        return [(BASE, {k: apply(v, {}, "(no Spring config found for this module)", literal_note, keep_text) if v else v
-                        for k, v in values.items()})]
+        return [
+            (
+                BASE,
+                {
+                    k: apply(v, {}, "(no Spring config found for this module)", literal_note, keep_text) if v else v
+                    for k, v in values.items()
+                },
+            )
+        ]
     out: dict[str, dict[str, Value | None]] = {}
     broken = f" ({', '.join(module.failed)} could not be parsed: see SG901)" if module.failed else ""
     for profile in (BASE, *module.profiles):

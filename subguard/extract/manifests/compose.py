@@ -66,7 +66,9 @@ def _mount(item: Any) -> Mount | None:
         if kind == "bind":
             return Mount(path=target, volume=source, volume_kind="bind", persistent=True)
         if kind == "volume":
-            return Mount(path=target, volume=source, volume_kind="named" if source else "anonymous", persistent=bool(source))
+            return Mount(
+                path=target, volume=source, volume_kind="named" if source else "anonymous", persistent=bool(source)
+            )
         return Mount(path=target, volume=source, volume_kind=kind, persistent=None)
     s = as_str(item)
     if not s:
@@ -87,7 +89,11 @@ def _ip(service: dict[str, Any]) -> Value:
         fixed = as_str(as_map(net).get("ipv4_address"))
         if fixed:
             return Value(value=fixed, resolution=Resolution.LITERAL, detail="networks.ipv4_address")
-    return Value(value=CONTAINER_IP, resolution=Resolution.DEFAULT, detail="container IP: assigned when the container is (re)created")
+    return Value(
+        value=CONTAINER_IP,
+        resolution=Resolution.DEFAULT,
+        detail="container IP: assigned when the container is (re)created",
+    )
 
 
 def runtimes(doc: Any, path: str, unread: frozenset[str] = frozenset()) -> list[Runtime]:

@@ -115,7 +115,11 @@ def parse(text: str, path: str) -> Runtime | None:
             stages[cur.name.lower()] = cur
     if cur is None:
         return None
-    notes = () if not cur.user or cur.user in ("root", "0") else (f"runs as user {cur.user}; user.home depends on that user",)
+    notes = (
+        ()
+        if not cur.user or cur.user in ("root", "0")
+        else (f"runs as user {cur.user}; user.home depends on that user",)
+    )
     folder = posixpath.basename(posixpath.dirname(path))
     return Runtime(
         kind="Dockerfile",

@@ -103,8 +103,12 @@ class ManifestsExtractor:
             if rendering is not None and rendering.ok and helm_render.is_template_path(f.path):
                 records.append(_record(f.path, FileStatus.PARSED, RENDERED_REASON))
                 continue
-            if rendering is not None and rendering.ok and posixpath.basename(f.path) in DEFAULT_VALUES \
-                    and posixpath.join(posixpath.dirname(f.path), helm_render.CHART_FILE) in repo.paths:
+            if (
+                rendering is not None
+                and rendering.ok
+                and posixpath.basename(f.path) in DEFAULT_VALUES
+                and posixpath.join(posixpath.dirname(f.path), helm_render.CHART_FILE) in repo.paths
+            ):
                 records.append(_record(f.path, FileStatus.PARSED, DEFAULT_VALUES_REASON))
                 continue
             templated = helm.TEMPLATE_MARK in f.data
@@ -113,8 +117,12 @@ class ManifestsExtractor:
                 if chart is not None and any(w in f.data for w in _TEMPLATE_RELEVANT):
                     unrendered.setdefault(chart.root, f.path)
                 continue
-            if not (templated or any(m in f.data for m in _MANIFEST_MARKS) or compose.is_compose_path(f.path)
-                    or helm.is_values_path(f.path)):
+            if not (
+                templated
+                or any(m in f.data for m in _MANIFEST_MARKS)
+                or compose.is_compose_path(f.path)
+                or helm.is_values_path(f.path)
+            ):
                 # only a `kind:` (workload, ConfigMap, List) or a `services:` (compose) makes a runtime:
                 # the line-numbering loader costs ~5 ms a file, and most YAML of a monorepo is settings
                 records.append(_record(f.path, FileStatus.SKIPPED, NOT_A_MANIFEST))
@@ -128,7 +136,9 @@ class ManifestsExtractor:
             if failure is not None and templated:
                 records.append(_record(f.path, FileStatus.SKIPPED, f"{TEMPLATE_SYNTAX_REASON} (line {failure.line})"))
                 continue
-            parsed.append(_Parsed(f.path, tuple(docs), f"{failure.reason} (line {failure.line})" if failure else "", templated))
+            parsed.append(
+                _Parsed(f.path, tuple(docs), f"{failure.reason} (line {failure.line})" if failure else "", templated)
+            )
         rendered = _rendered_documents(renderings, files, repo)
         cms = k8s.ConfigMaps(
             {
@@ -150,13 +160,16 @@ class ManifestsExtractor:
         if unrendered and _could_run_a_broadcaster(repo):
             by_root = {c.root: c for c in charts}
             findings.extend(
-                _chart_note(by_root[root], first, renderings.get(root), repo.repo) for root, first in sorted(unrendered.items())
+                _chart_note(by_root[root], first, renderings.get(root), repo.repo)
+                for root, first in sorted(unrendered.items())
             )
         deployments = [_with_service(to_deployment(rt), rt, repo) for rt in runtimes]
         return ExtractResult(deployments=tuple(deployments), files=tuple(records), findings=tuple(findings))
 
 
-def _render_charts(charts: Sequence[helm_render.Chart], files: Sequence[SourceFile], repo: RepoContext) -> dict[str, helm_render.Rendering]:
+def _render_charts(
+    charts: Sequence[helm_render.Chart], files: Sequence[SourceFile], repo: RepoContext
+) -> dict[str, helm_render.Rendering]:
     """Every chart with a Chart.yaml, rendered when helm is available ({} without helm)."""
     binary = tools.helm_binary()
     if binary is None:
@@ -187,7 +200,9 @@ def _rendered_documents(
     return out
 
 
-def _rendered_runtimes(doc: helm_render.Document, template: str, docs: Sequence[Document], cms: k8s.ConfigMaps) -> list[Runtime]:
+def _rendered_runtimes(
+    doc: helm_render.Document, template: str, docs: Sequence[Document], cms: k8s.ConfigMaps
+) -> list[Runtime]:
     """The workloads of one rendered document, located at the template lines that produced them."""
     out: list[Runtime] = []
     for d in docs:
@@ -233,7 +248,9 @@ def _yaml_runtimes(p: _Parsed, cms: k8s.ConfigMaps) -> tuple[list[Runtime], list
 def _failure_record(p: _Parsed, malformed: Sequence[shape.Malformed]) -> FileRecord:
     """FAILED with every wrong-typed node by line, then the YAML error (it follows every document read);
     SKIPPED when template syntax explains the wrong types."""
-    reason = "; ".join([*(m.reason for m in sorted(malformed, key=lambda m: m.line)), *([p.failure] if p.failure else [])])
+    reason = "; ".join(
+        [*(m.reason for m in sorted(malformed, key=lambda m: m.line)), *([p.failure] if p.failure else [])]
+    )
     if p.templated:
         return _record(p.path, FileStatus.SKIPPED, f"{TEMPLATE_SYNTAX_REASON}: {reason}")
     return _record(p.path, FileStatus.FAILED, reason)
@@ -254,7 +271,9 @@ def _record(path: str, status: FileStatus, reason: str) -> FileRecord:
     return FileRecord(path=path, status=status, reason=reason, extractor=NAME)
 
 
-def _chart_note(chart: helm_render.Chart, first_template: str, rendering: helm_render.Rendering | None, repo: str) -> Finding:
+def _chart_note(
+    chart: helm_render.Chart, first_template: str, rendering: helm_render.Rendering | None, repo: str
+) -> Finding:
     """One note per chart whose templates were not rendered (at its Chart.yaml, else its first template)."""
     if rendering is not None:
         why = rendering.error

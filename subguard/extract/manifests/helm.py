@@ -111,8 +111,11 @@ def _runtime(section: dict[str, Any], name: str, path: str, line: int) -> Runtim
     labels = {k: s for k, v in as_map(section.get("podLabels")).items() if (s := as_str(v))}
     replicas = section.get("replicaCount")
     host = section.get("hostNetwork") is True
-    ip = Value(value=NODE_IP if host else POD_IP, resolution=Resolution.DEFAULT,
-               detail="hostNetwork: the node's IP" if host else "pod IP: assigned anew whenever the pod is re-created")
+    ip = Value(
+        value=NODE_IP if host else POD_IP,
+        resolution=Resolution.DEFAULT,
+        detail="hostNetwork: the node's IP" if host else "pod IP: assigned anew whenever the pod is re-created",
+    )
     return Runtime(
         kind="helm-values",
         name=as_str(section.get("fullnameOverride")) or as_str(section.get("nameOverride")) or name,
@@ -133,7 +136,9 @@ def runtimes(doc: Any, path: str) -> list[Runtime]:
     m = as_map(doc)
     chart = posixpath.basename(posixpath.dirname(path)) or "chart"
     out: list[Runtime] = []
-    top = _runtime({k: v for k, v in m.items() if not (isinstance(v, dict) and "image" in v)}, chart, path, node_line(m, 1))
+    top = _runtime(
+        {k: v for k, v in m.items() if not (isinstance(v, dict) and "image" in v)}, chart, path, node_line(m, 1)
+    )
     if top is not None:
         out.append(top)
     for key, value in m.items():

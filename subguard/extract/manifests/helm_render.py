@@ -80,7 +80,11 @@ def find_charts(paths: Iterable[str]) -> list[Chart]:
     charts = [
         Chart(root, posixpath.join(root, CHART_FILE) if root else CHART_FILE)
         for root in roots
-        if not any(root.startswith(other + "/charts/") or (not other and root.startswith("charts/")) for other in roots if other != root)
+        if not any(
+            root.startswith(other + "/charts/") or (not other and root.startswith("charts/"))
+            for other in roots
+            if other != root
+        )
     ]
     bare: set[str] = set()
     for p in present:
@@ -112,8 +116,9 @@ def _limit_output() -> None:  # pragma: no cover - runs in the child between for
     resource.setrlimit(resource.RLIMIT_FSIZE, (MAX_OUTPUT, MAX_OUTPUT))
 
 
-def render(chart: Chart, paths: Iterable[str], read: Callable[[str], bytes | None], helm: str,
-           timeout: float = RENDER_TIMEOUT) -> Rendering:
+def render(
+    chart: Chart, paths: Iterable[str], read: Callable[[str], bytes | None], helm: str, timeout: float = RENDER_TIMEOUT
+) -> Rendering:
     """`helm template` over a copy of the chart's files; never raises."""
     if not chart.chart_file:
         return Rendering(error="no Chart.yaml")
@@ -128,7 +133,7 @@ def render(chart: Chart, paths: Iterable[str], read: Callable[[str], bytes | Non
         copy = os.path.join(tmp, "chart")
         home = os.path.join(tmp, "home")
         for p in files:
-            rel = p[len(prefix):]
+            rel = p[len(prefix) :]
             data = read(p)
             if data is None or rel.startswith("/") or ".." in rel.split("/"):
                 continue
@@ -137,19 +142,35 @@ def render(chart: Chart, paths: Iterable[str], read: Callable[[str], bytes | Non
             with open(target, "wb") as fh:
                 fh.write(data)
         os.makedirs(home)
-        with open(os.path.join(home, "kubeconfig"), "wb"):  # empty: no cluster, and no "Config not found" warning (helm 3)
+        with open(
+            os.path.join(home, "kubeconfig"), "wb"
+        ):  # empty: no cluster, and no "Config not found" warning (helm 3)
             pass
         env = {
-            "HOME": home, "HELM_CACHE_HOME": os.path.join(home, "cache"), "HELM_CONFIG_HOME": os.path.join(home, "config"),
-            "HELM_DATA_HOME": os.path.join(home, "data"), "HELM_PLUGINS": os.path.join(home, "plugins"),
-            "KUBECONFIG": os.path.join(home, "kubeconfig"), "LANG": "C", "PATH": "/usr/bin:/bin",
+            "HOME": home,
+            "HELM_CACHE_HOME": os.path.join(home, "cache"),
+            "HELM_CONFIG_HOME": os.path.join(home, "config"),
+            "HELM_DATA_HOME": os.path.join(home, "data"),
+            "HELM_PLUGINS": os.path.join(home, "plugins"),
+            "KUBECONFIG": os.path.join(home, "kubeconfig"),
+            "LANG": "C",
+            "PATH": "/usr/bin:/bin",
         }
         out_path = os.path.join(tmp, "rendered.yaml")
         argv = [helm, "template", release_name(chart_yaml, chart.root), copy, "--no-hooks", "--skip-tests"]
         try:
             with open(out_path, "wb") as out:
-                proc = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.PIPE, env=env, cwd=tmp,
-                                      timeout=timeout, preexec_fn=_limit_output, check=False)  # noqa: PLW1509 - sets a file-size limit only
+                proc = subprocess.run(
+                    argv,
+                    stdin=subprocess.DEVNULL,
+                    stdout=out,
+                    stderr=subprocess.PIPE,
+                    env=env,
+                    cwd=tmp,
+                    timeout=timeout,
+                    preexec_fn=_limit_output,
+                    check=False,
+                )  # noqa: PLW1509 - sets a file-size limit only
         except subprocess.TimeoutExpired:
             return Rendering(error=f"helm template ran over {timeout:g} s")
         except OSError as exc:
@@ -164,8 +185,12 @@ def render(chart: Chart, paths: Iterable[str], read: Callable[[str], bytes | Non
 def _first_error(stderr: bytes, code: int, out_path: str) -> str:
     if code < 0 and os.path.getsize(out_path) >= MAX_OUTPUT:
         return f"helm template printed more than {MAX_OUTPUT // (1024 * 1024)} MiB"
-    lines = [ln.strip() for ln in stderr.decode("utf-8", "replace").splitlines() if ln.strip() and not ln.startswith("WARNING")]
-    lines = lines[next((i for i, ln in enumerate(lines) if ln.startswith("Error:")), 0):]  # after any log lines (klog)
+    lines = [
+        ln.strip()
+        for ln in stderr.decode("utf-8", "replace").splitlines()
+        if ln.strip() and not ln.startswith("WARNING")
+    ]
+    lines = lines[next((i for i, ln in enumerate(lines) if ln.startswith("Error:")), 0) :]  # after any log lines (klog)
     lines = [ln for ln in lines[:4] if not ln.startswith("Use --debug")]  # helm 4 splits one error over lines
     first = " ".join(lines).removeprefix("Error: ") if lines else f"exit status {code}"
     return "helm template failed: " + (first if len(first) <= 300 else first[:297] + "...")

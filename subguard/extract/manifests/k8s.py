@@ -33,9 +33,27 @@ POD_SPEC_PATHS: dict[str, tuple[str, ...]] = {
 # Volume sources whose data outlives the pod.
 PERSISTENT_SOURCES = frozenset(
     {
-        "persistentVolumeClaim", "hostPath", "nfs", "cephfs", "rbd", "iscsi", "glusterfs", "csi",
-        "awsElasticBlockStore", "gcePersistentDisk", "azureDisk", "azureFile", "cinder", "fc",
-        "flocker", "portworxVolume", "quobyte", "scaleIO", "storageos", "vsphereVolume", "photonPersistentDisk",
+        "persistentVolumeClaim",
+        "hostPath",
+        "nfs",
+        "cephfs",
+        "rbd",
+        "iscsi",
+        "glusterfs",
+        "csi",
+        "awsElasticBlockStore",
+        "gcePersistentDisk",
+        "azureDisk",
+        "azureFile",
+        "cinder",
+        "fc",
+        "flocker",
+        "portworxVolume",
+        "quobyte",
+        "scaleIO",
+        "storageos",
+        "vsphereVolume",
+        "photonPersistentDisk",
     }
 )
 # Volume sources that live and die with the pod, or are read-only projections.
@@ -161,7 +179,9 @@ def _env(container: Mapping[str, Any], namespace: str, cms: ConfigMaps, notes: l
             r = as_map(vf["secretKeyRef"])
             env.append((name, ref_value("secretKeyRef", f"{as_str(r.get('name'))}/{as_str(r.get('key'))}")))
         elif "resourceFieldRef" in vf:
-            env.append((name, ref_value("resourceFieldRef", as_str(as_map(vf["resourceFieldRef"]).get("resource")) or "")))
+            env.append(
+                (name, ref_value("resourceFieldRef", as_str(as_map(vf["resourceFieldRef"]).get("resource")) or ""))
+            )
         else:
             env.append((name, ref_value("valueFrom", "unknown")))
     return env
@@ -198,9 +218,15 @@ def runtimes(doc: Any, path: str, default_line: int, cms: ConfigMaps) -> list[Ru
                 volumes[tname] = (VOLUME_CLAIM_TEMPLATE, True)
     host_network = pod.get("hostNetwork") is True
     ip = (
-        Value(value=NODE_IP, resolution=Resolution.DEFAULT, detail="hostNetwork: the node's IP; changes when the pod moves to another node")
+        Value(
+            value=NODE_IP,
+            resolution=Resolution.DEFAULT,
+            detail="hostNetwork: the node's IP; changes when the pod moves to another node",
+        )
         if host_network
-        else Value(value=POD_IP, resolution=Resolution.DEFAULT, detail="pod IP: assigned anew whenever the pod is re-created")
+        else Value(
+            value=POD_IP, resolution=Resolution.DEFAULT, detail="pod IP: assigned anew whenever the pod is re-created"
+        )
     )
     replicas_raw = as_map(m.get("spec")).get("replicas")
     replicas = replicas_raw if isinstance(replicas_raw, int) and not isinstance(replicas_raw, bool) else None
@@ -235,7 +261,9 @@ def runtimes(doc: Any, path: str, default_line: int, cms: ConfigMaps) -> list[Ru
                 words=_words(c, env),
                 mounts=tuple(mounts),
                 client_ip=ip,
-                replicas=replicas if kind not in ("Pod", "Job", "CronJob", "DaemonSet") else (1 if kind == "Pod" else None),
+                replicas=replicas
+                if kind not in ("Pod", "Job", "CronJob", "DaemonSet")
+                else (1 if kind == "Pod" else None),
                 strategy=strategy,
                 notes=tuple(notes),
             )

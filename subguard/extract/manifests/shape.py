@@ -42,12 +42,18 @@ def describe(value: Any) -> str:
     if value is None:
         return "null"
     name = (
-        "bool" if isinstance(value, bool)
-        else "mapping" if isinstance(value, dict)
-        else "list" if isinstance(value, list)
-        else "int" if isinstance(value, int)
-        else "float" if isinstance(value, float)
-        else "str" if isinstance(value, str)
+        "bool"
+        if isinstance(value, bool)
+        else "mapping"
+        if isinstance(value, dict)
+        else "list"
+        if isinstance(value, list)
+        else "int"
+        if isinstance(value, int)
+        else "float"
+        if isinstance(value, float)
+        else "str"
+        if isinstance(value, str)
         else type(value).__name__
     )
     return f"{'an' if name[0] in 'aeiou' else 'a'} {name}"
@@ -61,8 +67,11 @@ def _seq(value: Any) -> list[Any]:
 def _fits(value: Any, expected: str) -> bool:
     scalar = value is not None and not isinstance(value, (dict, list))
     return {
-        MAPPING: isinstance(value, dict), LIST: isinstance(value, list), SCALAR: scalar,
-        MAPPING_OR_LIST: isinstance(value, (dict, list)), SCALAR_OR_LIST: scalar or isinstance(value, list),
+        MAPPING: isinstance(value, dict),
+        LIST: isinstance(value, list),
+        SCALAR: scalar,
+        MAPPING_OR_LIST: isinstance(value, (dict, list)),
+        SCALAR_OR_LIST: scalar or isinstance(value, list),
         SCALAR_OR_MAPPING: scalar or isinstance(value, dict),
     }[expected]
 
@@ -85,7 +94,9 @@ def _items(seq: list[Any], field: str, expected: str, default: int) -> list[Malf
 
 def _list_of(node: dict[Any, Any], key: str, field: str, item: str, default: int) -> list[Malformed]:
     """A list-valued key: the key itself, else each of its items."""
-    return _key(node, key, field, LIST, default) or _items(_seq(node.get(key)), field, item, key_line(node, key, default))
+    return _key(node, key, field, LIST, default) or _items(
+        _seq(node.get(key)), field, item, key_line(node, key, default)
+    )
 
 
 def _container(c: dict[Any, Any], field: str, default: int) -> list[Malformed]:
@@ -132,7 +143,9 @@ def _claim_templates(doc: dict[Any, Any], default: int) -> list[Malformed]:
     templates = _seq(spec.get("volumeClaimTemplates"))
     for i, t in enumerate(templates):
         if isinstance(t, dict):
-            out += _key(t, "metadata", f"spec.volumeClaimTemplates[{i}].metadata", MAPPING, item_line(templates, i, line))
+            out += _key(
+                t, "metadata", f"spec.volumeClaimTemplates[{i}].metadata", MAPPING, item_line(templates, i, line)
+            )
     return out
 
 
@@ -169,9 +182,17 @@ def list_problems(doc: Any, default_line: int) -> tuple[Malformed, ...]:
 
 # the keys of a Compose service the extractor reads, and the YAML types the Compose file format allows
 _SERVICE_KEYS = (
-    ("environment", MAPPING_OR_LIST), ("labels", MAPPING_OR_LIST), ("networks", MAPPING_OR_LIST),
-    ("volumes", LIST), ("command", SCALAR_OR_LIST), ("entrypoint", SCALAR_OR_LIST), ("build", SCALAR_OR_MAPPING),
-    ("deploy", MAPPING), ("image", SCALAR), ("container_name", SCALAR), ("network_mode", SCALAR),
+    ("environment", MAPPING_OR_LIST),
+    ("labels", MAPPING_OR_LIST),
+    ("networks", MAPPING_OR_LIST),
+    ("volumes", LIST),
+    ("command", SCALAR_OR_LIST),
+    ("entrypoint", SCALAR_OR_LIST),
+    ("build", SCALAR_OR_MAPPING),
+    ("deploy", MAPPING),
+    ("image", SCALAR),
+    ("container_name", SCALAR),
+    ("network_mode", SCALAR),
 )
 
 
@@ -189,9 +210,13 @@ def compose_problems(doc: Any, default_line: int) -> dict[str, tuple[Malformed, 
         at = key_line(services, name, line)
         found = _key(services, name, f"services.{name}", MAPPING, line)
         if isinstance(service, dict):
-            found += [p for key, expected in _SERVICE_KEYS for p in _key(service, key, f"services.{name}.{key}", expected, at)]
+            found += [
+                p for key, expected in _SERVICE_KEYS for p in _key(service, key, f"services.{name}.{key}", expected, at)
+            ]
             volumes = _seq(service.get("volumes"))
             found += _items(volumes, f"services.{name}.volumes", SCALAR_OR_MAPPING, key_line(service, "volumes", at))
         if found:
-            out[str(name)] = tuple(replace(p, workload=f"compose service '{name}'") for p in sorted(found, key=lambda p: p.line))
+            out[str(name)] = tuple(
+                replace(p, workload=f"compose service '{name}'") for p in sorted(found, key=lambda p: p.line)
+            )
     return out

@@ -48,7 +48,9 @@ def load_documents(text: str) -> tuple[list[Document], YamlFailure | None]:
         line = mark.line + 1 if mark is not None else 1
         return docs, YamlFailure(f"invalid YAML: {exc.problem or exc.context or 'parse error'}", line)
     except (YAMLError, ValueError, TypeError, RecursionError) as exc:
-        return docs, YamlFailure(f"invalid YAML: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}", 1)
+        return docs, YamlFailure(
+            f"invalid YAML: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}", 1
+        )
     return docs, None
 
 
@@ -86,7 +88,9 @@ def item_line(node: Any, index: int, default: int) -> int:
 def as_map(value: Any) -> dict[str, Any]:
     """The value if it is a mapping with string keys (other keys dropped), else empty."""
     if isinstance(value, dict):
-        return value if all(isinstance(k, str) for k in value) else {k: v for k, v in value.items() if isinstance(k, str)}
+        return (
+            value if all(isinstance(k, str) for k in value) else {k: v for k, v in value.items() if isinstance(k, str)}
+        )
     return {}
 
 

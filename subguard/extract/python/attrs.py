@@ -34,8 +34,14 @@ _ENV = frozenset({"os.getenv", "os.environ.get"})
 class _Values:
     """ast expression -> IR, inside one method (its parameters and local names) or at module level."""
 
-    def __init__(self, cls: str = "", func: str = "", self_name: str = "", params: frozenset[str] = frozenset(),
-                 local: frozenset[str] = frozenset()) -> None:
+    def __init__(
+        self,
+        cls: str = "",
+        func: str = "",
+        self_name: str = "",
+        params: frozenset[str] = frozenset(),
+        local: frozenset[str] = frozenset(),
+    ) -> None:
         self.cls = cls
         self.func = func
         self.self_name = self_name
@@ -45,7 +51,11 @@ class _Values:
     def conv(self, node: ast.expr) -> IR:
         if isinstance(node, ast.Constant):
             value = node.value
-            return Lit(value) if isinstance(value, (str, int, float, bool)) or value is None else Dyn(f"{type(value).__name__} literal")
+            return (
+                Lit(value)
+                if isinstance(value, (str, int, float, bool)) or value is None
+                else Dyn(f"{type(value).__name__} literal")
+            )
         if isinstance(node, ast.Name):
             return self._name(node.id)
         if isinstance(node, ast.Attribute):
@@ -65,7 +75,11 @@ class _Values:
                     return Dyn(f"f-string with a format spec or conversion at line {node.lineno}")
             return Concat(tuple(parts))
         if isinstance(node, ast.Call) and _dotted(node.func) in _ENV and node.args:
-            default = node.args[1] if len(node.args) > 1 else next((k.value for k in node.keywords if k.arg == "default"), None)
+            default = (
+                node.args[1]
+                if len(node.args) > 1
+                else next((k.value for k in node.keywords if k.arg == "default"), None)
+            )
             return Env(self.conv(node.args[0]), self.conv(default) if default is not None else None)
         if isinstance(node, ast.Call):
             return Dyn(f"result of a call at line {node.lineno} of {self.func or 'module level'}")
@@ -182,13 +196,24 @@ def _facts(path: str, tree: ast.Module) -> ModuleFacts:
             if isinstance(target, ast.Name):
                 globs.setdefault(target.id, []).append(module.conv(value))
     return ModuleFacts(
-        path=path, imports=tuple(imports.items()), globals=_frozen(globs, "module constant"), classes=tuple(classes),
-        bases=tuple(bases), instance_attrs=tuple((k, tuple(v)) for k, v in instance.items()), defs=tuple(defs), full=False,
+        path=path,
+        imports=tuple(imports.items()),
+        globals=_frozen(globs, "module constant"),
+        classes=tuple(classes),
+        bases=tuple(bases),
+        instance_attrs=tuple((k, tuple(v)) for k, v in instance.items()),
+        defs=tuple(defs),
+        full=False,
     )
 
 
 def _frozen(table: dict[str, list[IR]], what: str) -> tuple[tuple[str, IR], ...]:
     return tuple(
-        (name, vals[0] if all(v == vals[0] for v in vals) else Dyn(f"{what} '{name}' is assigned {len(vals)} times with different values"))
+        (
+            name,
+            vals[0]
+            if all(v == vals[0] for v in vals)
+            else Dyn(f"{what} '{name}' is assigned {len(vals)} times with different values"),
+        )
         for name, vals in table.items()
     )

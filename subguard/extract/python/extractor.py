@@ -29,7 +29,9 @@ NO_CONSUMER_CLASS = "names no consumer class (constants only)"
 # A full parse (names, positions; ~3x a plain libcst parse) only for files that name a consumer class.
 CONSUMER_NEEDLES = (b"PushConsumer", b"PullConsumer", b"SimpleConsumer")
 
-_DEPENDENCY_FILES = re.compile(r"(?:^|/)(?:requirements[^/]*\.(?:txt|in)|pyproject\.toml|setup\.py|setup\.cfg|Pipfile)$")
+_DEPENDENCY_FILES = re.compile(
+    r"(?:^|/)(?:requirements[^/]*\.(?:txt|in)|pyproject\.toml|setup\.py|setup\.cfg|Pipfile)$"
+)
 _NATIVE_DEP = re.compile(r"rocketmq-client-python", re.IGNORECASE)
 _ROCKETMQ04_DEP = re.compile(r"""(?m)(?:^|["'\s,=\[])rocketmq\s*(?:[=<>~!]=?\s*0\.|["',;\]]|$)""")
 
@@ -60,7 +62,9 @@ class PythonExtractor:
                 records[f.path] = FileRecord(path=f.path, status=FileStatus.PARSED, extractor=self.name)
             else:
                 pre_light[f.path] = outcome
-                records[f.path] = FileRecord(path=f.path, status=FileStatus.PARSED, reason=NO_CONSUMER_CLASS, extractor=self.name)
+                records[f.path] = FileRecord(
+                    path=f.path, status=FileStatus.PARSED, reason=NO_CONSUMER_CLASS, extractor=self.name
+                )
         loader = _Loader(self, repo, records, full, pre_light)
         modules = loader.modules
         hint_cache: list[ClientFamily | None] = []
@@ -78,8 +82,12 @@ class _Loader:
     """Modules loaded beyond the claimed files, each recorded with why it was read."""
 
     def __init__(
-        self, extractor: PythonExtractor, repo: RepoContext, records: dict[str, FileRecord],
-        full: dict[str, ModuleFacts], pre_light: dict[str, ModuleFacts],
+        self,
+        extractor: PythonExtractor,
+        repo: RepoContext,
+        records: dict[str, FileRecord],
+        full: dict[str, ModuleFacts],
+        pre_light: dict[str, ModuleFacts],
     ) -> None:
         self.extractor = extractor
         self.repo = repo
@@ -90,7 +98,9 @@ class _Loader:
         self.modules = ModuleSource(repo.paths, full, self.light, self.load_full, self.load_attrs)
 
     def _record(self, path: str, reason: str) -> None:
-        self.records[path] = FileRecord(path=path, status=FileStatus.PARSED, reason=reason, extractor=self.extractor.name)
+        self.records[path] = FileRecord(
+            path=path, status=FileStatus.PARSED, reason=reason, extractor=self.extractor.name
+        )
 
     def light(self, path: str) -> ModuleFacts | None:
         if path in self.pre_light:
@@ -146,7 +156,6 @@ class _Loader:
         if path not in self.records:
             self._record(path, LOADED_FOR_VALUES)
         return outcome
-
 
     def load_attrs(self, path: str) -> ModuleFacts | None:
         """Classes and instance attributes of a module a base class lives in (stdlib `ast`, quick)."""

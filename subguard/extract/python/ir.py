@@ -252,8 +252,15 @@ def consumer_kind(qualname: str) -> str | None:
     if qualname == "rocketmq.client.PullConsumer":
         return "pull04"
     last = qualname.rsplit(".", 1)[-1]
-    if qualname.startswith("rocketmq.") and not qualname.startswith("rocketmq.client.") and last in (
-        "PushConsumer", "SimpleConsumer", "LitePushConsumer",
+    if (
+        qualname.startswith("rocketmq.")
+        and not qualname.startswith("rocketmq.client.")
+        and last
+        in (
+            "PushConsumer",
+            "SimpleConsumer",
+            "LitePushConsumer",
+        )
     ):
         return "grpc5"
     return None

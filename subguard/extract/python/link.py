@@ -123,7 +123,12 @@ def _id_part(c: Construct, module: ModuleFacts) -> str:
 class Linker:
     """Builds consumers for a repo; `load_calls(names)` returns extra modules that may call factories."""
 
-    def __init__(self, modules: ModuleSource, load_calls: Callable[[frozenset[tuple[str, str]]], list[ModuleFacts]], dependency_hint: Callable[[], ClientFamily | None]) -> None:
+    def __init__(
+        self,
+        modules: ModuleSource,
+        load_calls: Callable[[frozenset[tuple[str, str]]], list[ModuleFacts]],
+        dependency_hint: Callable[[], ClientFamily | None],
+    ) -> None:
         self.modules = modules
         self.resolver = Resolver(modules)
         self.load_calls = load_calls
@@ -169,14 +174,18 @@ class Linker:
         for site, caller in sites:
             n = counts[(caller.path, site.scope)] = counts.get((caller.path, site.scope), 0) + 1
             frame = Frame(module, self._bind(func, site, caller, module))
-            extra = tuple(Event(m, caller) for m in caller.methods if site.key and m.key == site.key and m.order > site.order)
+            extra = tuple(
+                Event(m, caller) for m in caller.methods if site.key and m.key == site.key and m.order > site.order
+            )
             extra += self._passed(site.key, caller, Frame(caller), site.order, 0) if site.key else ()
             cid = f"{base_id}@{caller.path}::{site.scope or '<module>'}#{n}"
             note = f"built by factory {func.qualname}() of {module.path}"
             out.append(Instance(c, module, events + extra, frame, cid, location(caller.path, site.call.loc), (note,)))
         return out
 
-    def _passed(self, key: str, module: ModuleFacts, frame: Frame, after: tuple[int, int], depth: int) -> tuple[Event, ...]:
+    def _passed(
+        self, key: str, module: ModuleFacts, frame: Frame, after: tuple[int, int], depth: int
+    ) -> tuple[Event, ...]:
         """Method calls on a consumer made by the repo functions it is passed to as an argument
         (`register(consumer, TOPIC)` whose body calls `consumer.subscribe(topic, ...)`)."""
         if not key or depth > 3:
@@ -195,7 +204,9 @@ class Linker:
             positions = [i for i, k in enumerate(call.arg_keys) if k == key]
             params = [fn.params[i] for i in positions if i < len(fn.params)]
             params += [n for n, k in call.kw_keys if k == key and n in fn.params]
-            bound = Frame(callee, self._bind(FunctionLike(fn.qualname, fn.params, fn.defaults), call, module, callee, frame))
+            bound = Frame(
+                callee, self._bind(FunctionLike(fn.qualname, fn.params, fn.defaults), call, module, callee, frame)
+            )
             for param in params:
                 inner = f"{fn.qualname}:{param}"
                 out.extend(Event(m, callee, bound) for m in callee.methods if m.key == inner)
@@ -228,7 +239,9 @@ class Linker:
                 evs += self._passed(key, user, Frame(user), (0, 0), 0)
                 cid = f"{plain.consumer_id}@{user.path}::{fn.qualname}"
                 note = f"pytest fixture {plan.fixture} of {module.path}, used by {fn.qualname}"
-                out.append(Instance(plan.construct, module, plan.events + evs, plain.frame, cid, plain.location, (note,)))
+                out.append(
+                    Instance(plan.construct, module, plan.events + evs, plain.frame, cid, plain.location, (note,))
+                )
         return out
 
     def _factory(self, c: Construct, module: ModuleFacts, events: tuple[Event, ...]) -> tuple[FunctionLike, str] | None:
@@ -268,7 +281,9 @@ class Linker:
             for ir in (*ev.call.call.args, *(v for _k, v in ev.call.call.kwargs)):
                 self.resolver.resolve(ir, ev.frame or Frame(ev.module))
 
-    def _call_sites(self, module: ModuleFacts, callee: str, candidates: list[ModuleFacts]) -> list[tuple[FuncCall, ModuleFacts]]:
+    def _call_sites(
+        self, module: ModuleFacts, callee: str, candidates: list[ModuleFacts]
+    ) -> list[tuple[FuncCall, ModuleFacts]]:
         target_qual = callee
         name = callee.split(".")[-1]
         seen: set[str] = set()
@@ -286,7 +301,12 @@ class Linker:
         return sites
 
     def _bind(
-        self, func: FunctionLike, site: FuncCall, caller: ModuleFacts, module: ModuleFacts, caller_frame: Frame | None = None,
+        self,
+        func: FunctionLike,
+        site: FuncCall,
+        caller: ModuleFacts,
+        module: ModuleFacts,
+        caller_frame: Frame | None = None,
     ) -> dict[tuple[str, str], Binding]:
         """Parameters of `func` bound to the call site's arguments, else to their defaults."""
         bindings: dict[tuple[str, str], Binding] = {}
@@ -327,7 +347,9 @@ class Linker:
         template = tuple(dict.fromkeys(name for _path, _func, name in self.resolver.unbound))
         if template:
             funcs = sorted({func for _path, func, _name in self.resolver.unbound})
-            draft.notes.append(f"template: its values are parameters of {', '.join(funcs)}; its instances are the call sites that feed them")
+            draft.notes.append(
+                f"template: its values are parameters of {', '.join(funcs)}; its instances are the call sites that feed them"
+            )
         return Consumer(
             consumer_id=inst.consumer_id,
             group=draft.group,
@@ -348,8 +370,14 @@ class Linker:
     def _group(self, kind: str, inst: Instance) -> Value:
         """The group given to the constructor."""
         ctor = inst.construct.call
-        group_ir = _arg(ctor, 1, "consumer_group") if kind == "grpc5" else _arg(ctor, 0, "group_id", "group", "consumer_group")
-        return self._rv(group_ir, inst.frame).to_value("group") if group_ir is not None else Value.unknown("no consumer group given")
+        group_ir = (
+            _arg(ctor, 1, "consumer_group") if kind == "grpc5" else _arg(ctor, 0, "group_id", "group", "consumer_group")
+        )
+        return (
+            self._rv(group_ir, inst.frame).to_value("group")
+            if group_ir is not None
+            else Value.unknown("no consumer group given")
+        )
 
     def _grpc_config(self, inst: Instance, draft: _Draft) -> None:
         """Endpoints and namespace of a 5.x constructor's `ClientConfiguration(...)`."""
@@ -396,7 +424,9 @@ class Linker:
             if sub is not None:
                 draft.add(sub, True)
         elif method == "pull" and kind == "pull04":
-            sub = self._subscription(call, 0, ("topic",), _arg(call, 1, "expression"), ExpressionType.TAG, ev, frame, inst)
+            sub = self._subscription(
+                call, 0, ("topic",), _arg(call, 1, "expression"), ExpressionType.TAG, ev, frame, inst
+            )
             if sub is not None:
                 draft.add(sub, False)
         elif method == "unsubscribe":
@@ -406,7 +436,9 @@ class Linker:
                 for key in [k for k, s in draft.subs.items() if s.topic.value == topic.value]:
                     del draft.subs[key]
 
-    def _grpc_ctor(self, ctor: CallIR, frame: Frame, inst: Instance, add: Callable[[Subscription, bool], None], notes: list[str]) -> None:
+    def _grpc_ctor(
+        self, ctor: CallIR, frame: Frame, inst: Instance, add: Callable[[Subscription, bool], None], notes: list[str]
+    ) -> None:
         if inst.construct.qualname.endswith("LitePushConsumer"):
             self._lite_push(ctor, frame, inst, add, notes)
             return
@@ -415,12 +447,16 @@ class Linker:
         if simple and sub_ir is not None and "subscription" not in dict(ctor.kwargs):
             first = self._rv(sub_ir, frame)
             if isinstance(first.obj, (int, float)) and not isinstance(first.obj, bool):
-                sub_ir = _arg(ctor, 3, "subscription_expressions")  # legacy: (config, group, await_duration, subscription)
+                sub_ir = _arg(
+                    ctor, 3, "subscription_expressions"
+                )  # legacy: (config, group, await_duration, subscription)
         if sub_ir is None:
             return
         mapping = self._rv(sub_ir, frame)
         index = 2 if simple else 3
-        fallback = self._arg_location(ctor, index, sub_ir, inst.module.path, frame, ("subscription", "subscription_expressions"))
+        fallback = self._arg_location(
+            ctor, index, sub_ir, inst.module.path, frame, ("subscription", "subscription_expressions")
+        )
         # a map written here (or passed at a call site) gives each entry's own line; a map constant
         # defined elsewhere gives the constructor argument's line, never the constant's
         entry_lines = isinstance(sub_ir, (DictIR, Local, Param))
@@ -432,11 +468,18 @@ class Linker:
                 topic = _str_value(k)
                 parsed_tags = _tags(expr, etype)
                 at = loc if loc is not None and entry_lines else fallback
-                add(Subscription(topic=topic, expression=expr, expression_type=etype, tags=parsed_tags, location=at), True)
+                add(
+                    Subscription(topic=topic, expression=expr, expression_type=etype, tags=parsed_tags, location=at),
+                    True,
+                )
         elif mapping.obj is not None:
-            notes.append(f"subscription mapping is not a dict literal the scanner can read ({mapping.to_value().detail or 'unknown'})")
+            notes.append(
+                f"subscription mapping is not a dict literal the scanner can read ({mapping.to_value().detail or 'unknown'})"
+            )
 
-    def _lite_push(self, ctor: CallIR, frame: Frame, inst: Instance, add: Callable[[Subscription, bool], None], notes: list[str]) -> None:
+    def _lite_push(
+        self, ctor: CallIR, frame: Frame, inst: Instance, add: Callable[[Subscription, bool], None], notes: list[str]
+    ) -> None:
         """`LitePushConsumer(config, group, bind_topic, ...)`: the SDK subscribes the bind topic with
         `FilterExpression()` (`*`, TAG); lite topics (`subscribe_lite`) are not group subscriptions."""
         topic_ir = _arg(ctor, 2, "bind_topic")
@@ -448,7 +491,9 @@ class Linker:
         loc = self._arg_location(ctor, 2, topic_ir, inst.module.path, frame, ("bind_topic",))
         add(Subscription(topic=topic, expression=expr, expression_type=ExpressionType.TAG, location=loc), True)
 
-    def _subscribe(self, kind: str, call: CallIR, ev: Event, frame: Frame, inst: Instance, notes: list[str]) -> Subscription | None:
+    def _subscribe(
+        self, kind: str, call: CallIR, ev: Event, frame: Frame, inst: Instance, notes: list[str]
+    ) -> Subscription | None:
         if kind == "grpc5":
             fe_ir = _arg(call, 1, "filter_expression")
             topic_ir = _arg(call, 0, "topic")
@@ -460,10 +505,22 @@ class Linker:
                 notes.append(note)
             loc = _in_call(self._arg_location(call, 0, topic_ir, ev.module.path, frame), call, ev)
             topic = self._rv(topic_ir, frame).to_value("topic")
-            return Subscription(topic=topic, expression=expr, expression_type=etype, tags=_tags(expr, etype), location=loc)
+            return Subscription(
+                topic=topic, expression=expr, expression_type=etype, tags=_tags(expr, etype), location=loc
+            )
         return self._subscription(call, 0, ("topic",), _arg(call, 2, "expression"), ExpressionType.TAG, ev, frame, inst)
 
-    def _subscription(self, call: CallIR, index: int, names: tuple[str, ...], expr_ir: IR | None, etype: ExpressionType, ev: Event, frame: Frame, inst: Instance) -> Subscription | None:
+    def _subscription(
+        self,
+        call: CallIR,
+        index: int,
+        names: tuple[str, ...],
+        expr_ir: IR | None,
+        etype: ExpressionType,
+        ev: Event,
+        frame: Frame,
+        inst: Instance,
+    ) -> Subscription | None:
         topic_ir = _arg(call, index, *names)
         if topic_ir is None:
             return None
@@ -476,7 +533,9 @@ class Linker:
         loc = _in_call(self._arg_location(call, index, topic_ir, ev.module.path, frame, names), call, ev)
         return Subscription(topic=topic, expression=expr, expression_type=etype, tags=_tags(expr, etype), location=loc)
 
-    def _arg_location(self, call: CallIR, index: int, ir: IR, path: str, frame: Frame, names: tuple[str, ...] = ("topic",)) -> Location:
+    def _arg_location(
+        self, call: CallIR, index: int, ir: IR, path: str, frame: Frame, names: tuple[str, ...] = ("topic",)
+    ) -> Location:
         """Where argument `index` (or keyword `names`) is written; a parameter bound at a call site (also
         through `self.attr = param` of a wrapper class) points at the call site's argument."""
         param = _param_behind(ir, frame.module)
@@ -547,7 +606,9 @@ class _Draft:
 
     def add(self, sub: Subscription, replace: bool) -> None:
         """Adds `sub`; with `replace`, it overrides (and keeps as overridden) the topic's earlier one."""
-        key: object = sub.topic.value if sub.topic.known else ("?", sub.location.path, sub.location.line, sub.location.column)
+        key: object = (
+            sub.topic.value if sub.topic.known else ("?", sub.location.path, sub.location.line, sub.location.column)
+        )
         if not replace:
             key = (key, sub.expression.value, sub.expression_type)
         if key in self.subs and replace:
@@ -650,15 +711,25 @@ def _model(rv: RV) -> Value:
             return Value(value=_MODEL_NAMES[last], resolution=Resolution.LITERAL, detail=f"MessageModel.{last}")
         return Value.unknown(f"'{obj.dotted}' is not a MessageModel member")
     if isinstance(obj, int) and not isinstance(obj, bool) and obj in (0, 1):
-        return Value(value=("BROADCASTING", "CLUSTERING")[obj], resolution=rv.resolution, detail=rv.detail or f"MessageModel value {obj}")
+        return Value(
+            value=("BROADCASTING", "CLUSTERING")[obj],
+            resolution=rv.resolution,
+            detail=rv.detail or f"MessageModel value {obj}",
+        )
     if isinstance(obj, str) and obj.upper() in _MODEL_NAMES:
         return Value(value=obj.upper(), resolution=rv.resolution, detail=rv.detail)
-    return rv.to_value("message model") if not rv.known else Value.unknown(f"message model {obj!r} is not a MessageModel")
+    return (
+        rv.to_value("message model") if not rv.known else Value.unknown(f"message model {obj!r} is not a MessageModel")
+    )
 
 
 def _mode(rv: RV) -> Value:
     if isinstance(rv.obj, bool):
-        return Value(value=(ConsumeMode.ORDERLY if rv.obj else ConsumeMode.CONCURRENTLY).value, resolution=rv.resolution, detail=rv.detail or f"orderly={rv.obj}")
+        return Value(
+            value=(ConsumeMode.ORDERLY if rv.obj else ConsumeMode.CONCURRENTLY).value,
+            resolution=rv.resolution,
+            detail=rv.detail or f"orderly={rv.obj}",
+        )
     if not rv.known:
         return Value.unknown(f"orderly flag: {rv.detail}")
     return Value.unknown(f"orderly flag {rv.obj!r} is not a bool")
@@ -674,7 +745,11 @@ def _filter(rv: RV) -> tuple[Value, ExpressionType, str]:
     if obj is None and rv.known:
         return Value.default("*", "no filter expression means all"), ExpressionType.TAG, ""
     if isinstance(obj, str):
-        return rv.to_value("expression"), ExpressionType.TAG, "filter expression given as a plain string, not FilterExpression(...)"
+        return (
+            rv.to_value("expression"),
+            ExpressionType.TAG,
+            "filter expression given as a plain string, not FilterExpression(...)",
+        )
     if isinstance(obj, CallVal) and obj.dotted.endswith("FilterExpression"):
         e = obj.arg(0, "expression")
         expr = Value.default("*", "FilterExpression default") if e is None else e.to_value("expression")
@@ -689,7 +764,13 @@ def _filter(rv: RV) -> tuple[Value, ExpressionType, str]:
         if isinstance(t.obj, int) and not isinstance(t.obj, bool):
             return expr, ExpressionType.SQL92 if t.obj == 2 else ExpressionType.TAG, ""
         return expr, ExpressionType.TAG, f"filter type could not be resolved ({t.to_value().detail}); assumed TAG"
-    return rv.to_value("filter expression") if not rv.known else Value.unknown("filter expression is not a FilterExpression(...)"), ExpressionType.TAG, ""
+    return (
+        rv.to_value("filter expression")
+        if not rv.known
+        else Value.unknown("filter expression is not a FilterExpression(...)"),
+        ExpressionType.TAG,
+        "",
+    )
 
 
 def _tags(expr: Value, etype: ExpressionType) -> tuple[str, ...]:

@@ -67,9 +67,19 @@ from subguard.extract.python.ir import (
 # Methods of consumer objects whose calls are recorded (receivers are filtered at link time).
 CONSUMER_METHODS = frozenset(
     {
-        "subscribe", "unsubscribe", "pull", "set_message_model", "set_instance_name", "set_group",
-        "set_name_server_address", "set_name_server_domain", "set_namesrv_addr", "set_namesrv_domain",
-        "set_session_credentials", "startup", "start",
+        "subscribe",
+        "unsubscribe",
+        "pull",
+        "set_message_model",
+        "set_instance_name",
+        "set_group",
+        "set_name_server_address",
+        "set_name_server_domain",
+        "set_namesrv_addr",
+        "set_namesrv_domain",
+        "set_session_credentials",
+        "startup",
+        "start",
     }
 )
 # Names imported from `rocketmq.client` that tell the two 4.x packages apart (semantics §6.3).
@@ -97,7 +107,10 @@ def decode(data: bytes) -> str | Failure:
         return data.decode(encoding)
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
-        return Failure("failed", f"not valid {encoding} (byte 0x{data[exc.start]:02x} at line {line}) and no matching coding declaration")
+        return Failure(
+            "failed",
+            f"not valid {encoding} (byte 0x{data[exc.start]:02x} at line {line}) and no matching coding declaration",
+        )
     except LookupError:
         return Failure("failed", f"unknown source encoding '{encoding}'")
 
@@ -131,14 +144,42 @@ def _guard(text: str) -> tuple[Failure | None, SyntaxError | None]:
         node, depth, line = stack.pop()
         line = getattr(node, "lineno", line)
         if depth > MAX_DEPTH:
-            return Failure("failed", f"too deeply nested to analyse (syntax tree deeper than {MAX_DEPTH} at line {line})"), None
+            return Failure(
+                "failed", f"too deeply nested to analyse (syntax tree deeper than {MAX_DEPTH} at line {line})"
+            ), None
         # libcst nests `a and b and c` as binary operations; CPython keeps one flat BoolOp
         step = len(node.values) if isinstance(node, ast.BoolOp) else 1
         stack.extend((child, depth + step, line) for child in ast.iter_child_nodes(node))
     return None, None
 
 
-_CHAIN_TOKENS = frozenset({"+", "-", "*", "/", "//", "%", "**", "@", "<<", ">>", "&", "|", "^", "~", ".", "(", "[", "{", "and", "or", "not", "if", "lambda"})
+_CHAIN_TOKENS = frozenset(
+    {
+        "+",
+        "-",
+        "*",
+        "/",
+        "//",
+        "%",
+        "**",
+        "@",
+        "<<",
+        ">>",
+        "&",
+        "|",
+        "^",
+        "~",
+        ".",
+        "(",
+        "[",
+        "{",
+        "and",
+        "or",
+        "not",
+        "if",
+        "lambda",
+    }
+)
 
 
 def _long_chain(text: str) -> bool:
@@ -222,7 +263,7 @@ def _string_value(node: cst.SimpleString) -> str | bytes:
     raw = node.value
     quote = raw[:3] if raw[:3] in ('"""', "'''") else raw[:1]
     if quote in ('"', "'", '"""', "'''") and "\\" not in raw and "\r" not in raw:
-        return raw[len(quote):-len(quote)]
+        return raw[len(quote) : -len(quote)]
     with quiet():
         return node.evaluated_value
 
@@ -347,7 +388,9 @@ class Converter:
             return Dyn(f"command-line argument {which}, set at run time")
         return Subscript(self.conv(node.value), index)
 
-    def args(self, call: cst.Call) -> tuple[tuple[IR, ...], tuple[tuple[str, IR], ...], tuple[Loc, ...], tuple[tuple[str, Loc], ...]]:
+    def args(
+        self, call: cst.Call
+    ) -> tuple[tuple[IR, ...], tuple[tuple[str, IR], ...], tuple[Loc, ...], tuple[tuple[str, Loc], ...]]:
         """Positional IR, keyword IR, positional locations, keyword locations."""
         pos: list[IR] = []
         kws: list[tuple[str, IR]] = []
@@ -427,7 +470,9 @@ def _import_bindings(node: cst.Import | cst.ImportFrom) -> list[tuple[str, str]]
         return [("*", base)]
     for alias in node.names:
         name = cst.helpers.get_full_name_for_node(alias.name) or ""
-        local = alias.asname.name.value if alias.asname is not None and isinstance(alias.asname.name, cst.Name) else name
+        local = (
+            alias.asname.name.value if alias.asname is not None and isinstance(alias.asname.name, cst.Name) else name
+        )
         sep = "" if base.endswith(".") else "."
         out.append((local, f"{base}{sep}{name}" if base else name))
     return out
@@ -444,7 +489,9 @@ def _targets(stmt: cst.BaseSmallStatement) -> list[tuple[cst.BaseAssignTargetExp
     return pairs
 
 
-def _pair(target: cst.BaseAssignTargetExpression, value: cst.BaseExpression) -> list[tuple[cst.BaseAssignTargetExpression, cst.BaseExpression]]:
+def _pair(
+    target: cst.BaseAssignTargetExpression, value: cst.BaseExpression
+) -> list[tuple[cst.BaseAssignTargetExpression, cst.BaseExpression]]:
     if (
         isinstance(target, (cst.Tuple, cst.List))
         and isinstance(value, (cst.Tuple, cst.List))
@@ -481,7 +528,9 @@ def _module_level(body: Sequence[cst.BaseStatement]) -> list[cst.BaseStatement]:
         if isinstance(stmt, (cst.If, cst.Try, cst.With)):
             blocks: list[cst.BaseSuite] = [stmt.body]
             if isinstance(stmt, cst.If) and stmt.orelse is not None:
-                blocks.append(stmt.orelse.body if isinstance(stmt.orelse, cst.Else) else cst.IndentedBlock(body=[stmt.orelse]))
+                blocks.append(
+                    stmt.orelse.body if isinstance(stmt.orelse, cst.Else) else cst.IndentedBlock(body=[stmt.orelse])
+                )
             if isinstance(stmt, cst.Try):
                 blocks.extend(h.body for h in stmt.handlers)
                 if stmt.orelse is not None:
@@ -547,8 +596,14 @@ def _light_facts(path: str, module: cst.Module) -> ModuleFacts:
         elif isinstance(stmt, cst.FunctionDef):
             defs.append(stmt.name.value)
     return ModuleFacts(
-        path=path, imports=tuple(imports.items()), star_imports=tuple(stars), globals=globs.frozen("module constant"),
-        classes=tuple(classes), bases=tuple(bases), defs=tuple(defs), full=False,
+        path=path,
+        imports=tuple(imports.items()),
+        star_imports=tuple(stars),
+        globals=globs.frozen("module constant"),
+        classes=tuple(classes),
+        bases=tuple(bases),
+        defs=tuple(defs),
+        full=False,
     )
 
 
@@ -636,7 +691,11 @@ class _FastNames:
         return [(scope.kind, scope.node, anode) for scope, anode in self.index.assignments(node)]
 
 
-_SOURCES = {QualifiedNameSource.IMPORT: py_scope.IMPORT, QualifiedNameSource.BUILTIN: py_scope.BUILTIN, QualifiedNameSource.LOCAL: py_scope.LOCAL}
+_SOURCES = {
+    QualifiedNameSource.IMPORT: py_scope.IMPORT,
+    QualifiedNameSource.BUILTIN: py_scope.BUILTIN,
+    QualifiedNameSource.LOCAL: py_scope.LOCAL,
+}
 
 
 def _kind(scope: object) -> str:
@@ -815,7 +874,10 @@ class _Collector:
         for d in node.decorators:
             dec = d.decorator
             call = dec if isinstance(dec, cst.Call) else None
-            if self.conv.qualname(call.func if call is not None else dec) not in ("pytest.fixture", "pytest.yield_fixture"):
+            if self.conv.qualname(call.func if call is not None else dec) not in (
+                "pytest.fixture",
+                "pytest.yield_fixture",
+            ):
                 continue
             for arg in call.args if call is not None else ():
                 if arg.keyword is not None and arg.keyword.value == "name" and isinstance(arg.value, cst.SimpleString):
@@ -837,7 +899,10 @@ class _Collector:
             if key:
                 self.pending_key[id(value)] = key
                 func = value.func
-                if isinstance(func, cst.Attribute) and func.attr.value in ("add_argument_group", "add_mutually_exclusive_group"):
+                if isinstance(func, cst.Attribute) and func.attr.value in (
+                    "add_argument_group",
+                    "add_mutually_exclusive_group",
+                ):
                     parser = self.key_of(func.value)
                     if parser:
                         self.parser_alias[key] = self.parser_alias.get(parser, parser)
@@ -912,7 +977,9 @@ class _Collector:
         index = len(self.constructs)
         self.construct_of[id(node)] = index
         call = self.conv.call_ir(Imp(qn), node)
-        self.constructs.append(Construct(index, qn, self.pending_key.get(id(node), ""), self.scope, call, self.pos(node)))
+        self.constructs.append(
+            Construct(index, qn, self.pending_key.get(id(node), ""), self.scope, call, self.pos(node))
+        )
         ret_func = self.pending_return.get(id(node))
         if ret_func is not None:
             returns = self.functions[ret_func]["returns"]
@@ -927,7 +994,9 @@ class _Collector:
         if isinstance(func, cst.Attribute) and func.attr.value in CONSUMER_METHODS:
             key = self.key_of(func.value)
             if key:
-                self.methods.append(MethodCall(key, func.attr.value, self.conv.call_ir(Lit(func.attr.value), node), self.pos(node)))
+                self.methods.append(
+                    MethodCall(key, func.attr.value, self.conv.call_ir(Lit(func.attr.value), node), self.pos(node))
+                )
             return
         if isinstance(func, cst.Attribute) and func.attr.value == "add_argument":
             self._option(func.value, node)
@@ -943,9 +1012,15 @@ class _Collector:
             returns = self.functions[ret_func]["returns"]
             assert isinstance(returns, list)
             returns.append(key)
-        arg_keys = tuple(self.key_of(a.value) if a.keyword is None and not a.star else "" for a in node.args if a.keyword is None)
-        kw_keys = tuple((a.keyword.value, k) for a in node.args if a.keyword is not None for k in [self.key_of(a.value)] if k)
-        self.calls.append(FuncCall(target, call, key, self.scope, self.pos(node), arg_keys if any(arg_keys) else (), kw_keys))
+        arg_keys = tuple(
+            self.key_of(a.value) if a.keyword is None and not a.star else "" for a in node.args if a.keyword is None
+        )
+        kw_keys = tuple(
+            (a.keyword.value, k) for a in node.args if a.keyword is not None for k in [self.key_of(a.value)] if k
+        )
+        self.calls.append(
+            FuncCall(target, call, key, self.scope, self.pos(node), arg_keys if any(arg_keys) else (), kw_keys)
+        )
 
     def _option(self, receiver: cst.BaseExpression, node: cst.Call) -> None:
         """`parser.add_argument("--topic", default=...)`: the attribute it sets and its default."""
@@ -959,7 +1034,11 @@ class _Collector:
         kw = {a.keyword.value: a.value for a in node.args if a.keyword is not None}
         longest = next((n for n in names if n.startswith("--")), names[0])
         dest_node = kw.get("dest")
-        dest = _string_value(dest_node) if isinstance(dest_node, cst.SimpleString) else longest.lstrip("-").replace("-", "_")
+        dest = (
+            _string_value(dest_node)
+            if isinstance(dest_node, cst.SimpleString)
+            else longest.lstrip("-").replace("-", "_")
+        )
         if not isinstance(dest, str):
             return
         default = kw.get("default")
@@ -993,7 +1072,12 @@ class _Collector:
             locals=tuple((k, tuple(v)) for k, v in self.locals.items()),
             functions=tuple(
                 Function(
-                    q, f["params"], f["defaults"], tuple(f["returns"]), bool(f["is_method"]), str(f["fixture"])  # type: ignore[arg-type]
+                    q,
+                    f["params"],  # type: ignore[arg-type]
+                    f["defaults"],  # type: ignore[arg-type]
+                    tuple(f["returns"]),  # type: ignore[arg-type]
+                    bool(f["is_method"]),
+                    str(f["fixture"]),
                 )
                 for q, f in self.functions.items()
             ),
@@ -1026,9 +1110,12 @@ def _full_facts(path: str, text: str) -> ParseOutcome:
         return module
     stars = [
         dotted
-        for s in module.body if isinstance(s, cst.SimpleStatementLine)
-        for small in s.body if isinstance(small, cst.ImportFrom)
-        for local, dotted in _import_bindings(small) if local == "*"
+        for s in module.body
+        if isinstance(s, cst.SimpleStatementLine)
+        for small in s.body
+        if isinstance(small, cst.ImportFrom)
+        for local, dotted in _import_bindings(small)
+        if local == "*"
     ]
     names: _Names
     try:
@@ -1042,7 +1129,8 @@ def _full_facts(path: str, text: str) -> ParseOutcome:
 
 _HOOKS: dict[str, tuple[type, bool]] = {
     name: (getattr(cst, name.split("_", 1)[1]), name.startswith("leave_"))
-    for name in vars(_Collector) if name.startswith(("visit_", "leave_"))
+    for name in vars(_Collector)
+    if name.startswith(("visit_", "leave_"))
 }
 
 

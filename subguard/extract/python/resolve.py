@@ -38,8 +38,14 @@ MAX_DEPTH = 60
 
 # weakest first: a composite value is as weak as its weakest part
 _STRENGTH = {
-    Resolution.DYNAMIC: 0, Resolution.ENV_DEFAULT: 1, Resolution.OPTION_DEFAULT: 1, Resolution.PLACEHOLDER: 2, Resolution.IMPORTED_CONSTANT: 3,
-    Resolution.CONSTANT: 4, Resolution.DEFAULT: 5, Resolution.LITERAL: 6,
+    Resolution.DYNAMIC: 0,
+    Resolution.ENV_DEFAULT: 1,
+    Resolution.OPTION_DEFAULT: 1,
+    Resolution.PLACEHOLDER: 2,
+    Resolution.IMPORTED_CONSTANT: 3,
+    Resolution.CONSTANT: 4,
+    Resolution.DEFAULT: 5,
+    Resolution.LITERAL: 6,
 }
 
 
@@ -119,7 +125,23 @@ class _Unknown:
 
 
 UNKNOWN = _Unknown()
-Obj = str | int | float | bool | None | ModRef | ClassRef | FuncRef | LibRef | DictVal | SeqVal | CallVal | ArgsVal | MethodVal | _Unknown
+Obj = (
+    str
+    | int
+    | float
+    | bool
+    | None
+    | ModRef
+    | ClassRef
+    | FuncRef
+    | LibRef
+    | DictVal
+    | SeqVal
+    | CallVal
+    | ArgsVal
+    | MethodVal
+    | _Unknown
+)
 
 
 @dataclass(frozen=True)
@@ -185,7 +207,9 @@ class Frame:
 
 
 def location(path: str, loc: Loc) -> Location:
-    return Location(path=path, line=loc.line, column=loc.column, end_line=loc.end_line or None, end_column=loc.end_column or None)
+    return Location(
+        path=path, line=loc.line, column=loc.column, end_line=loc.end_line or None, end_column=loc.end_column or None
+    )
 
 
 def dotted_module(path: str) -> str:
@@ -201,7 +225,10 @@ class ModuleSource:
     """Modules of the repo by path: full facts when parsed, light facts loaded on demand."""
 
     def __init__(
-        self, paths: frozenset[str], full: dict[str, ModuleFacts], light: Callable[[str], ModuleFacts | None],
+        self,
+        paths: frozenset[str],
+        full: dict[str, ModuleFacts],
+        light: Callable[[str], ModuleFacts | None],
         load_full: Callable[[str], ModuleFacts | None] | None = None,
         load_attrs: Callable[[str], ModuleFacts | None] | None = None,
     ) -> None:
@@ -238,7 +265,8 @@ class ModuleSource:
         """Django-style settings modules of the repo: `settings.py` and the modules of a `settings/` package."""
         if self._settings is None:
             self._settings = sorted(
-                p for p in self.paths
+                p
+                for p in self.paths
                 if p.endswith(".py") and (posixpath.basename(p) == "settings.py" or "settings" in p.split("/")[:-1])
             )
         return self._settings
@@ -335,7 +363,11 @@ class Resolver:
             return self._env(ir, frame, d)
         if isinstance(ir, DictIR):
             items = tuple(
-                (self.resolve(k, frame, d), self.resolve(v, frame, d), location(frame.module.path, loc) if loc.line and frame.module.full else None)
+                (
+                    self.resolve(k, frame, d),
+                    self.resolve(v, frame, d),
+                    location(frame.module.path, loc) if loc.line and frame.module.full else None,
+                )
                 for k, v, loc in zip(ir.keys, ir.values, ir.locs)
             )
             return RV(DictVal(items))
@@ -367,7 +399,12 @@ class Resolver:
     def _constant(self, rv: RV, name: str, module: ModuleFacts, origin: Frame) -> RV:
         if not rv.known or not isinstance(rv.obj, (str, int, float, DictVal)) or isinstance(rv.obj, bool):
             return rv
-        if rv.resolution in (Resolution.ENV_DEFAULT, Resolution.OPTION_DEFAULT, Resolution.DYNAMIC, Resolution.PLACEHOLDER):
+        if rv.resolution in (
+            Resolution.ENV_DEFAULT,
+            Resolution.OPTION_DEFAULT,
+            Resolution.DYNAMIC,
+            Resolution.PLACEHOLDER,
+        ):
             return rv
         if module.path != origin.module.path:
             if rv.resolution is Resolution.IMPORTED_CONSTANT:
@@ -396,7 +433,7 @@ class Resolver:
         found = self.modules.find(dotted, module.path)
         if found is None:
             if dotted.startswith(_DJANGO_SETTINGS) and len(dotted) > len(_DJANGO_SETTINGS):
-                name, *more = dotted[len(_DJANGO_SETTINGS):].split(".")
+                name, *more = dotted[len(_DJANGO_SETTINGS) :].split(".")
                 rv = self._setting(name, depth, module)
                 for attr in more:
                     rv = self._attr(rv, attr, depth, module)
@@ -409,12 +446,18 @@ class Resolver:
         if not rest:
             return RV(ModRef(path))
         rv = self._glob(rest[0], target, depth, Frame(module))
-        if not rv.known and f"{posixpath.dirname(path)}/{rest[0]}.py".lstrip("/") in self.modules.paths and path.endswith("__init__.py"):
+        if (
+            not rv.known
+            and f"{posixpath.dirname(path)}/{rest[0]}.py".lstrip("/") in self.modules.paths
+            and path.endswith("__init__.py")
+        ):
             rv = RV(ModRef(f"{posixpath.dirname(path)}/{rest[0]}.py".lstrip("/")))
         for attr in rest[1:]:
             rv = self._attr(rv, attr, depth, module)
         name = dotted.lstrip(".")
-        if (name == "rocketmq" or name.startswith("rocketmq.")) and not isinstance(rv.obj, (str, int, float, DictVal, SeqVal, ModRef)):
+        if (name == "rocketmq" or name.startswith("rocketmq.")) and not isinstance(
+            rv.obj, (str, int, float, DictVal, SeqVal, ModRef)
+        ):
             # the SDK's own tree or a vendored copy: its classes and enums are the library's
             return RV(LibRef(name))
         return rv
@@ -547,7 +590,9 @@ class Resolver:
     def _option(self, ns: ArgsVal, attr: str, depth: int) -> RV:
         """`args.attr` of `args = parser.parse_args()`: the option's default, else set at run time."""
         module = self.modules.get_full(ns.path)
-        options = [o for o in (module.options if module is not None else ()) if o.parser == ns.parser and o.dest == attr]
+        options = [
+            o for o in (module.options if module is not None else ()) if o.parser == ns.parser and o.dest == attr
+        ]
         if not options or module is None:
             return unknown(f"'{attr}' is not an option of the command-line parser")
         opt = options[-1]
@@ -572,7 +617,9 @@ class Resolver:
             if all(isinstance(p.obj, (int, float)) and not isinstance(p.obj, bool) for p in parts):
                 return unknown("arithmetic on numbers")
             bad = next(p for p in parts if not isinstance(p.obj, str))
-            return unknown(f"string concatenation with a non-string ({bad.to_value().detail or type(bad.obj).__name__})")
+            return unknown(
+                f"string concatenation with a non-string ({bad.to_value().detail or type(bad.obj).__name__})"
+            )
         res, detail = weakest(parts)
         return RV("".join(str(p.obj) for p in parts), res, detail)
 
@@ -599,10 +646,15 @@ class Resolver:
         if isinstance(base.obj, DictVal):
             for k, v, _loc in base.obj.items:
                 if k.known and k.obj == index.obj:
-                    if base.resolution in (Resolution.CONSTANT, Resolution.IMPORTED_CONSTANT) and v.resolution is Resolution.LITERAL:
+                    if (
+                        base.resolution in (Resolution.CONSTANT, Resolution.IMPORTED_CONSTANT)
+                        and v.resolution is Resolution.LITERAL
+                    ):
                         return RV(v.obj, base.resolution, f"{base.detail}[{index.obj!r}]")  # SETTINGS['key']
                     res, detail = weakest([base, v])
-                    return RV(v.obj, res if _STRENGTH[res] < _STRENGTH[v.resolution] else v.resolution, detail or v.detail)
+                    return RV(
+                        v.obj, res if _STRENGTH[res] < _STRENGTH[v.resolution] else v.resolution, detail or v.detail
+                    )
             return unknown(f"key {index.obj!r} is not in the dict")
         if isinstance(base.obj, SeqVal) and isinstance(index.obj, int):
             if -len(base.obj.items) <= index.obj < len(base.obj.items):
@@ -611,7 +663,11 @@ class Resolver:
         return unknown(f"subscript of a {type(base.obj).__name__} value")
 
     def _call(self, ir: CallIR, frame: Frame, depth: int) -> RV:
-        op = ir.func.value if isinstance(ir.func, Lit) and isinstance(ir.func.value, str) and ir.func.value.startswith("<") else None
+        op = (
+            ir.func.value
+            if isinstance(ir.func, Lit) and isinstance(ir.func.value, str) and ir.func.value.startswith("<")
+            else None
+        )
         if op == "<or>":
             return self._or(ir.args, frame, depth)
         if op == "<parse_args>" and ir.args and isinstance(ir.args[0], Lit) and isinstance(ir.args[0].value, str):
@@ -629,7 +685,11 @@ class Resolver:
             if found.known or len(args) < 2 and "default" not in dict(kwargs):
                 return found
             return args[1] if len(args) > 1 else dict(kwargs)["default"]
-        if isinstance(func.obj, ClassRef) and func.obj.qual.rsplit(".", 1)[-1] in SDK_VALUE_CLASSES and "rocketmq" in func.obj.path.split("/")[:-1]:
+        if (
+            isinstance(func.obj, ClassRef)
+            and func.obj.qual.rsplit(".", 1)[-1] in SDK_VALUE_CLASSES
+            and "rocketmq" in func.obj.path.split("/")[:-1]
+        ):
             # FilterExpression() of the SDK's own tree (or a vendored copy): the library's value class
             loc = location(frame.module.path, ir.loc) if frame.module.full else None
             return RV(CallVal(f"rocketmq.{func.obj.qual}", tuple(args), kwargs, loc))
@@ -639,14 +699,18 @@ class Resolver:
             return unknown(f"result of a call ({func.detail})")
         return unknown("result of a call")
 
-
     def _or(self, operands: tuple[IR, ...], frame: Frame, depth: int) -> RV:
         """`a or b`: a when it is truthy; a run-time setting without a default falls back to b."""
         left = self.resolve(operands[0], frame, depth)
         right = self.resolve(operands[1], frame, depth) if len(operands) > 1 else unknown("empty or")
         if left.known:
             return left if left.obj else right
-        if left.unset is not None and right.known and isinstance(right.obj, (str, int, float)) and not isinstance(right.obj, bool):
+        if (
+            left.unset is not None
+            and right.known
+            and isinstance(right.obj, (str, int, float))
+            and not isinstance(right.obj, bool)
+        ):
             kind, name = left.unset
             return RV(right.obj, kind, name)
         return left
@@ -688,7 +752,11 @@ def _string_op(op: str, args: list[RV], kwargs: dict[str, RV]) -> RV:
         values = [a.obj for a in args[1:]]
         named = {k: v.obj for k, v in kwargs.items()}
         stripped = _FIELD.sub("", head.replace("{{", "").replace("}}", ""))
-        if "{" not in stripped and "}" not in stripped and all(isinstance(v, (str, int)) for v in [*values, *named.values()]):
+        if (
+            "{" not in stripped
+            and "}" not in stripped
+            and all(isinstance(v, (str, int)) for v in [*values, *named.values()])
+        ):
             try:
                 return RV(head.format(*values, **named), res, detail)
             except (IndexError, KeyError, ValueError):

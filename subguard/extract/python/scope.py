@@ -56,17 +56,44 @@ class _FieldRecorder(cst.CSTVisitor):
 
 ORDER: dict[type, tuple[str, ...]] = {}
 # leaves and formatting nodes: never hold a name, a call or a statement
-_SKIP_BASES = frozenset({
-    cst.BaseParenthesizableWhitespace, cst.Comment, cst.EmptyLine, cst.Newline, cst.TrailingWhitespace,
-    cst.ParenthesizedWhitespace, cst.LeftParen, cst.RightParen, cst.LeftSquareBracket, cst.RightSquareBracket,
-    cst.LeftCurlyBrace, cst.RightCurlyBrace, cst.Comma, cst.Dot, cst.Semicolon, cst.Colon, cst.AssignEqual,
-    cst.ImportStar, cst.Asynchronous, cst.BaseBinaryOp, cst.BaseBooleanOp, cst.BaseCompOp, cst.BaseUnaryOp,
-    cst.BaseAugOp, cst.Integer, cst.Float, cst.Imaginary, cst.Ellipsis, cst.ParamSlash,
-})
+_SKIP_BASES = frozenset(
+    {
+        cst.BaseParenthesizableWhitespace,
+        cst.Comment,
+        cst.EmptyLine,
+        cst.Newline,
+        cst.TrailingWhitespace,
+        cst.ParenthesizedWhitespace,
+        cst.LeftParen,
+        cst.RightParen,
+        cst.LeftSquareBracket,
+        cst.RightSquareBracket,
+        cst.LeftCurlyBrace,
+        cst.RightCurlyBrace,
+        cst.Comma,
+        cst.Dot,
+        cst.Semicolon,
+        cst.Colon,
+        cst.AssignEqual,
+        cst.ImportStar,
+        cst.Asynchronous,
+        cst.BaseBinaryOp,
+        cst.BaseBooleanOp,
+        cst.BaseCompOp,
+        cst.BaseUnaryOp,
+        cst.BaseAugOp,
+        cst.Integer,
+        cst.Float,
+        cst.Imaginary,
+        cst.Ellipsis,
+        cst.ParamSlash,
+    }
+)
 # by each class's own MRO: libcst registers no virtual subclasses, and issubclass on these ABCs
 # costs about a tenth of a second at import
 SKIP: frozenset[type] = frozenset(
-    t for t in vars(cst).values()
+    t
+    for t in vars(cst).values()
     if isinstance(t, type) and cst.CSTNode in t.__mro__ and not _SKIP_BASES.isdisjoint(t.__mro__)
 )
 
@@ -132,7 +159,11 @@ class _PositionState(CodegenState):
             self.computed[node] = (line, column, self.line, self.column)
 
     def record_syntactic_position(  # type: ignore[override]
-        self, node: cst.CSTNode, *, start_node: cst.CSTNode | None = None, end_node: cst.CSTNode | None = None,
+        self,
+        node: cst.CSTNode,
+        *,
+        start_node: cst.CSTNode | None = None,
+        end_node: cst.CSTNode | None = None,
     ) -> _Syntactic:
         return _Syntactic(self, node, start_node, end_node)
 
@@ -142,7 +173,9 @@ class _Syntactic:
 
     __slots__ = ("column", "end_node", "line", "node", "start_node", "state")
 
-    def __init__(self, state: _PositionState, node: cst.CSTNode, start_node: cst.CSTNode | None, end_node: cst.CSTNode | None) -> None:
+    def __init__(
+        self, state: _PositionState, node: cst.CSTNode, start_node: cst.CSTNode | None, end_node: cst.CSTNode | None
+    ) -> None:
         self.state = state
         self.node = node
         self.start_node = start_node
@@ -176,14 +209,20 @@ class Scope:
 
     __slots__ = ("assigns", "count", "kind", "node", "parent", "prefix")
 
-    def __init__(self, kind: str, parent: Scope | None, node: cst.CSTNode | None = None, name: str | None = None) -> None:
+    def __init__(
+        self, kind: str, parent: Scope | None, node: cst.CSTNode | None = None, name: str | None = None
+    ) -> None:
         self.kind = kind
         self.parent: Scope = parent if parent is not None else self
         self.node = node
         self.assigns: dict[str, list[Assign]] = {}
         self.count = 0
         up: str = parent.prefix if parent is not None and parent.kind != "builtin" else ""
-        tails: dict[str, list[str | None]] = {"function": [name, "<locals>"], "class": [name], "comprehension": ["<comprehension>"]}
+        tails: dict[str, list[str | None]] = {
+            "function": [name, "<locals>"],
+            "class": [name],
+            "comprehension": ["<comprehension>"],
+        }
         tail = tails.get(kind, [])
         self.prefix: str = ".".join(p for p in [up, *tail] if p)
 
@@ -301,9 +340,19 @@ class _Access:
 
 
 _STRING_RISK = re.compile(r"[=:]|import|global|nonlocal")
-_ASSIGNMENT_LIKE: frozenset[type] = frozenset({
-    cst.AnnAssign, cst.AsName, cst.Assign, cst.AugAssign, cst.CompFor, cst.Import, cst.ImportFrom, cst.Parameters, cst.WithItem,
-})
+_ASSIGNMENT_LIKE: frozenset[type] = frozenset(
+    {
+        cst.AnnAssign,
+        cst.AsName,
+        cst.Assign,
+        cst.AugAssign,
+        cst.CompFor,
+        cst.Import,
+        cst.ImportFrom,
+        cst.Parameters,
+        cst.WithItem,
+    }
+)
 _BAIL = (cst.Global, cst.Nonlocal, cst.NamedExpr, cst.Match, cst.TypeAlias, cst.TypeParameters)
 
 
@@ -590,35 +639,37 @@ def _on(node_type: type[_N], visit: Callable[[ScopeIndex, _N], bool | None]) -> 
 
 
 # how `ScopeIndex._walk` visits each node type (by exact type, as libcst builds them)
-_VISIT: dict[type[cst.CSTNode], _Visit] = dict([
-    _on(cst.SimpleString, ScopeIndex._string),
-    _on(cst.Name, ScopeIndex._name),
-    _on(cst.Attribute, ScopeIndex._attribute),
-    _on(cst.Call, ScopeIndex._call),
-    _on(cst.Import, ScopeIndex._import),
-    _on(cst.ImportFrom, ScopeIndex._import),
-    _on(cst.FunctionDef, ScopeIndex._function),
-    _on(cst.ClassDef, ScopeIndex._class),
-    _on(cst.Lambda, ScopeIndex._lambda),
-    _on(cst.Param, ScopeIndex._param),
-    _on(cst.Arg, ScopeIndex._arg),
-    _on(cst.ListComp, ScopeIndex._comprehension),
-    _on(cst.SetComp, ScopeIndex._comprehension),
-    _on(cst.GeneratorExp, ScopeIndex._comprehension),
-    _on(cst.DictComp, ScopeIndex._comprehension),
-    _on(cst.CompFor, ScopeIndex._comp_for),
-    _on(cst.For, ScopeIndex._for),
-    _on(cst.Assign, ScopeIndex._assign),
-    _on(cst.AnnAssign, ScopeIndex._ann_assign),
-    _on(cst.AugAssign, ScopeIndex._aug_assign),
-    _on(cst.AsName, ScopeIndex._as_name),
-    _on(cst.Annotation, ScopeIndex._hinted),
-    _on(cst.Subscript, ScopeIndex._hinted),
-    _on(cst.ConcatenatedString, ScopeIndex._concatenated),
-    # unsupported: _BAIL and every match pattern (found by MRO, as for SKIP)
-    *((t, ScopeIndex._bail) for t in _BAIL),
-    *((t, ScopeIndex._bail) for t in vars(cst).values() if isinstance(t, type) and cst.MatchPattern in t.__mro__),
-])
+_VISIT: dict[type[cst.CSTNode], _Visit] = dict(
+    [
+        _on(cst.SimpleString, ScopeIndex._string),
+        _on(cst.Name, ScopeIndex._name),
+        _on(cst.Attribute, ScopeIndex._attribute),
+        _on(cst.Call, ScopeIndex._call),
+        _on(cst.Import, ScopeIndex._import),
+        _on(cst.ImportFrom, ScopeIndex._import),
+        _on(cst.FunctionDef, ScopeIndex._function),
+        _on(cst.ClassDef, ScopeIndex._class),
+        _on(cst.Lambda, ScopeIndex._lambda),
+        _on(cst.Param, ScopeIndex._param),
+        _on(cst.Arg, ScopeIndex._arg),
+        _on(cst.ListComp, ScopeIndex._comprehension),
+        _on(cst.SetComp, ScopeIndex._comprehension),
+        _on(cst.GeneratorExp, ScopeIndex._comprehension),
+        _on(cst.DictComp, ScopeIndex._comprehension),
+        _on(cst.CompFor, ScopeIndex._comp_for),
+        _on(cst.For, ScopeIndex._for),
+        _on(cst.Assign, ScopeIndex._assign),
+        _on(cst.AnnAssign, ScopeIndex._ann_assign),
+        _on(cst.AugAssign, ScopeIndex._aug_assign),
+        _on(cst.AsName, ScopeIndex._as_name),
+        _on(cst.Annotation, ScopeIndex._hinted),
+        _on(cst.Subscript, ScopeIndex._hinted),
+        _on(cst.ConcatenatedString, ScopeIndex._concatenated),
+        # unsupported: _BAIL and every match pattern (found by MRO, as for SKIP)
+        *((t, ScopeIndex._bail) for t in _BAIL),
+        *((t, ScopeIndex._bail) for t in vars(cst).values() if isinstance(t, type) and cst.MatchPattern in t.__mro__),
+    ]
+)
 
 
 def _code(node: cst.CSTNode) -> str:
@@ -643,4 +694,3 @@ def _is_assignment(node: cst.CSTNode, assigned: cst.CSTNode) -> bool:
             if alias.name is node or (alias.asname is not None and alias.asname.name is node):
                 return True
     return False
-

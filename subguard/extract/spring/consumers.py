@@ -92,8 +92,10 @@ def enum_failure(v: Value | None, key: str, enum: str, constants: tuple[str, ...
     way (RocketMQAutoConfiguration.defaultLitePullConsumer, 2.2.0-2.3.5): the lookup is case-sensitive."""
     if v is None or v.value is None or v.value.strip() in constants:
         return None
-    return (f"{key}={v.value!r} is not a {enum} constant ({' or '.join(constants)}): rocketmq-spring reads it with "
-            f"{enum}.valueOf, which is case-sensitive, so the application fails at startup (IllegalArgumentException)")
+    return (
+        f"{key}={v.value!r} is not a {enum} constant ({' or '.join(constants)}): rocketmq-spring reads it with "
+        f"{enum}.valueOf, which is case-sensitive, so the application fails at startup (IllegalArgumentException)"
+    )
 
 
 def lite_pull_consumer(view: View, prefix: str, kind: str, default_detail: str) -> Consumer | None:
@@ -115,12 +117,16 @@ def lite_pull_consumer(view: View, prefix: str, kind: str, default_detail: str) 
         model = Value.unknown(model_failure, model.location)
     loc = group.location or Location(path="")
     return Consumer(
-        consumer_id=_cid(loc, kind), group=group,
+        consumer_id=_cid(loc, kind),
+        group=group,
         subscriptions=(_subscription(topic, expr, etype, topic.location or loc),),
-        message_model=model, client=ClientFamily.SPRING_LITE_PULL, name_server=ns,
+        message_model=model,
+        client=ClientFamily.SPRING_LITE_PULL,
+        name_server=ns,
         namespace=config_value(view, prefix + "namespace"),
         instance_name=config_value(view, prefix + "instance-name") or Value.default("DEFAULT"),
-        location=loc, notes=tuple(f for f in (stype_failure, model_failure) if f is not None),
+        location=loc,
+        notes=tuple(f for f in (stype_failure, model_failure) if f is not None),
         startup_failure=_failure((stype_failure, stype), (model_failure, model)),
     )
 
@@ -135,7 +141,9 @@ def _failure(*causes: tuple[str | None, Value | None]) -> StartupFailure | None:
 
 def pull_consumer(view: View) -> list[tuple[str, Consumer]]:
     """rocketmq-spring's lite-pull bean: created when name-server, group and topic are all set."""
-    consumer = lite_pull_consumer(view, "rocketmq.pull-consumer.", "pull-consumer", "rocketmq-spring pull-consumer default")
+    consumer = lite_pull_consumer(
+        view, "rocketmq.pull-consumer.", "pull-consumer", "rocketmq-spring pull-consumer default"
+    )
     return [("rocketmq.pull-consumer", consumer)] if consumer is not None else []
 
 
@@ -145,16 +153,23 @@ def simple_consumer(view: View) -> list[tuple[str, Consumer]]:
     for "tag" in any case, anything else is SQL92 (RocketMQUtil.createFilterExpression)."""
     p = "rocketmq.simple-consumer."
     group, topic = config_value(view, p + "consumer-group"), config_value(view, p + "topic")
-    if not (_text(group) and _text(topic) and _text(config_value(view, p + "endpoints"))) or group is None or topic is None:
+    if (
+        not (_text(group) and _text(topic) and _text(config_value(view, p + "endpoints")))
+        or group is None
+        or topic is None
+    ):
         return []
     ftype = _text(config_value(view, p + "filter-expression-type")) or "tag"
     etype = ExpressionType.TAG if ftype.lower() == "tag" else ExpressionType.SQL92
     expr = config_value(view, p + "tag") or Value.default("*", "rocketmq-v5 starter default tag")
     loc = group.location or Location(path="")
     consumer = Consumer(
-        consumer_id=_cid(loc, "simple-consumer"), group=group,
+        consumer_id=_cid(loc, "simple-consumer"),
+        group=group,
         subscriptions=(_subscription(topic, expr, etype, topic.location or loc),),
-        client=ClientFamily.SPRING_5X, name_server=config_value(view, p + "endpoints"), location=loc,
+        client=ClientFamily.SPRING_5X,
+        name_server=config_value(view, p + "endpoints"),
+        location=loc,
     )
     return [("rocketmq.simple-consumer", consumer)]
 
@@ -166,14 +181,16 @@ def _bindings(view: View) -> dict[str, str]:
     for ckey, cv in view.items():
         if ckey.startswith(prefix):
             written = cv.key.split(".")
-            name = written[4] if len(written) > 4 and "." in cv.key else ckey[len(prefix):].split(".")[0]
-            out.setdefault(ckey[len(prefix):].split(".")[0], name.strip("[]"))
+            name = written[4] if len(written) > 4 and "." in cv.key else ckey[len(prefix) :].split(".")[0]
+            out.setdefault(ckey[len(prefix) :].split(".")[0], name.strip("[]"))
     return out
 
 
 def _rocket(view: View, binding: str, key: str) -> Value | None:
     """RocketMQ binder consumer key: binding-specific, else the binder-wide default."""
-    return config_value(view, f"{SCS}rocketmq.bindings.{binding}.consumer.{key}") or config_value(view, f"{SCS}rocketmq.default.consumer.{key}")
+    return config_value(view, f"{SCS}rocketmq.bindings.{binding}.consumer.{key}") or config_value(
+        view, f"{SCS}rocketmq.default.consumer.{key}"
+    )
 
 
 def _is_consumer(view: View, binding: str, name: str) -> bool:
@@ -181,7 +198,10 @@ def _is_consumer(view: View, binding: str, name: str) -> bool:
         return False
     if _IN.search(name) or config_value(view, f"{SCS}bindings.{binding}.group") is not None:
         return True
-    prefixes = (canonical(f"{SCS}bindings.{binding}.consumer") + ".", canonical(f"{SCS}rocketmq.bindings.{binding}.consumer") + ".")
+    prefixes = (
+        canonical(f"{SCS}bindings.{binding}.consumer") + ".",
+        canonical(f"{SCS}rocketmq.bindings.{binding}.consumer") + ".",
+    )
     return any(k.startswith(prefixes) for k in view)
 
 
@@ -232,7 +252,9 @@ def stream_bindings(view: View, binder: Binder = UNKNOWN_BINDER) -> list[tuple[s
         if kind != "rocketmq":
             continue
         new, key_notes, presumed = _key_set(view, binding, name, binder)
-        per_binding = new or binder.new_keys is None  # <= 2.2.6 / 2021.1: no per-binding nameServer/namespace/consumeFromWhere
+        per_binding = (
+            new or binder.new_keys is None
+        )  # <= 2.2.6 / 2021.1: no per-binding nameServer/namespace/consumeFromWhere
         dest_loc = dest.location or Location(path="")
         topics = [t.strip() for t in dest.value.split(",") if t.strip()] if dest.value is not None else [None]
         for topic_text in topics:
@@ -248,13 +270,19 @@ def stream_bindings(view: View, binder: Binder = UNKNOWN_BINDER) -> list[tuple[s
                 consumer_id=f"{dest_loc.path}:{dest_loc.line}:binding:{name}:{topic_text or ''}",
                 group=group,
                 subscriptions=(_subscription(topic, _presume(expr, presumed), etype, dest_loc),),
-                message_model=_presume(model, presumed), consume_mode=_presume(mode, presumed),
+                message_model=_presume(model, presumed),
+                consume_mode=_presume(mode, presumed),
                 client=ClientFamily.SPRING_CLOUD_STREAM,
                 name_server=(_rocket(view, binding, "name-server") if per_binding else None) or binder_ns,
                 namespace=_rocket(view, binding, "namespace") if per_binding else None,
-                instance_name=None if not new else Value.unknown("SCA binder >= 2.2.7 sets instanceName to [ak|]group|pid|nanoTime: it changes on every restart"),
+                instance_name=None
+                if not new
+                else Value.unknown(
+                    "SCA binder >= 2.2.7 sets instanceName to [ak|]group|pid|nanoTime: it changes on every restart"
+                ),
                 consume_from_where=_rocket(view, binding, "consume-from-where") if per_binding else None,
-                location=loc, notes=tuple(notes),
+                location=loc,
+                notes=tuple(notes),
             )
             out.append((f"binding:{binding}:{topic_text or ''}", consumer))
     return out
@@ -273,19 +301,23 @@ def binder_of(view: View, binding: str, classpath: frozenset[str] | None) -> tup
     (`binders.*`) or on the class path. "rocketmq" unless the config or the build files say
     otherwise; several binders and no choice fail the application at startup (a note, the
     binding kept: the linter does not drop a consumer on a guess)."""
-    chosen = _text(config_value(view, f"{SCS}bindings.{binding}.binder")) or _text(config_value(view, SCS + "default-binder"))
+    chosen = _text(config_value(view, f"{SCS}bindings.{binding}.binder")) or _text(
+        config_value(view, SCS + "default-binder")
+    )
     if chosen:
         return _type_of(view, chosen), ""
     prefix = canonical(SCS + "binders") + "."
-    configured = {_type_of(view, k[len(prefix):].split(".")[0]) for k in view if k.startswith(prefix)}
+    configured = {_type_of(view, k[len(prefix) :].split(".")[0]) for k in view if k.startswith(prefix)}
     kinds = configured or set(classpath or ())
     if len(kinds) == 1:
         return next(iter(kinds)), ""
     if len(kinds) > 1:
         if "rocketmq" not in kinds:
             return sorted(kinds)[0], ""
-        return "rocketmq", (f"binding {binding}: several binders ({', '.join(sorted(kinds))}) and neither a binder for the binding "
-                            "nor spring.cloud.stream.default-binder: Spring Cloud Stream fails at startup (a default binder is requested)")
+        return "rocketmq", (
+            f"binding {binding}: several binders ({', '.join(sorted(kinds))}) and neither a binder for the binding "
+            "nor spring.cloud.stream.default-binder: Spring Cloud Stream fails at startup (a default binder is requested)"
+        )
     # no binder in the config, and none in the build files (or none known): the binder's own keys decide
     others = {t for t in ("rabbit", "kafka") if any(k.startswith(canonical(f"{SCS}{t}.")) for k in view)}
     if others and not any(k.startswith(canonical(SCS + "rocketmq.")) for k in view):
@@ -302,7 +334,13 @@ def _key_set(view: View, binding: str, name: str, binder: Binder) -> tuple[bool,
     the written keys of the other set reported as ignored; by the keys present when it is unknown."""
     old, new = _written(view, binding, _OLD_KEYS), _written(view, binding, _NEW_KEYS)
     if binder.new_keys is None:
-        notes = [f"binding {name} mixes old (tags/sql/broadcasting) and new (subscription/messageModel) binder keys; new keys used"] if old and new else []
+        notes = (
+            [
+                f"binding {name} mixes old (tags/sql/broadcasting) and new (subscription/messageModel) binder keys; new keys used"
+            ]
+            if old and new
+            else []
+        )
         uses_new = bool(new) or not old
         if not (old or new):
             return uses_new, notes, ""
@@ -317,7 +355,11 @@ def _key_set(view: View, binding: str, name: str, binder: Binder) -> tuple[bool,
     else:
         effect = f"it only reads the {_OLD_GENERATION} keys and the binder-wide name server"
     verb = "is" if len(ignored) == 1 else "are"
-    return binder.new_keys, [f"binding {name}: {', '.join(ignored)} {verb} ignored by SCA binder {binder.version}: {effect}"], ""
+    return (
+        binder.new_keys,
+        [f"binding {name}: {', '.join(ignored)} {verb} ignored by SCA binder {binder.version}: {effect}"],
+        "",
+    )
 
 
 def _presume(v: Value, why: str) -> Value:
@@ -332,17 +374,24 @@ def _group(view: View, binding: str, name: str, destination: str, binder: Binder
     if group is not None and group.value != "":
         return group
     if binder.anonymous and not destination:
-        return Value.unknown(f"binding {name} has no group: SCA binder {binder.version} uses anonymous_<destination>, and the destination is not known")
+        return Value.unknown(
+            f"binding {name} has no group: SCA binder {binder.version} uses anonymous_<destination>, and the destination is not known"
+        )
     if binder.anonymous:
         notes.append(f"binding {name} has no group: SCA binder {binder.version} uses anonymous_{destination}")
-        return Value(value=f"anonymous_{destination}", resolution=Resolution.DEFAULT,
-                     detail=f"SCA binder {binder.version}: an empty binding group becomes anonymous_<destination> (2.2.8.RELEASE / 2021.0.4.0 / 2022.x on)")
-    throws = f"\"'group must be configured for channel {destination}\" at startup"
+        return Value(
+            value=f"anonymous_{destination}",
+            resolution=Resolution.DEFAULT,
+            detail=f"SCA binder {binder.version}: an empty binding group becomes anonymous_<destination> (2.2.8.RELEASE / 2021.0.4.0 / 2022.x on)",
+        )
+    throws = f'"\'group must be configured for channel {destination}" at startup'
     if binder.anonymous is False:
         why = f"binding {name} has no group: SCA binder {binder.version} throws {throws} (anonymous groups only from 2.2.8.RELEASE / 2021.0.4.0 / 2022.x)"
     else:
-        why = (f"binding {name} has no group and {_UNKNOWN_VERSION}: 2.2.8.RELEASE / 2021.0.4.0 / 2022.x and later use "
-               f"anonymous_{destination}, binders up to 2.2.7.RELEASE, 2021.1 and 2021.0.1.0 throw {throws}")
+        why = (
+            f"binding {name} has no group and {_UNKNOWN_VERSION}: 2.2.8.RELEASE / 2021.0.4.0 / 2022.x and later use "
+            f"anonymous_{destination}, binders up to 2.2.7.RELEASE, 2021.1 and 2021.0.1.0 throw {throws}"
+        )
     notes.append(why)
     return Value.unknown(why)
 
@@ -359,14 +408,30 @@ def _selector(view: View, binding: str, new: bool) -> tuple[ExpressionType, Valu
     if sql is not None and _text(sql):
         return ExpressionType.SQL92, sql
     tags = _rocket(view, binding, "tags")
-    return ExpressionType.TAG, tags if tags is not None and tags.value != "" else Value.default("*", "SCA binder default tags")
+    return ExpressionType.TAG, tags if tags is not None and tags.value != "" else Value.default(
+        "*", "SCA binder default tags"
+    )
 
 
 def _model(view: View, binding: str, new: bool, notes: list[str]) -> tuple[Value, Value]:
     if not new:
-        return (_flag(_rocket(view, binding, "broadcasting"), MessageModel.BROADCASTING.value, MessageModel.CLUSTERING.value, "broadcasting"),
-                _flag(_rocket(view, binding, "orderly"), ConsumeMode.ORDERLY.value, ConsumeMode.CONCURRENTLY.value, "orderly"))
-    mode = _flag(_rocket(view, binding, "push.orderly"), ConsumeMode.ORDERLY.value, ConsumeMode.CONCURRENTLY.value, "push.orderly")
+        return (
+            _flag(
+                _rocket(view, binding, "broadcasting"),
+                MessageModel.BROADCASTING.value,
+                MessageModel.CLUSTERING.value,
+                "broadcasting",
+            ),
+            _flag(
+                _rocket(view, binding, "orderly"), ConsumeMode.ORDERLY.value, ConsumeMode.CONCURRENTLY.value, "orderly"
+            ),
+        )
+    mode = _flag(
+        _rocket(view, binding, "push.orderly"),
+        ConsumeMode.ORDERLY.value,
+        ConsumeMode.CONCURRENTLY.value,
+        "push.orderly",
+    )
     raw = _rocket(view, binding, "message-model")
     if raw is None:
         return Value.default(MessageModel.CLUSTERING.value), mode
@@ -374,7 +439,9 @@ def _model(view: View, binding: str, new: bool, notes: list[str]) -> tuple[Value
         return raw, mode
     text = raw.value.strip().upper()
     if text not in ("BROADCASTING", "CLUSTERING"):
-        notes.append(f"messageModel '{raw.value}' is neither BROADCASTING nor CLUSTERING: the binder silently uses CLUSTERING")
+        notes.append(
+            f"messageModel '{raw.value}' is neither BROADCASTING nor CLUSTERING: the binder silently uses CLUSTERING"
+        )
         text = "CLUSTERING"
     return raw.model_copy(update={"value": text, "detail": f"messageModel={raw.value}"}), mode
 

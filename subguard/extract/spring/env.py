@@ -236,7 +236,9 @@ def resolve(text: str, config: Mapping[str, ConfigValue], _depth: int = 0) -> Re
             raw.append(inner.text)
         i = end + 1
     value = None if missing else "".join(out)
-    return Resolved(value, tuple(keys), tuple(missing), source, tuple(defaulted), "".join(raw), tuple(filtered), tuple(conflicts))
+    return Resolved(
+        value, tuple(keys), tuple(missing), source, tuple(defaulted), "".join(raw), tuple(filtered), tuple(conflicts)
+    )
 
 
 def maven_tokens(text: str) -> list[str]:
@@ -246,11 +248,15 @@ def maven_tokens(text: str) -> list[str]:
 
 def filtered_reason(key: str, tokens: list[str] | tuple[str, ...]) -> str:
     names = ", ".join(dict.fromkeys(tokens))
-    return (f"{key}: {names} is filled in by Maven resource filtering at build time "
-            "(spring-boot-starter-parent's @..@ delimiter), so the value is not in the source")
+    return (
+        f"{key}: {names} is filled in by Maven resource filtering at build time "
+        "(spring-boot-starter-parent's @..@ delimiter), so the value is not in the source"
+    )
 
 
-def config_text_value(text: str, config: Mapping[str, ConfigValue], location: Location | None, key: str = "", where: str = "") -> Value:
+def config_text_value(
+    text: str, config: Mapping[str, ConfigValue], location: Location | None, key: str = "", where: str = ""
+) -> Value:
     """A config text as Spring binds it, as a `Value` (the API both config and code extractors use):
 
     - no placeholder and no Maven token: the literal;
@@ -276,8 +282,12 @@ def config_text_value(text: str, config: Mapping[str, ConfigValue], location: Lo
         detail = ",".join(res.keys) + (f" (default used for {','.join(res.defaulted)})" if res.defaulted else "")
         return Value(value=res.value, resolution=Resolution.PLACEHOLDER, detail=detail, location=loc)
     if res.differs:
-        return Value.unknown(f"{label}the applications that run this shared module set {', '.join(res.differs)}", location)
+        return Value.unknown(
+            f"{label}the applications that run this shared module set {', '.join(res.differs)}", location
+        )
     unresolved = ", ".join(f"${{{k}}}" for k in dict.fromkeys(res.missing))
-    detail = (f"{label}unresolved {unresolved}: not set in the Spring config{where}; Spring binds the text as written "
-              f"unless the environment sets it at run time (keys: {','.join(dict.fromkeys(res.keys))})")
+    detail = (
+        f"{label}unresolved {unresolved}: not set in the Spring config{where}; Spring binds the text as written "
+        f"unless the environment sets it at run time (keys: {','.join(dict.fromkeys(res.keys))})"
+    )
     return Value(value=res.text, resolution=Resolution.PLACEHOLDER, detail=detail, location=loc)

@@ -74,7 +74,9 @@ def _is_test(path: str) -> bool:
 
 
 def build_modules(
-    layers_by_path: dict[str, tuple[Layer, ...]], paths: frozenset[str], failed: Sequence[str] = (),
+    layers_by_path: dict[str, tuple[Layer, ...]],
+    paths: frozenset[str],
+    failed: Sequence[str] = (),
     expand: Callable[[str, list[Layer]], list[Layer]] | None = None,
 ) -> dict[str, ModuleConfig]:
     """Each module's config; a module whose config files all failed to parse is kept (with no
@@ -94,7 +96,9 @@ def build_modules(
     for module, found in grouped.items():
         all_layers = tuple(expand(module, found) if expand is not None else found)
         names = profiles(all_layers)
-        out[module] = ModuleConfig(module, names, {p: view(all_layers, p) for p in (BASE, *names)}, tuple(broken.get(module, ())))
+        out[module] = ModuleConfig(
+            module, names, {p: view(all_layers, p) for p in (BASE, *names)}, tuple(broken.get(module, ()))
+        )
     return out
 
 
@@ -120,7 +124,9 @@ def module_consumers(mod: ModuleConfig, builders: Mapping[str, Builder] = BUILDE
         for profile, consumer in variants.items():
             if profile == BASE and mod.profiles:
                 continue
-            out.append(consumer.model_copy(update={"environment": profile, "consumer_id": f"{consumer.consumer_id}@{profile}"}))
+            out.append(
+                consumer.model_copy(update={"environment": profile, "consumer_id": f"{consumer.consumer_id}@{profile}"})
+            )
     return out
 
 
@@ -141,7 +147,9 @@ def _agreed(configs: Sequence[ModuleConfig], profile: str) -> dict[str, ConfigVa
     return out
 
 
-def shared_modules(modules: Mapping[str, ModuleConfig], builds: RepoBuilds, paths: frozenset[str]) -> dict[str, ModuleConfig]:
+def shared_modules(
+    modules: Mapping[str, ModuleConfig], builds: RepoBuilds, paths: frozenset[str]
+) -> dict[str, ModuleConfig]:
     """Config for modules without their own that application modules of the repo depend on
     (directly or through other modules): a shared starter's `${...}` placeholders are resolved by
     the application that runs it. One such application: its config as is; several: the keys they
@@ -187,7 +195,14 @@ class SpringExtractor:
         for f in files:
             parsed = repo.memo(self.name, f.path, f.data, lambda f=f: parse_config_file(f.path, f.data))  # type: ignore[misc]
             if isinstance(parsed, Failure):
-                records.append(FileRecord(path=f.path, status=FileStatus.FAILED, reason=f"line {parsed.line}: {parsed.reason}", extractor=self.name))
+                records.append(
+                    FileRecord(
+                        path=f.path,
+                        status=FileStatus.FAILED,
+                        reason=f"line {parsed.line}: {parsed.reason}",
+                        extractor=self.name,
+                    )
+                )
                 continue
             layers_by_path[f.path] = parsed
             records.append(FileRecord(path=f.path, status=FileStatus.PARSED, extractor=self.name))

@@ -28,10 +28,17 @@ from subguard.extract.spring.env import DEFAULT_PROFILE, Layer, canonical, confi
 
 _EXTS = (".yml", ".yaml", ".properties")
 _MAX_DEPTH = 4
-_LIST_KEYS = {canonical(k) for k in (
-    "spring.config.import", "spring.config.location", "spring.config.additional-location", "apollo.bootstrap.namespaces",
-    "spring.cloud.nacos.config.shared-dataids", "spring.cloud.nacos.config.ext-config",
-)}
+_LIST_KEYS = {
+    canonical(k)
+    for k in (
+        "spring.config.import",
+        "spring.config.location",
+        "spring.config.additional-location",
+        "apollo.bootstrap.namespaces",
+        "spring.cloud.nacos.config.shared-dataids",
+        "spring.cloud.nacos.config.ext-config",
+    )
+}
 _DATA_ID = re.compile(r"^spring\.cloud\.nacos\.config\.(?:sharedconfigs|extensionconfigs|extconfig)\[\d+\]\.dataid$")
 _INDEXED = re.compile(r"^(.*)\[\d+\]$")
 _NACOS_KEYS = {canonical("spring.cloud.nacos.config.shared-dataids"), canonical("spring.cloud.nacos.config.ext-config")}
@@ -96,8 +103,11 @@ class Importer:
                     continue
                 seen.add(path)
                 for i, found in enumerate(self._load(path)):
-                    added = replace(found, on_profile=_condition(layer) or found.on_profile,
-                                    rank=imported_rank(layer.rank, order, i))
+                    added = replace(
+                        found,
+                        on_profile=_condition(layer) or found.on_profile,
+                        rank=imported_rank(layer.rank, order, i),
+                    )
                     out.append(added)
                     todo.append((added, depth + 1))
         return out
@@ -109,21 +119,34 @@ class Importer:
             if path in given:
                 continue
             if layers is None and path in self._failed:
-                out.append(FileRecord(path=path, status=FileStatus.FAILED, reason=self._failed[path], extractor=self._name))
+                out.append(
+                    FileRecord(path=path, status=FileStatus.FAILED, reason=self._failed[path], extractor=self._name)
+                )
             elif layers is not None:
-                out.append(FileRecord(path=path, status=FileStatus.PARSED, reason="loaded: a Spring config file imports it", extractor=self._name))
+                out.append(
+                    FileRecord(
+                        path=path,
+                        status=FileStatus.PARSED,
+                        reason="loaded: a Spring config file imports it",
+                        extractor=self._name,
+                    )
+                )
         return out
 
     def _load(self, path: str) -> tuple[Layer, ...]:
         if path not in self._loaded:
             data = self._repo.read(path)
-            parsed = self._repo.memo(self._name, path, data, lambda: self._parse(path, data)) if data is not None else None
+            parsed = (
+                self._repo.memo(self._name, path, data, lambda: self._parse(path, data)) if data is not None else None
+            )
             if isinstance(parsed, tuple):
                 self._loaded[path] = parsed
             else:
                 self._loaded[path] = None
                 if parsed is not None:
-                    self._failed[path] = f"line {getattr(parsed, 'line', 1)}: {getattr(parsed, 'reason', 'could not be parsed')}"
+                    self._failed[path] = (
+                        f"line {getattr(parsed, 'line', 1)}: {getattr(parsed, 'reason', 'could not be parsed')}"
+                    )
         return self._loaded[path] or ()
 
     def _locate(self, kind: str, text: str, layer: Layer, module: str, layers: list[Layer]) -> str | None:
@@ -134,9 +157,9 @@ class Importer:
                 return None
             text = resolved
         if kind == "spring" and text.startswith("nacos:"):
-            kind, text = "nacos", text[len("nacos:"):]
+            kind, text = "nacos", text[len("nacos:") :]
         elif kind == "spring" and text.startswith("apollo://"):
-            kind, text = "apollo", text[len("apollo://"):]
+            kind, text = "apollo", text[len("apollo://") :]
         if kind == "nacos":
             data_id, _, query = text.partition("?")
             group = dict(p.partition("=")[::2] for p in query.split("&") if p).get("group", "")
@@ -144,12 +167,17 @@ class Importer:
         if kind == "apollo":
             ns = text.strip()
             return self._by_name(ns if ns.endswith(_EXTS) else ns + ".properties", "", module)
-        if not text or text.endswith("/") or "*" in text or ":" in text.partition("?")[0].replace("classpath:", "").replace("file:", ""):
+        if (
+            not text
+            or text.endswith("/")
+            or "*" in text
+            or ":" in text.partition("?")[0].replace("classpath:", "").replace("file:", "")
+        ):
             return None  # a directory, a pattern, or another ConfigDataLocationResolver (configtree:, configserver:)
         if text.startswith(("classpath:", "classpath*:")):
             candidates = [posixpath.join(_resources_root(layer.path, module), text.partition(":")[2].lstrip("/"))]
         elif text.startswith("file:"):
-            rel = text[len("file:"):]
+            rel = text[len("file:") :]
             candidates = [posixpath.join(module, rel), rel, posixpath.join(posixpath.dirname(layer.path), rel)]
         else:
             candidates = [posixpath.join(posixpath.dirname(layer.path), text)]

@@ -71,7 +71,9 @@ def _unescape(text: str, line: int) -> str:
         if nxt == "u":
             digits = text[i + 2 : i + 6]
             if len(digits) != 4 or any(c not in "0123456789abcdefABCDEF" for c in digits):
-                raise PropertiesError(f"malformed \\uxxxx escape '\\u{digits}' (Properties.load rejects the file)", line)
+                raise PropertiesError(
+                    f"malformed \\uxxxx escape '\\u{digits}' (Properties.load rejects the file)", line
+                )
             out.append(chr(int(digits, 16)))
             i += 6
             continue

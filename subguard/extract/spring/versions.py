@@ -112,12 +112,16 @@ def adjust_config_consumers(consumers: Sequence[Consumer], module: str, versions
         if c.client is ClientFamily.SPRING_CLOUD_STREAM:
             version = mine.get(SCA_STREAM)
             if version is not None and version.known:
-                name = binder_instance_name(version) or Value.default("DEFAULT", f"SCA binder {version.value} keeps the client default (no ACL keys)")
+                name = binder_instance_name(version) or Value.default(
+                    "DEFAULT", f"SCA binder {version.value} keeps the client default (no ACL keys)"
+                )
                 c = c.model_copy(update={"instance_name": name})
             elif c.instance_name is not None:  # new-style binder keys (2.2.7+), version unknown
                 c = c.model_copy(update={"instance_name": binder_instance_name(None)})
         elif c.client is ClientFamily.SPRING_LITE_PULL and HIDDEN_450 in c.notes:
-            c = c.model_copy(update={"instance_name": listener_instance_name(spring_version(mine), Value.default("DEFAULT"))})
+            c = c.model_copy(
+                update={"instance_name": listener_instance_name(spring_version(mine), Value.default("DEFAULT"))}
+            )
         out.append(c)
     return out
 
@@ -137,7 +141,9 @@ def _disabled(c: Consumer, view: View) -> bool:
     return cv is not None and cv.value.strip().lower() == "false"
 
 
-def adjust_listener(c: Consumer, module: str, profiles: Sequence[str], views: Mapping[str, View], versions: Versions) -> Consumer | None:
+def adjust_listener(
+    c: Consumer, module: str, profiles: Sequence[str], views: Mapping[str, View], versions: Versions
+) -> Consumer | None:
     """A rocketmq-spring listener as its version and config make it; None when the config disables it."""
     if c.client is not ClientFamily.SPRING_LISTENER:
         return c
@@ -146,7 +152,9 @@ def adjust_listener(c: Consumer, module: str, profiles: Sequence[str], views: Ma
         return None
     notes = list(c.notes)
     if seen and any(_disabled(c, v) for v in seen):
-        notes.append(f"rocketmq.consumer.listeners.{c.group.value}.{c.subscriptions[0].topic.value}=false disables this listener in some profiles only")
+        notes.append(
+            f"rocketmq.consumer.listeners.{c.group.value}.{c.subscriptions[0].topic.value}=false disables this listener in some profiles only"
+        )
     spring = spring_version(versions_for(module, versions))
     update: dict[str, object] = {"instance_name": listener_instance_name(spring, c.instance_name)}
     if c.namespace is None and seen and consumer_namespace_applies(spring):
@@ -157,9 +165,14 @@ def adjust_listener(c: Consumer, module: str, profiles: Sequence[str], views: Ma
     hit = lite_pull_trigger(seen[0], LEGACY) if trigger is not False and seen else None
     if hit is not None and hit[1].value == c.group.value:
         if trigger is None:
-            notes.append(NOTE_450 + "; the rocketmq-spring version is not known from the build files, so it is not reported as a member")
+            notes.append(
+                NOTE_450
+                + "; the rocketmq-spring version is not known from the build files, so it is not reported as a member"
+            )
         elif spring is not None:
-            notes.append(f"rocketmq-spring {spring.value} (#450): the hidden DefaultLitePullConsumer of rocketmq.consumer.group/topic "
-                         "joins this group as a second member (reported at its config line)")
+            notes.append(
+                f"rocketmq-spring {spring.value} (#450): the hidden DefaultLitePullConsumer of rocketmq.consumer.group/topic "
+                "joins this group as a second member (reported at its config line)"
+            )
     update["notes"] = tuple(notes)
     return c.model_copy(update=update)

@@ -54,7 +54,7 @@ def quote_maven_tokens(text: str) -> str:
         if not head.strip():  # a bare line (a continuation): not a value start
             return m.group(0)
         value = m.group("value").rstrip()
-        return head + "'" + value.replace("'", "''") + "'" + m.group("value")[len(value):] + m.group("tail")
+        return head + "'" + value.replace("'", "''") + "'" + m.group("value")[len(value) :] + m.group("tail")
 
     return _TOKEN_SCALAR.sub(sub, text)
 
@@ -141,7 +141,9 @@ def _read_yaml(text: str) -> list[Document]:
     except YAMLError as exc:
         raise YamlError(f"invalid YAML: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}", 1) from None
     except (ValueError, TypeError, RecursionError) as exc:  # scalar constructors: 2001-13-45, a 5000-digit int
-        raise YamlError(f"invalid YAML value: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}", 1) from None
+        raise YamlError(
+            f"invalid YAML value: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}", 1
+        ) from None
     out: list[Document] = []
     for index, doc in enumerate(docs):
         if doc is None:
