@@ -42,52 +42,24 @@ def test_a_declarative_group_rule_is_its_yaml_and_its_fixture_folder(tmp_path: P
     )
 
 
+def _new_rule(tmp_path: Path, scope: str) -> subprocess.CompletedProcess[str]:
+    """scripts/new_rule.py ACME900 some-new-rule for `scope`, into a scratch policy and fixture folder."""
+    argv = ["ACME900", "some-new-rule", "--scope", scope, "--policies", str(tmp_path / "policies")]
+    argv += ["--fixtures", str(tmp_path / "rules"), "--readme", ""]
+    script = str(ROOT / "scripts" / "new_rule.py")
+    return subprocess.run([sys.executable, script, *argv], capture_output=True, text=True, check=False)
+
+
 @pytest.mark.parametrize("scope", ["group", "subscription", "consumer", "consumer+deployment", "evidence"])
 def test_new_rule_scaffolds_a_policy_that_loads_and_a_case(tmp_path: Path, scope: str) -> None:
-    proc = subprocess.run(
-        [
-            sys.executable,
-            str(ROOT / "scripts" / "new_rule.py"),
-            "ACME900",
-            "some-new-rule",
-            "--scope",
-            scope,
-            "--policies",
-            str(tmp_path / "policies"),
-            "--fixtures",
-            str(tmp_path / "rules"),
-            "--readme",
-            "",
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    proc = _new_rule(tmp_path, scope)
     assert proc.returncode == 0, proc.stderr
     policy = load_policy(tmp_path / "policies" / "ACME900-some-new-rule.yaml")
     assert (policy.id, policy.scope) == ("ACME900", scope)
     assert all(getattr(policy.docs, s).strip() for s in ("what", "why", "example", "instead"))
     case = tmp_path / "rules" / "ACME900" / ("logs" if scope == "evidence" else "basic")
     assert case.is_dir() and any(case.rglob("*"))
-    again = subprocess.run(
-        [
-            sys.executable,
-            str(ROOT / "scripts" / "new_rule.py"),
-            "ACME900",
-            "some-new-rule",
-            "--scope",
-            scope,
-            "--policies",
-            str(tmp_path / "policies"),
-            "--fixtures",
-            str(tmp_path / "rules"),
-            "--readme",
-            "",
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    again = _new_rule(tmp_path, scope)
     assert again.returncode != 0 and "already exists" in again.stderr, "a scaffold never overwrites"
 
 

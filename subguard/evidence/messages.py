@@ -211,35 +211,24 @@ def _filter(msg: str, ts: float | None) -> Event | None:
     )
 
 
+def _client_not_latest(m: re.Match[str], ts: float | None) -> Event:
+    """Code 25 seen by a client, from a match whose groups are group, topic, broker and queue id."""
+    return Event(
+        ev.NOT_LATEST, ts, m.group(1), m.group(2), broker=m.group(3), queue_id=int(m.group(4)), code=25, side="client"
+    )
+
+
 def _client(msg: str, ts: float | None) -> Event | None:
     m = _NOT_LATEST_CLIENT.search(msg)
     if m is not None:
-        return Event(
-            ev.NOT_LATEST,
-            ts,
-            m.group(1),
-            m.group(2),
-            broker=m.group(3),
-            queue_id=int(m.group(4)),
-            code=25,
-            side="client",
-        )
+        return _client_not_latest(m, ts)
     m = _CODE25_SOFT.search(msg)
     if m is not None:
         return Event(ev.NOT_LATEST, ts, m.group(1), code=25, side="client")
     if _CODE25_TRACE.search(msg) is not None:
         g = _PULL_EXC_GROUP.search(msg)
         if g is not None:
-            return Event(
-                ev.NOT_LATEST,
-                ts,
-                g.group(1),
-                g.group(2),
-                broker=g.group(3),
-                queue_id=int(g.group(4)),
-                code=25,
-                side="client",
-            )
+            return _client_not_latest(g, ts)
         return Event(ev.NOT_LATEST, ts, code=25, side="client")
     m = _START.match(msg)
     if m is not None:

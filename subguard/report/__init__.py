@@ -163,15 +163,14 @@ def for_display(findings: Sequence[Finding], ctx: ReportContext) -> tuple[list[F
     return shown, hidden
 
 
-def hidden_line(hidden: Sequence[Finding], docs: Mapping[str, RuleDoc], ctx: ReportContext | None = None) -> str:
+def hidden_line(hidden: Sequence[Finding], docs: Mapping[str, RuleDoc], ctx: ReportContext) -> str:
     """One line for what a terminal format did not show, by rule:
     `67 notes not shown (60 SG902 unresolved-value, 7 SG904 deployment-link-ambiguous); --show-notes lists them`,
     and the findings only in test or example code counted apart."""
     if not hidden:
         return ""
-    context = ctx or ReportContext()
-    in_code = [f for f in hidden if marked(f, context)]
-    notes = [f for f in hidden if not marked(f, context)]
+    in_code = [f for f in hidden if marked(f, ctx)]
+    notes = [f for f in hidden if not marked(f, ctx)]
 
     def by_rule(fs: Sequence[Finding]) -> str:
         counts: dict[str, int] = {}

@@ -28,7 +28,7 @@ from subguard.core.model import Consumer, FileStatus, Finding, Location, Related
 from subguard.rules.conditions import UNKNOWN
 from subguard.rules.conditions import evaluate as judge
 from subguard.rules.policy import Policy, builtin
-from subguard.rules.subjects import KINDS, Subject, Universe, Unknown, Variant, kind_spec
+from subguard.rules.subjects import KINDS, NOT_KNOWN, Subject, Universe, Unknown, Variant, kind_spec
 from subguard.scan.extraction import ScanResult
 
 UNPARSEABLE, UNRESOLVED, STARTUP_FAILURE = "SG901", "SG902", "SG906"
@@ -165,7 +165,6 @@ def unparseable(results: Sequence[ScanResult], policies: Mapping[str, Policy]) -
 
 _GROUP_SCOPES = frozenset({"group"})
 _DEPLOYMENT_SCOPES = frozenset({"deployment", "consumer+deployment"})
-_NOT_KNOWN = Unknown.__dataclass_fields__["state"].default
 
 
 def _could_share_a_group(owner: str, universe: Universe, beyond: bool) -> bool:
@@ -195,7 +194,7 @@ def _hides_a_finding(
         return True
     if scope in _GROUP_SCOPES:
         return _could_share_a_group(unknown.owner, universe, beyond)
-    return unknown.state != _NOT_KNOWN
+    return unknown.state != NOT_KNOWN
 
 
 def blind_spots(

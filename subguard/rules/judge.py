@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from subguard.core.config import Config
+from subguard.core.inventory import group_name
 from subguard.core.members import attach_members
 from subguard.core.model import Consumer, Finding, Location, RuleDoc
 from subguard.rules import baseline as baseline_mod
@@ -146,7 +147,6 @@ def attach_impact(
     found: Sequence[Finding], consumers: Sequence[Consumer], rules: RuleSet, describe: Describe
 ) -> list[Finding]:
     """Put the simulated impact of its group on every unsuppressed group finding (once per group)."""
-    from subguard.core.inventory import group_name
 
     def wanted(f: Finding) -> bool:
         return bool(f.group) and _is_group(f, rules) and not f.impact and f.suppressed is None

@@ -45,6 +45,8 @@ from subguard.rocketmq.sql92 import MAX_DEPTH as SQL_MAX_DEPTH
 from subguard.rocketmq.sql92 import validate as validate_sql
 from subguard.rules.conditions import UNKNOWN
 
+NOT_KNOWN = "is not statically known"  # an Unknown's default state: no value at all (not one subguard cannot judge)
+
 
 @dataclass(frozen=True)
 class Unknown:
@@ -54,7 +56,7 @@ class Unknown:
     reason: str
     location: Location
     key: tuple[str, ...]
-    state: str = "is not statically known"  # what keeps the rule from judging it (SG902's `{state}`)
+    state: str = NOT_KNOWN  # what keeps the rule from judging it (SG902's `{state}`)
     owner: str = ""  # the consumer construction it belongs to (consumer_id): one note per construction
 
 

@@ -753,23 +753,6 @@ def _calls_on_target(node: Node, fp: _FileParser) -> tuple[str, list[Call]]:
     return target, _calls_on(root if root is not None else node, target, fp)
 
 
-def _consumer(node: Node, fp: _FileParser) -> ConsumerDecl:
-    target, calls = _calls_on_target(node, fp)
-    typ = _type_name(node.child_by_field_name("type"))
-    method, params = _enclosing_method(node)
-    return ConsumerDecl(
-        typ,
-        target,
-        fp._args(node, 0),
-        tuple(calls),
-        _class_name(node),
-        node.start_point[0] + 1,
-        node.start_point[1] + 1,
-        method,
-        params,
-    )
-
-
 def _vendor_kind(node: Node, name: str) -> str | None:
     """ons / ons-order / ons-batch / oms-push / oms-pull for a vendor factory call, else None."""
     if name in ONS_FACTORIES:
@@ -781,7 +764,8 @@ def _vendor_kind(node: Node, name: str) -> str | None:
     return None
 
 
-def _vendor(node: Node, kind: str, fp: _FileParser) -> ConsumerDecl:
+def _decl(node: Node, kind: str, fp: _FileParser) -> ConsumerDecl:
+    """The consumer a construction (`new T(...)`) or a vendor factory call declares, of `kind`."""
     target, calls = _calls_on_target(node, fp)
     method, params = _enclosing_method(node)
     return ConsumerDecl(
@@ -941,7 +925,7 @@ def java_facts(data: bytes) -> JavaFacts:
         elif t == "object_creation_expression":
             typ = _type_name(n.child_by_field_name("type"))
             if typ in CONSUMER_TYPES:
-                out.consumers.append(_consumer(n, fp))
+                out.consumers.append(_decl(n, typ, fp))
             elif _wrapper_candidate(n):
                 out.invocations.append(
                     _plain_invocation(n, fp, _text(n.child_by_field_name("type") or n).split("<")[0], "<init>")
@@ -976,7 +960,7 @@ def _method_facts(n: Node, out: _Collect, fp: _FileParser) -> None:
     if name in BUILDER_METHODS:
         out.consumers.append(_builder(n, fp))
     elif (kind := _vendor_kind(n, name)) is not None:
-        out.consumers.append(_vendor(n, kind, fp))
+        out.consumers.append(_decl(n, kind, fp))
     elif (inv := _factory_call(n, fp)) is not None:
         out.invocations.append(inv)
     elif _owner(n) == "" and n.child_by_field_name("arguments") is not None:
