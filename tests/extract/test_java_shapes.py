@@ -11,6 +11,9 @@ shape in tests/fixtures/java-shapes/, each shaped like the public code it came f
 - rocketmq-spring: a listener implementing no listener interface, `@ExtConsumerResetConfiguration`, the
   `DefaultRocketMQListenerContainer` template beside an annotated listener
 - command-line defaults (commons-cli, picocli) and a non-final field never reassigned
+- framework plumbing (plumbing/): apache/rocketmq `MQPullConsumerScheduleService`, rocketmq-spring's
+  auto-configuration + `RocketMQUtil` and 5.x `DefaultListenerContainer`, Spring Cloud Alibaba's
+  `RocketMQMessageSource`, and wizhuo's reflective annotation registrar (the one that keeps its note)
 
 Every test asserts group, topic, expression, expression type, message model, registers, template and line.
 """
@@ -444,3 +447,75 @@ def test_command_line_defaults_and_literal_fields(shapes: ScanResult) -> None:
     assert row(cli) == (None, "BenchmarkCli", "*", "TAG", "CLUSTERING", True, (), line_of(rel, "fromCli.subscribe("))
     assert cli.group.detail == "set at run time by the command-line option 'g'"
     assert cli.subscriptions[0].topic.resolution is Resolution.OPTION_DEFAULT
+
+
+# ---- issue 28 item 2: framework plumbing shapes are templates, never noted ---------------------------
+
+
+def _notes(shapes: ScanResult, rel: str) -> list[str]:
+    findings = pipeline.judge([shapes], pipeline.RuleSet.of(load_policies()), Config()).findings
+    return [f"{f.rule}:{f.location.line}" for f in findings if f.location.path == SRC + rel]
+
+
+def test_a_call_in_another_method_reads_that_methods_parameters(shapes: ScanResult) -> None:
+    """MQPullConsumerScheduleService: the topic is a parameter of `registerPullTaskCallback`, not the
+    same-named field with a literal initializer, and the consumer is a template of both parameters."""
+    rel = "plumbing/ScheduleService.java"
+    [c] = in_file(shapes, rel)
+    assert row(c) == (
+        None,
+        None,
+        "*",
+        "TAG",
+        "CLUSTERING",
+        True,
+        ("consumerGroup", "topic"),
+        line_of(rel, "registerMessageQueueListener("),
+    )
+    assert not _notes(shapes, rel)
+
+
+def test_a_call_site_passing_injected_properties_is_a_template_too(shapes: ScanResult) -> None:
+    """RocketMQAutoConfiguration -> RocketMQUtil: the util's construction is a template, the bean method
+    that feeds it from an injected properties object is one as well; a caller passing literals is a consumer."""
+    util, config = "plumbing/ConsumerUtil.java", "plumbing/AcmeAutoConfiguration.java"
+    templates = {c.template for c in in_file(shapes, util) + in_file(shapes, config) if c.template}
+    assert templates == {("groupName", "selectorExpression", "topicName"), ("properties",), ("acmeProperties",)}
+    assert row(one(shapes, "GID_AUDIT", config)) == (
+        "GID_AUDIT",
+        "TOPIC_AUDIT",
+        "a > 1",
+        "SQL92",
+        "CLUSTERING",
+        True,
+        (),
+        line_of(config, '"GID_AUDIT"'),
+    )
+    assert not _notes(shapes, util) and not _notes(shapes, config)
+
+
+def test_setter_fed_container_with_a_local_assigned_twice(shapes: ScanResult) -> None:
+    """The 5.x DefaultListenerContainer: `filterExpression` is null or a helper's result of getters of
+    setter-fed fields; the group and topic are those getters."""
+    rel = "plumbing/ListenerContainer.java"
+    [c] = in_file(shapes, rel)
+    assert c.template == ("this",) and c.group.value is None
+    assert not _notes(shapes, rel)
+
+
+def test_binder_source_with_a_field_computed_from_a_parameter(shapes: ScanResult) -> None:
+    """Spring Cloud Alibaba's RocketMQMessageSource: `this.messageSelector = Utils.selector(props.getX())`
+    is fed by the constructor's parameter, and the factory's group by the properties passed to it."""
+    rel = "plumbing/MessageSource.java"
+    [c] = [c for c in in_file(shapes, rel) if c.location.path == SRC + rel]
+    assert c.template == ("properties", "name") and c.registers
+    assert not _notes(shapes, rel)
+
+
+def test_an_annotation_read_by_reflection_keeps_its_one_note(shapes: ScanResult) -> None:
+    """wizhuo/springboot-rocketmq's in-house `@RocketMqListener` read at run time: no parameter feeds the
+    consumer, the subscriptions are on beans subguard does not read: exactly one note, naming the value."""
+    rel = "plumbing/AnnotationRegistrar.java"
+    [c] = in_file(shapes, rel)
+    assert c.template == () and c.group.value is None
+    assert _notes(shapes, rel) == [f"SG902:{line_of(rel, 'listener.consumerGroup()')}"]

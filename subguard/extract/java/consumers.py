@@ -10,7 +10,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from subguard.core.model import (
     ClientFamily,
@@ -354,9 +354,8 @@ class _Reader:
     """Reads values for one consumer and records which unknown ones are the enclosing method's or class's
     parameters (a template) and whether anything else is unknown."""
 
-    def __init__(self, symbols: Symbols, aliases: Mapping[str, str]) -> None:
+    def __init__(self, symbols: Symbols) -> None:
         self.symbols = symbols
-        self.aliases = aliases  # parameter-fed field -> the parameter that feeds it
         self.template: dict[str, None] = {}
         self.other_unknown = False
 
@@ -373,31 +372,68 @@ class _Reader:
         else:
             self.other_unknown = True
 
-    def _refs(self, expr: Expr, where: Where) -> list[str] | None:
+    def _refs(self, expr: Expr, where: Where, depth: int = 0) -> list[str] | None:
         """The parameters an unknown expression reads; None when something else makes it unknown."""
-        if expr.kind == "name" and any(b == expr.text for b, _, _ in where.bindings):
+        if depth > _MAX_REF_DEPTH:
             return None
-        if expr.kind == "name" and (expr.text in where.params or expr.text in self.aliases):
-            return [self.aliases.get(expr.text, expr.text)]
+        if expr.kind == "name":
+            bound = next((b for b in where.bindings if b[0] == expr.text), None)
+            if bound is not None:  # a call site's argument: a template of the caller's parameters, or not
+                return self._refs(bound[1], bound[2], depth + 1)
+            if expr.text in where.params:
+                return [expr.text]
+            fed = fed_fields(where)
+            if expr.text in fed:
+                return [fed[expr.text]]
+            if expr.args:  # a local assigned more than once: every value it may hold
+                return self._all(expr.args, where, depth, skip_null=True)
+            return None
         if expr.kind == "concat":
-            out: list[str] = []
-            for part in expr.args:
-                if self.symbols.string_value(part, where).known:
-                    continue
-                refs = self._refs(part, where)
-                if refs is None:
-                    return None
-                out.extend(refs)
-            return out or None
+            return self._all(expr.args, where, depth)
         if expr.kind in ("call", "new") and expr.text in ("bySql", "byTag", "FilterExpression") and expr.args:
-            return self._refs(expr.args[0], where)
+            return self._refs(expr.args[0], where, depth + 1)
         if expr.kind == "call" and expr.qual is not None and expr.text not in OPTION_GETTERS:  # `anno.topic()`
             root = expr.qual
             while root.qual is not None and root.kind in ("call", "field"):
                 root = root.qual
-            refs = self._refs(root, where) if root.kind == "name" else None
-            return refs if refs is not None else _state_getter(expr)
+            refs = self._refs(root, where, depth + 1) if root.kind == "name" and not _is_type(root) else None
+            if refs is not None:
+                return refs
+            getter = _state_getter(expr)
+            if getter is not None or not _is_type(root):
+                return getter
+        if expr.kind in ("call", "new") and expr.text not in OPTION_GETTERS and expr.args:
+            # a static or same-class helper (`RocketMQUtil.createFilterExpression(tag, type)`,
+            # `resolvePlaceholders(annotation.group(), config.getGroup())`) of template inputs
+            return self._all(expr.args, where, depth)
         return _state_getter(expr)
+
+    def _all(self, parts: tuple[Expr, ...], where: Where, depth: int, skip_null: bool = False) -> list[str] | None:
+        """The parameters the unknown parts read; None when one of them is unknown for another reason."""
+        out: list[str] = []
+        for part in parts:
+            if (skip_null and part.kind == "null") or self.symbols.string_value(part, where).known:
+                continue
+            refs = self._refs(part, where, depth + 1)
+            if refs is None:
+                return None
+            out.extend(refs)
+        return out or None
+
+
+_MAX_REF_DEPTH = 8
+
+
+def _is_type(expr: Expr) -> bool:
+    """`RocketMQUtil` in `RocketMQUtil.make(...)`: a name that reads as a type, not a variable."""
+    return expr.kind == "name" and expr.text[:1].isupper() and not expr.args
+
+
+def fed_fields(where: Where) -> dict[str, str]:
+    """The fields (and locals) of the class at `where` that a parameter feeds, as-is or computed
+    (field -> the parameter)."""
+    cls = next((c for c in where.facts.classes if c.name == where.class_name), None)
+    return {f: p for f, p in (*cls.derived_fields, *cls.param_fields)} if cls is not None else {}
 
 
 def _state_getter(expr: Expr) -> list[str] | None:
@@ -414,6 +450,15 @@ def _state_getter(expr: Expr) -> list[str] | None:
     if root.kind == "name" and root.text[:1].islower():
         return [root.text]
     return None
+
+
+def _within(call: Call, where: Where) -> Where:
+    """The place a call on the consumer is read: the consumer's method, or the other method the call is
+    written in (whose parameters shadow the names a call site binds)."""
+    if call.params is None:
+        return where
+    kept = tuple(b for b in where.bindings if b[0] not in call.params)
+    return replace(where, params=call.params, bindings=kept)
 
 
 def _site_of(where: Where, site: Site | None, topic: Expr) -> Location | None:
@@ -436,11 +481,10 @@ def code_consumers(
     symbols: Symbols,
     module: ModuleConfig | None,
     site: Site | None = None,
-    aliases: Mapping[str, str] | None = None,
 ) -> list[Consumer]:
     """One consumer (per environment variant) for a consumer built in code; with `site`, the instance
     a call site makes of a template (its parameters bound in `where.bindings`)."""
-    b = _Build(decl, where, symbols, site, aliases or {})
+    b = _Build(decl, where, symbols, site)
     return b.consumers(module)
 
 
@@ -491,11 +535,9 @@ def _vendor_props(expr: Expr) -> list[tuple[Expr, Expr]]:
 class _Build:
     """The state of one consumer built in code while its calls are read in order."""
 
-    def __init__(
-        self, decl: ConsumerDecl, where: Where, symbols: Symbols, site: Site | None, aliases: Mapping[str, str]
-    ) -> None:
+    def __init__(self, decl: ConsumerDecl, where: Where, symbols: Symbols, site: Site | None) -> None:
         self.decl, self.where, self.site = decl, where, site
-        self.read = _Reader(symbols, aliases)
+        self.read = _Reader(symbols)
         self.family = FAMILIES[decl.kind]
         self.loc = (
             Location(path=site.where.path, line=site.line, column=site.column)
@@ -523,11 +565,7 @@ class _Build:
         if not group.known:  # the argument it was read from (the first, or the second after a namespace)
             args = decl.ctor_args
             source = args[1] if namespace is not None and len(args) > 1 else args[0] if args else None
-            if (
-                source is not None
-                and group.location is not None
-                and (source.line, source.column) == (group.location.line, group.location.column)
-            ):
+            if source is not None and not symbols.string_value(source, where).known:
                 self.read.note(source, where)
             else:
                 self.read.other_unknown = True
@@ -661,13 +699,13 @@ class _Build:
         return True
 
     def consumers(self, module: ModuleConfig | None) -> list[Consumer]:
-        calls = [(c, self.where) for c in self.decl.calls]
+        calls = [(c, _within(c, self.where)) for c in self.decl.calls]
         if self.site is not None:
-            calls += [(c, self.site.where) for c in self.site.calls]
+            calls += [(c, _within(c, self.site.where)) for c in self.site.calls]
         for call, where in calls:
             self.on_call(call, where)
         registers = self.registers()
-        template = tuple(self.read.template) if self.site is None and not self.read.other_unknown else ()
+        template = () if self.read.other_unknown else tuple(self.read.template)
         raw: dict[str, Value | None] = {"group": self.group, "namespace": self.namespace, **self.fields}
         for i, (topic, expr, _, _) in enumerate(self.subs):
             raw[f"topic{i}"], raw[f"expr{i}"] = topic, expr

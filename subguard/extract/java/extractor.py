@@ -15,7 +15,7 @@ from subguard.deploy.service import module_dir
 from subguard.extract.base import ExtractResult, RepoContext, SourceFile
 from subguard.extract.java.consumers import code_consumers, listener_consumers, refused_listener
 from subguard.extract.java.facts import JavaFacts, java_facts
-from subguard.extract.java.link import Linker, aliases, decl_where
+from subguard.extract.java.link import Linker, decl_where
 from subguard.extract.java.resolve import Symbols, Where
 from subguard.extract.java.spring import module_for
 from subguard.extract.spring.extractor import ModuleConfig
@@ -80,9 +80,7 @@ class JavaExtractor:
                     if kept is not None:  # rocketmq.consumer.listeners.<group>.<topic>=false drops it
                         consumers.append(kept)
             for decl in facts.consumers:
-                made = code_consumers(
-                    decl, decl_where(path, facts, decl), symbols, module, aliases=aliases(facts, decl.class_name)
-                )
+                made = code_consumers(decl, decl_where(path, facts, decl), symbols, module)
                 linker.add(path, facts, decl, made)
                 consumers.extend(made)
         for path, facts in parsed.items():

@@ -95,6 +95,9 @@ class Call:
     column: int
     source: str = ""
     end_line: int = 0  # last line of the call, arguments included
+    # the parameters of the method the call is written in, when that is not the method that made the
+    # consumer (`registerPullTaskCallback(String topic, ...)` subscribing a field's consumer); else None
+    params: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -125,6 +128,7 @@ class Invocation:
     column: int
     target: str = ""
     calls: tuple[Call, ...] = ()
+    params: tuple[str, ...] = ()  # the parameters of the method the call is written in
 
 
 @dataclass(frozen=True)
@@ -150,6 +154,9 @@ class ClassFacts:
     ctors: tuple[tuple[str, ...], ...] = ()  # each constructor's parameter names
     # command-line option fields: (field, option names, default or None) from picocli `@Option`
     options: tuple[tuple[str, str, Expr | None], ...] = ()
+    # (field, parameter): a field computed from a parameter (`this.selector = Util.make(param.getX())`):
+    # a template's input like the above, but never read as the parameter's value
+    derived_fields: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -231,6 +238,7 @@ class _Scope:
     def __init__(self, body: Node | None) -> None:
         self.inits: dict[str, Node] = {}
         self.reassigned: set[str] = set()
+        self.assigns: dict[str, list[Node | None]] = {}  # name -> later assigned values (None: `+=` and alike)
         self.node = body
         if body is None:
             return
@@ -244,9 +252,15 @@ class _Scope:
                 if name is not None and value is not None:
                     self.inits.setdefault(_text(name), value)
             elif n.type == "assignment_expression":
-                left = n.child_by_field_name("left")
+                left, right = n.child_by_field_name("left"), n.child_by_field_name("right")
                 if left is not None and left.type == "identifier":
                     self.reassigned.add(_text(left))
+                    op = n.child_by_field_name("operator")
+                    plain = op is not None and op.type == "=" and right is not None
+                    self.assigns.setdefault(_text(left), []).append(right if plain else None)
+
+
+_MAX_VALUES = 4
 
 
 def _scope_node(node: Node) -> Node | None:
@@ -375,7 +389,17 @@ class _FileParser:
                     added = self._puts(scope.node, name, depth, ("add",), 1)
                     return Expr("set", name, args=collection(value) + added, line=line, column=col, source=name)
             return value
+        if name in scope.reassigned and name in scope.assigns:
+            return Expr("name", name, args=self._values(scope, name, depth), line=line, column=col, source=name)
         return Expr("name", name, line=line, column=col, source=name)
+
+    def _values(self, scope: _Scope, name: str, depth: int) -> tuple[Expr, ...]:
+        """The values a local assigned more than once may hold (its initializer and each `name = v`);
+        empty when there are more than a few (a loop's accumulator), so nothing is read from them."""
+        nodes = [*([scope.inits[name]] if name in scope.inits else []), *scope.assigns[name]]
+        if len(nodes) > _MAX_VALUES or depth > 4 or None in nodes:
+            return ()
+        return tuple(self.expr(v, depth + 1) for v in nodes if v is not None)
 
     def _puts(self, body: Node, name: str, depth: int, methods: tuple[str, ...], arity: int) -> tuple[Expr, ...]:
         """The arguments of every `name.put(k, v)` (or `add(x)`, ...) in a method body, flattened."""
@@ -485,6 +509,7 @@ class _Collect:
     invocations: list[Invocation] = field(default_factory=list)
     assigned: dict[str, set[str]] = field(default_factory=dict)  # class -> names assigned in it
     param_fields: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
+    derived_fields: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
     plain_calls: list[Node] = field(default_factory=list)  # unqualified / this. calls: helper candidates
 
     def finish(self) -> tuple[ClassFacts, ...]:
@@ -493,7 +518,10 @@ class _Collect:
             assigned = self.assigned.get(d.name, set())
             fields = () if d.bound else tuple((n, e) for n, e in d.candidates if n not in assigned)
             pf = tuple(dict.fromkeys(self.param_fields.get(d.name, ())))
-            out.append(ClassFacts(d.name, tuple(d.constants), d.supers, fields, pf, tuple(d.ctors), tuple(d.options)))
+            derived = tuple(dict.fromkeys(self.derived_fields.get(d.name, ())))
+            out.append(
+                ClassFacts(d.name, tuple(d.constants), d.supers, fields, pf, tuple(d.ctors), tuple(d.options), derived)
+            )
         return tuple(out)
 
 
@@ -647,11 +675,16 @@ def _assignment(node: Node, out: _Collect) -> None:
         return
     cls = _class_name(node)
     out.assigned.setdefault(cls, set()).add(name)
+    params = _enclosing_method(node)[1]
+    if not params or right is None:
+        return
     root = _root(right)
-    if root is not None and root.type == "identifier":
-        param = _text(root)
-        if param in _enclosing_method(node)[1]:
-            out.param_fields.setdefault(cls, []).append((name, param))
+    if root is not None and root.type == "identifier" and _text(root) in params:
+        out.param_fields.setdefault(cls, []).append((name, _text(root)))
+        return
+    read = next((_text(n) for n in _walk(right) if n.type == "identifier" and _text(n) in params), None)
+    if read is not None:  # computed from a parameter: `this.selector = Util.selector(param.getSub())`
+        out.derived_fields.setdefault(cls, []).append((name, read))
 
 
 def _value_annotation(mods: Node) -> Expr | None:
@@ -729,11 +762,16 @@ def _call(n: Node, fp: _FileParser) -> Call:
     )
 
 
-def _calls_on(root: Node, name: str, fp: _FileParser) -> list[Call]:
+def _calls_on(root: Node, name: str, fp: _FileParser, home: Node) -> list[Call]:
+    """Every call on `name` under `root`; one written in another method than `home`'s carries that
+    method's parameters (its names are those parameters there, not the home method's)."""
     out: list[Call] = []
+    here = _enclosing_method(home)
     for n in _walk(root):
         if n.type == "method_invocation" and _receiver(n) == name:
-            out.append(_call(n, fp))
+            call = _call(n, fp)
+            there = _enclosing_method(n)
+            out.append(call if there == here else replace(call, params=there[1]))
     return out
 
 
@@ -750,7 +788,7 @@ def _calls_on_target(node: Node, fp: _FileParser) -> tuple[str, list[Call]]:
     if not target:
         return "", []
     root = _scope_node(node) if local else _enclosing_class(node)
-    return target, _calls_on(root if root is not None else node, target, fp)
+    return target, _calls_on(root if root is not None else node, target, fp, node)
 
 
 def _vendor_kind(node: Node, name: str) -> str | None:
@@ -822,12 +860,19 @@ def _factory_call(node: Node, fp: _FileParser) -> Invocation | None:
         node.start_point[1] + 1,
         target,
         tuple(calls),
+        _enclosing_method(node)[1],
     )
 
 
 def _plain_invocation(node: Node, fp: _FileParser, owner: str, method: str) -> Invocation:
     return Invocation(
-        owner, method, fp._args(node, 0), _class_name(node), node.start_point[0] + 1, node.start_point[1] + 1
+        owner,
+        method,
+        fp._args(node, 0),
+        _class_name(node),
+        node.start_point[0] + 1,
+        node.start_point[1] + 1,
+        params=_enclosing_method(node)[1],
     )
 
 
@@ -866,7 +911,7 @@ def _builder(node: Node, fp: _FileParser) -> ConsumerDecl:
     target, local = _target(top)
     if target and not any(c.method == "build" for c in calls):
         root = _scope_node(top) if local else _enclosing_class(top)
-        calls.extend(_calls_on(root if root is not None else top, target, fp))
+        calls.extend(_calls_on(root if root is not None else top, target, fp, node))
     method, params = _enclosing_method(node)
     return ConsumerDecl(
         _method(node),

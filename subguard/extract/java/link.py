@@ -39,12 +39,6 @@ def class_of(facts: JavaFacts, name: str) -> ClassFacts | None:
     return next((c for c in facts.classes if c.name == name), None)
 
 
-def aliases(facts: JavaFacts, class_name: str) -> dict[str, str]:
-    """Parameter-fed fields of a class (field -> the parameter that sets it)."""
-    cls = class_of(facts, class_name)
-    return {f: p for f, p in cls.param_fields} if cls is not None else {}
-
-
 def decl_where(path: str, facts: JavaFacts, decl: ConsumerDecl) -> Where:
     return Where(path, facts, decl.class_name, params=decl.params)
 
@@ -65,13 +59,11 @@ class Linker:
         if not self.templates:
             return
         for inv in facts.invocations:
-            caller = Where(path, facts, inv.class_name)
+            caller = Where(path, facts, inv.class_name, params=inv.params)
             for tpl, bindings in self._targets(inv, caller):
                 where = Where(tpl.path, tpl.facts, tpl.decl.class_name, bindings=bindings, params=tpl.decl.params)
                 site = Site(caller, inv.line, inv.column, inv.calls)
-                yield from code_consumers(
-                    tpl.decl, where, self.symbols, self.module_of(path), site, aliases(tpl.facts, tpl.decl.class_name)
-                )
+                yield from code_consumers(tpl.decl, where, self.symbols, self.module_of(path), site)
 
     def _targets(
         self, inv: Invocation, caller: Where
