@@ -96,7 +96,10 @@ def write(root: Path, files: dict[str, str]) -> None:
 
 
 def check(capsys: pytest.CaptureFixture[str], root: Path, *argv: str) -> tuple[int, list[dict[str, object]], str]:
-    code = main(["check", str(root), "--no-cache", "--format", "json", *argv])
+    """`subguard check . --format json` run in `root`, so paths read relative to it."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.chdir(root)
+        code = main(["check", ".", "--no-cache", "--format", "json", *argv])
     out, err = capsys.readouterr()
     return code, (all_findings(out) if out.strip() else []), err
 
@@ -235,8 +238,9 @@ def test_no_manifest_assumes_a_rolling_update_and_says_so(tmp_path: Path, capsys
 
 
 def test_markdown_sarif_and_github_carry_the_base(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], sarif_validator: Any
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], sarif_validator: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.chdir(tmp_path)  # paths read relative to the working directory: repo/orders/...
     root, commit = base_case(tmp_path, deployment())
     write(root, {"orders/consumer.py": consumer(tags="created||paid||refunded")})
     sarif, md = tmp_path / "out.sarif", tmp_path / "out.md"
@@ -268,7 +272,8 @@ def test_markdown_sarif_and_github_carry_the_base(
     assert f"judged against base `main ({commit[:12]})`" in text
     assert f"| member | topic | before (main ({commit[:12]})) | after (head) |" in text
     assert (
-        "| `orders/consumer.py:8` | `TopicOrders` | `created\\|\\|paid` | `created\\|\\|paid\\|\\|refunded` |" in text
+        "| `repo/orders/consumer.py:8` | `TopicOrders` | `created\\|\\|paid` | `created\\|\\|paid\\|\\|refunded` |"
+        in text
     )
 
 

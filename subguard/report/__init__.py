@@ -6,8 +6,10 @@ A renderer is a pure function `render(findings, docs, ctx) -> str`. It sees supp
 
 from __future__ import annotations
 
+import functools
 import importlib
 import os
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -42,6 +44,10 @@ class ReportContext:
 
     `roots` maps findings back to files; `workdir` is where paths are shown relative to (the
     current directory, so `file=` in annotations and SARIF URIs resolve from a repo checkout).
+    `cite_from_workdir`: the paths a finding's text cites (its message, related messages, impact and
+    change rows, written relative to the scan root) are shown like its location, relative to
+    `workdir` (`check`: the roots are what the user named); off, they are left as written (the audit,
+    whose repositories are not under the working directory in any useful sense).
     """
 
     version: str = __version__
@@ -57,6 +63,7 @@ class ReportContext:
     hide_marked: bool = True
     base_ref: str = ""  # `check --base REF`: the revision the change was judged against, as given
     base_commit: str = ""  # ... and the commit it named
+    cite_from_workdir: bool = False
 
     @property
     def base(self) -> str:
@@ -80,6 +87,10 @@ def get_renderer(name: str) -> Renderer:
 
 
 def render(name: str, findings: Sequence[Finding], docs: Mapping[str, RuleDoc], ctx: ReportContext) -> str:
+    """`findings` in format `name`; with `ctx.cite_from_workdir` every path their text cites is shown
+    the way their locations are (`cite_paths`), so a finding reads one way in every format."""
+    if ctx.cite_from_workdir:
+        findings = [cite_paths(f, ctx) for f in findings]
     return get_renderer(name)(findings, docs, ctx)
 
 
@@ -95,12 +106,22 @@ def root_prefix(root: Root | None, ctx: ReportContext) -> str | None:
     """POSIX path of a root relative to the workdir ('' for the workdir itself); None when outside it."""
     if root is None or not ctx.workdir:
         return ""
+    return _relative(root.path, ctx.workdir)
+
+
+@functools.lru_cache(maxsize=256)
+def _relative(path: str, workdir: str) -> str | None:
     try:
-        rel = Path(root.path).resolve().relative_to(Path(ctx.workdir).resolve())
+        rel = Path(path).resolve().relative_to(Path(workdir).resolve())
     except ValueError:
         return None
     text = rel.as_posix()
     return "" if text == "." else text
+
+
+def foreign(location: Location, ctx: ReportContext) -> bool:
+    """A location of a repository that is none of the roots (a member from the org map)."""
+    return bool(location.repo and ctx.roots and all(r.repo != location.repo for r in ctx.roots))
 
 
 def display_path(location: Location, ctx: ReportContext) -> str:
@@ -108,7 +129,7 @@ def display_path(location: Location, ctx: ReportContext) -> str:
     of a repository that is none of the roots (a member from the org map) as `repo:path`."""
     if PurePosixPath(location.path).is_absolute():  # e.g. a config file outside every root
         return location.path
-    if location.repo and ctx.roots and all(r.repo != location.repo for r in ctx.roots):
+    if foreign(location, ctx):
         return f"{location.repo}:{location.path}"
     root = root_of(location, ctx)
     prefix = root_prefix(root, ctx)
@@ -116,6 +137,66 @@ def display_path(location: Location, ctx: ReportContext) -> str:
         assert root is not None
         return (PurePosixPath(Path(root.path).resolve().as_posix()) / location.path).as_posix()
     return f"{prefix}/{location.path}" if prefix else location.path
+
+
+# a file a message cites: `[repo:]path[:line[:column]]`, the path relative and ending in a file
+# extension (so `namesrv.prod:9876` is only taken when it is one of the finding's own paths)
+_CITED = re.compile(
+    r"(?<![\w./:@+%~-])(?:(?P<repo>[\w.@+-]+):)?"
+    r"(?P<path>(?:[\w.@+-]+/)*[\w@+-][\w.@+-]*\.[A-Za-z][\w-]*)(?P<line>:\d+)?(?![\w/@+%-])"
+)
+
+
+def cite_paths(f: Finding, ctx: ReportContext) -> Finding:
+    """`f` with every path its message, related messages, impact and change rows cite shown as
+    `display_path` shows its locations (relative to the working directory, absolute outside it).
+
+    Rules write those paths relative to the scan root, as `path:line` (or `repo:path:line` when the
+    members span roots). A citation is rewritten when it is `repo:path` of a root, a path with a
+    folder followed by a line, or one of the finding's own paths; anything else (a host:port, a
+    path of another repository) is left as written."""
+    own: dict[str, str] = {}
+    for loc in (f.location, *(r.location for r in f.related)):
+        own.setdefault(loc.path, loc.repo)
+    roots = {r.repo for r in ctx.roots}
+
+    def shown(m: re.Match[str]) -> str:
+        repo, path, line = m.group("repo"), m.group("path"), m.group("line") or ""
+        if repo is not None:
+            if repo not in roots:
+                return m.group(0)
+        elif path in own:
+            repo = own[path]
+        elif "/" in path and line:
+            repo = f.location.repo
+        else:
+            return m.group(0)
+        return display_path(Location(path=path, repo=repo), ctx) + line
+
+    def text(value: str) -> str:
+        return _CITED.sub(shown, value) if value else value
+
+    if all(root_prefix(r, ctx) == "" for r in ctx.roots):
+        return f  # every root is the working directory: paths already read as shown
+    changes = tuple(
+        (BEFORE_AFTER, tuple((text(str(row[0])), *row[1:]) for row in value)) if key == BEFORE_AFTER else (key, value)
+        for key, value in f.properties
+    )
+    return f.model_copy(
+        update={
+            "message": text(f.message),
+            "impact": text(f.impact),
+            "related": tuple(r.model_copy(update={"message": text(r.message)}) for r in f.related),
+            "properties": changes,
+        }
+    )
+
+
+def data_path(location: Location, ctx: ReportContext) -> str:
+    """A location's path in the data formats (the JSON `path`, SARIF link texts): shown as in the
+    other formats under `ctx.cite_from_workdir`, else relative to its root (the audit); a location of
+    a repository that is none of the roots keeps its own path (its `repo` names it)."""
+    return display_path(location, ctx) if ctx.cite_from_workdir and not foreign(location, ctx) else location.path
 
 
 def map_date(f: Finding, location: Location) -> str:

@@ -1,7 +1,8 @@
 """SARIF 2.1.0: one run; rule help from the policy docs; stable partial fingerprints; suppressions.
 
 URIs are relative to `%SRCROOT%` (the working directory) when the scan root lies inside it, so
-GitHub code scanning resolves them from a checkout; roots outside it get their own base id.
+GitHub code scanning resolves them from a checkout; roots outside it get their own base id. Paths
+in message texts are shown as in every other format (`report.display_path`).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from subguard.report import (
     Root,
     base_revision,
     before_after,
+    data_path,
     is_diagnostic,
     map_date,
     marked,
@@ -126,12 +128,12 @@ def _escape(text: str) -> str:
     return text.replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]")
 
 
-def _link(f: Finding, loc: Location, i: int) -> str:
+def _link(f: Finding, loc: Location, i: int, ctx: ReportContext) -> str:
     """A related location in the message: a link to it, or for a member from the org map (no file of
     this checkout) its repository, path and line as text."""
     if map_date(f, loc):
         return _escape(f"{loc.repo}:{loc.path}:{loc.line}")
-    return f"[{_escape(loc.path)}:{loc.line}]({i})"
+    return f"[{_escape(data_path(loc, ctx))}:{loc.line}]({i})"
 
 
 def _related(f: Finding, loc: Location, message: str, i: int, ctx: ReportContext) -> dict[str, Any]:
@@ -153,7 +155,7 @@ def _related(f: Finding, loc: Location, message: str, i: int, ctx: ReportContext
 def _result(f: Finding, index: int, ctx: ReportContext) -> dict[str, Any]:
     text = _escape(f.message)
     if f.related:
-        links = ", ".join(_link(f, r.location, i) for i, r in enumerate(f.related, 1))
+        links = ", ".join(_link(f, r.location, i, ctx) for i, r in enumerate(f.related, 1))
         text += f" (also: {links})"
     if f.impact:
         text += f"\nImpact: {_escape(f.impact)}"

@@ -217,6 +217,7 @@ def _context(
         color=color,
         show_notes=show_notes,
         hide_marked=hide_marked,
+        cite_from_workdir=True,
     )
 
 
