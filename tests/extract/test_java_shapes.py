@@ -13,7 +13,8 @@ shape in tests/fixtures/java-shapes/, each shaped like the public code it came f
 - command-line defaults (commons-cli, picocli) and a non-final field never reassigned
 - framework plumbing (plumbing/): apache/rocketmq `MQPullConsumerScheduleService`, rocketmq-spring's
   auto-configuration + `RocketMQUtil` and 5.x `DefaultListenerContainer`, Spring Cloud Alibaba's
-  `RocketMQMessageSource`, and wizhuo's reflective annotation registrar (the one that keeps its note)
+  `RocketMQMessageSource`, metaphysical-road's groups split from a config value in a loop, and wizhuo's
+  reflective annotation registrar (the one that keeps its note)
 
 Every test asserts group, topic, expression, expression type, message model, registers, template and line.
 """
@@ -519,3 +520,13 @@ def test_an_annotation_read_by_reflection_keeps_its_one_note(shapes: ScanResult)
     [c] = in_file(shapes, rel)
     assert c.template == () and c.group.value is None
     assert _notes(shapes, rel) == [f"SG902:{line_of(rel, 'listener.consumerGroup()')}"]
+
+
+def test_a_loop_over_a_config_value_feeds_a_helper_template(shapes: ScanResult) -> None:
+    """metaphysical-road/rocketmq-practice: `for (String g : config.getGroups().split(",")) start(g)`:
+    the helper is a template of `item`, its call site one of the config object's state; neither is noted."""
+    rel = "plumbing/ConsumerTask.java"
+    made = in_file(shapes, rel)
+    assert sorted(c.template for c in made) == [("item", "taskConfig"), ("taskConfig",)]
+    assert all(c.group.value is None for c in made)
+    assert not _notes(shapes, rel)

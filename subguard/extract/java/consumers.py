@@ -436,19 +436,41 @@ def fed_fields(where: Where) -> dict[str, str]:
     return {f: p for f, p in (*cls.derived_fields, *cls.param_fields)} if cls is not None else {}
 
 
+_REFLECTION = frozenset(
+    {
+        "getClass",
+        "getAnnotation",
+        "getDeclaredAnnotation",
+        "getAnnotationsByType",
+        "findAnnotation",
+        "findMergedAnnotation",
+        "findAnnotationOnBean",
+    }
+)
+
+
 def _state_getter(expr: Expr) -> list[str] | None:
     """The object whose state a getter reads (`config.getGroup()`, `this.getConsumerGroup()`,
-    `getConsumerGroup()`): whoever configures that object sets the value, so a consumer built from it
-    is a template like one built from a parameter. A static call on a type (`Config.getGroup()`) is not."""
-    if expr.kind != "call" or not expr.text.startswith("get") or expr.text in OPTION_GETTERS or expr.args:
+    `getConsumerGroup()`, also further calls on what it returns: `config.getGroups().split(",")`):
+    whoever configures that object sets the value, so a consumer built from it is a template like one
+    built from a parameter. A static call on a type (`Config.getGroup()`) is not."""
+    getter = False
+    node: Expr | None = expr
+    while node is not None and node.kind == "call":
+        if node.text in _REFLECTION:  # an annotation found at run time: no one configures it, keep the note
+            return None
+        getter = getter or (node.text.startswith("get") and node.text not in OPTION_GETTERS and not node.args)
+        if node.qual is None:
+            return ["this"] if getter else None
+        node = node.qual
+    while node is not None and node.qual is not None and node.kind == "field":
+        node = node.qual
+    if not getter or node is None:
         return None
-    root = expr.qual
-    while root is not None and root.qual is not None and root.kind in ("call", "field"):
-        root = root.qual
-    if root is None or root.text == "this":
+    if node.text == "this":
         return ["this"]
-    if root.kind == "name" and root.text[:1].islower():
-        return [root.text]
+    if node.kind == "name" and node.text[:1].islower():
+        return [node.text]
     return None
 
 

@@ -239,6 +239,7 @@ class _Scope:
         self.inits: dict[str, Node] = {}
         self.reassigned: set[str] = set()
         self.assigns: dict[str, list[Node | None]] = {}  # name -> later assigned values (None: `+=` and alike)
+        self.elements: dict[str, Node] = {}  # a for-each variable -> the collection it iterates
         self.node = body
         if body is None:
             return
@@ -251,6 +252,10 @@ class _Scope:
                 name, value = n.child_by_field_name("name"), n.child_by_field_name("value")
                 if name is not None and value is not None:
                     self.inits.setdefault(_text(name), value)
+            elif n.type == "enhanced_for_statement":  # `for (T s : items)`: `s` holds an element of `items`
+                name, value = n.child_by_field_name("name"), n.child_by_field_name("value")
+                if name is not None and value is not None:
+                    self.elements.setdefault(_text(name), value)
             elif n.type == "assignment_expression":
                 left, right = n.child_by_field_name("left"), n.child_by_field_name("right")
                 if left is not None and left.type == "identifier":
@@ -389,6 +394,10 @@ class _FileParser:
                     added = self._puts(scope.node, name, depth, ("add",), 1)
                     return Expr("set", name, args=collection(value) + added, line=line, column=col, source=name)
             return value
+        if name in scope.elements and name not in scope.inits and name not in scope.reassigned:
+            # the collection's expression stands for where the value comes from; it is never read as the value
+            items = self.expr(scope.elements[name], depth + 1)
+            return Expr("name", name, args=(items,), line=line, column=col, source=name)
         if name in scope.reassigned and name in scope.assigns:
             return Expr("name", name, args=self._values(scope, name, depth), line=line, column=col, source=name)
         return Expr("name", name, line=line, column=col, source=name)
