@@ -860,17 +860,7 @@ def _factory_call(node: Node, fp: _FileParser) -> Invocation | None:
     target, calls = _calls_on_target(node, fp)
     if not target:
         return None
-    return Invocation(
-        owner,
-        name,
-        fp._args(node, 0),
-        _class_name(node),
-        node.start_point[0] + 1,
-        node.start_point[1] + 1,
-        target,
-        tuple(calls),
-        _enclosing_method(node)[1],
-    )
+    return replace(_plain_invocation(node, fp, owner, name), target=target, calls=tuple(calls))
 
 
 def _plain_invocation(node: Node, fp: _FileParser, owner: str, method: str) -> Invocation:
