@@ -96,10 +96,7 @@ def write(root: Path, files: dict[str, str]) -> None:
 
 
 def check(capsys: pytest.CaptureFixture[str], root: Path, *argv: str) -> tuple[int, list[dict[str, object]], str]:
-    """`subguard check . --format json` run in `root`, so paths read relative to it."""
-    with pytest.MonkeyPatch.context() as mp:
-        mp.chdir(root)
-        code = main(["check", ".", "--no-cache", "--format", "json", *argv])
+    code = main(["check", str(root), "--no-cache", "--format", "json", *argv])
     out, err = capsys.readouterr()
     return code, (all_findings(out) if out.strip() else []), err
 

@@ -67,7 +67,7 @@ def test_seed002_json(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 1
     (f,) = sg102(all_findings(out))
     places = {(f["path"], f["line"])} | {(r["path"], r["line"]) for r in f["related"]}
-    assert places == {(f"repo/{C1}", C1_LINE), (f"repo/{C2}", C2_LINE)}  # relative to the working directory
+    assert places == {(C1, C1_LINE), (C2, C2_LINE)}
     assert f["group"] == "test-consumer" and f["topic"] == "TopicTest2"
     assert f["suppressed"] is None and len(f["fingerprint"]) >= 16
 
@@ -267,7 +267,7 @@ def test_inline_waiver_without_reason_does_not_apply(repo: Path, capsys: pytest.
     findings = all_findings(out)
     assert code == 1 and sg102(findings)[0]["suppressed"] is None
     (note,) = [f for f in findings if f["rule"] == "SG903"]
-    assert (note["path"], note["line"], note["severity"]) == (f"repo/{C1}", C1_LINE - 1, SG903_SEVERITY)
+    assert (note["path"], note["line"], note["severity"]) == (C1, C1_LINE - 1, SG903_SEVERITY)
     assert "no reason" in note["message"]
 
 
@@ -275,7 +275,7 @@ def test_unused_inline_waiver_becomes_sg903(repo: Path, capsys: pytest.CaptureFi
     edit(repo / C1, 7, "    print(msg.tags)  # subguard: ignore[SG102] stale")
     code, out, _ = run(capsys, "repo", "--format", "json", "--fail-on", "note")
     (note,) = [f for f in all_findings(out) if f["rule"] == "SG903"]
-    assert code == 1 and (note["path"], note["line"]) == (f"repo/{C1}", 7) and "unused" in note["message"]
+    assert code == 1 and (note["path"], note["line"]) == (C1, 7) and "unused" in note["message"]
     assert run(capsys, "repo", "--format", "json", "--ignore", "SG903,SG102")[0] == 0
 
 
@@ -300,7 +300,7 @@ def test_config_waiver_applies_and_expires(repo: Path, capsys: pytest.CaptureFix
     assert code == 1 and sg102(findings)[0]["suppressed"] is None
     (warn,) = [f for f in findings if f["rule"] == "SG903"]
     assert warn["severity"] == "warning" and "expired on 2001-01-01" in warn["message"]
-    assert (warn["path"], warn["line"]) == ("repo/.subguard.yaml", 3)
+    assert (warn["path"], warn["line"]) == (".subguard.yaml", 3)
 
 
 def test_explicit_config_outside_the_root_points_at_the_file(

@@ -29,6 +29,10 @@ FORMATS: dict[str, str] = {
     "gitlab": "subguard.report.gitlab:render",
 }
 
+# data formats: every path relative to its scan root (named by the finding's `repo`), in locations and
+# messages alike, wherever subguard runs; what the audit writes for the same repository, byte for byte
+ROOT_RELATIVE = frozenset({"json"})
+
 
 @dataclass(frozen=True)
 class Root:
@@ -88,8 +92,9 @@ def get_renderer(name: str) -> Renderer:
 
 def render(name: str, findings: Sequence[Finding], docs: Mapping[str, RuleDoc], ctx: ReportContext) -> str:
     """`findings` in format `name`; with `ctx.cite_from_workdir` every path their text cites is shown
-    the way their locations are (`cite_paths`), so a finding reads one way in every format."""
-    if ctx.cite_from_workdir:
+    the way their locations are (`cite_paths`), so a finding reads one way in every format a person
+    or a CI reads; the data formats (`ROOT_RELATIVE`) keep paths relative to each root throughout."""
+    if ctx.cite_from_workdir and name not in ROOT_RELATIVE:
         findings = [cite_paths(f, ctx) for f in findings]
     return get_renderer(name)(findings, docs, ctx)
 
@@ -192,10 +197,10 @@ def cite_paths(f: Finding, ctx: ReportContext) -> Finding:
     )
 
 
-def data_path(location: Location, ctx: ReportContext) -> str:
-    """A location's path in the data formats (the JSON `path`, SARIF link texts): shown as in the
-    other formats under `ctx.cite_from_workdir`, else relative to its root (the audit); a location of
-    a repository that is none of the roots keeps its own path (its `repo` names it)."""
+def cited_path(location: Location, ctx: ReportContext) -> str:
+    """A location's path where a message cites it (SARIF link texts): as `display_path` shows it under
+    `ctx.cite_from_workdir`, else as the rule wrote it (the audit); a location of a repository that is
+    none of the roots keeps its own path (its `repo` names it)."""
     return display_path(location, ctx) if ctx.cite_from_workdir and not foreign(location, ctx) else location.path
 
 

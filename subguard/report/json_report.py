@@ -1,7 +1,8 @@
 """JSON report: `{"findings": [...], "diagnostics": [...]}`, suppressed ones included and marked, paths
-as every format of `check` shows them (relative to the working directory, absolute outside it; the
-audit's: relative to each repository, which `repo` names). `diagnostics` holds what subguard could not read or judge (the SG9xx
-rules with `roles: [diagnostic]`), kept apart from the findings a user fixes in code."""
+relative to the scan root that `repo` names, in `path` and in messages alike, wherever subguard runs
+(a data format: the audit writes the same findings for the same repository; `report.ROOT_RELATIVE`).
+`diagnostics` holds what subguard could not read or judge (the SG9xx rules with `roles:
+[diagnostic]`), kept apart from the findings a user fixes in code."""
 
 from __future__ import annotations
 
@@ -10,18 +11,17 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from subguard.core.model import CODE_SCOPE, Finding, RuleDoc
-from subguard.report import ReportContext, base_revision, before_after, data_path, is_diagnostic, map_date, sort_key
+from subguard.report import ReportContext, base_revision, before_after, is_diagnostic, map_date, sort_key
 
 
-def finding_dict(f: Finding, ctx: ReportContext | None = None) -> dict[str, Any]:
+def finding_dict(f: Finding) -> dict[str, Any]:
     """The stable JSON shape of one finding."""
     loc = f.location
-    ctx = ctx or ReportContext()
     return {
         "rule": f.rule,
         "severity": f.severity.value,
         "message": f.message,
-        "path": data_path(loc, ctx),
+        "path": loc.path,
         "line": loc.line,
         "column": loc.column,
         "repo": loc.repo,
@@ -30,7 +30,7 @@ def finding_dict(f: Finding, ctx: ReportContext | None = None) -> dict[str, Any]
         "related": [
             # repo: the member's repository; org_map: the map's date when the member is a row of the org map
             {
-                "path": data_path(r.location, ctx),
+                "path": r.location.path,
                 "line": r.location.line,
                 "column": r.location.column,
                 "message": r.message,
@@ -51,7 +51,7 @@ def finding_dict(f: Finding, ctx: ReportContext | None = None) -> dict[str, Any]
 def render(findings: Sequence[Finding], docs: Mapping[str, RuleDoc], ctx: ReportContext) -> str:
     ordered = sorted(findings, key=sort_key)
     report = {
-        "findings": [finding_dict(f, ctx) for f in ordered if not is_diagnostic(f, docs)],
-        "diagnostics": [finding_dict(f, ctx) for f in ordered if is_diagnostic(f, docs)],
+        "findings": [finding_dict(f) for f in ordered if not is_diagnostic(f, docs)],
+        "diagnostics": [finding_dict(f) for f in ordered if is_diagnostic(f, docs)],
     }
     return json.dumps(report, indent=2, ensure_ascii=False) + "\n"

@@ -19,7 +19,7 @@ from subguard.report import (
     Root,
     base_revision,
     before_after,
-    data_path,
+    cited_path,
     is_diagnostic,
     map_date,
     marked,
@@ -133,7 +133,7 @@ def _link(f: Finding, loc: Location, i: int, ctx: ReportContext) -> str:
     this checkout) its repository, path and line as text."""
     if map_date(f, loc):
         return _escape(f"{loc.repo}:{loc.path}:{loc.line}")
-    return f"[{_escape(data_path(loc, ctx))}:{loc.line}]({i})"
+    return f"[{_escape(cited_path(loc, ctx))}:{loc.line}]({i})"
 
 
 def _related(f: Finding, loc: Location, message: str, i: int, ctx: ReportContext) -> dict[str, Any]:

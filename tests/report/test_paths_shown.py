@@ -1,5 +1,6 @@
 """Paths read one way: relative to the working directory (absolute outside it), in a finding's location
-and in every path its message, related messages and impact cite, in every format of `check`.
+and in every path its message, related messages and impact cite, in every format of `check` a person
+or a CI reads; JSON, the data format the audit also writes, keeps them relative to the root throughout.
 
 `subguard check` runs for real from a working directory other than the scanned root, on a repository
 whose group GID_PAY is declared in two files with different topics (SG101).
@@ -77,12 +78,13 @@ def test_text(case: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     ]
 
 
-def test_json(case: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    billing, orders = shown(tmp_path, case)
+def test_json_keeps_paths_relative_to_the_root(case: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """JSON is the data format the audit also writes: `path` and the message's paths are relative to
+    the root `repo` names, wherever check runs."""
     (f,) = all_findings(check(capsys, "json", CASES[case][1]))
-    assert (f["path"], f["line"], f["message"]) == (billing, LINE, message(billing, orders))
-    assert [(r["path"], r["line"], r["message"]) for r in f["related"]] == [
-        (orders, LINE, "a member of 'GID_PAY' subscribes {TopicA}")
+    assert (f["repo"], f["path"], f["line"], f["message"]) == ("svc", BILLING, LINE, message(BILLING, ORDERS))
+    assert [(r["repo"], r["path"], r["line"], r["message"]) for r in f["related"]] == [
+        ("svc", ORDERS, LINE, "a member of 'GID_PAY' subscribes {TopicA}")
     ]
 
 
@@ -149,9 +151,9 @@ def test_two_roots_cite_each_member_under_its_own_root(
     """Members in two roots are cited `root:path:line` by the rule; shown, each is its display path."""
     monkeypatch.chdir(shop)
     (f,) = [f for f in all_findings(check(capsys, "json", "billing", "orders")) if f["rule"] == "SG101"]
-    assert f["message"] == message(BILLING, ORDERS)
-    assert (f["path"], f["related"][0]["path"]) == (BILLING, ORDERS)
-    assert (f["repo"], f["related"][0]["repo"]) == ("billing", "orders")
+    assert f["message"] == message("billing:worker.py", "orders:worker.py")  # as the rule writes it
+    out = check(capsys, "text", "billing", "orders")
+    assert f"  SG101 [error] {message(BILLING, ORDERS)}" in out.splitlines()
 
 
 # --- the one function, on findings built by hand ----------------------------------------------------------
