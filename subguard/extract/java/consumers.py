@@ -25,7 +25,7 @@ from subguard.core.model import (
     Value,
     in_declaration,
 )
-from subguard.extract.java.facts import AnnotationUse, Call, ConsumerDecl, Expr, collection
+from subguard.extract.java.facts import AnnotationUse, Call, ClassFacts, ConsumerDecl, Expr, collection
 from subguard.extract.java.resolve import OPTION_GETTERS, Symbols, Where, enum_name
 from subguard.extract.java.spring import variants
 from subguard.extract.spring.extractor import ModuleConfig
@@ -399,20 +399,22 @@ class _Reader:
             refs = self._refs(root, where, depth + 1) if root.kind == "name" and not _is_type(root) else None
             if refs is not None:
                 return refs
-            getter = _state_getter(expr)
+            getter = _state_getter(expr, where)
             if getter is not None or not _is_type(root):
                 return getter
         if expr.kind in ("call", "new") and expr.text not in OPTION_GETTERS and expr.args:
             # a static or same-class helper (`RocketMQUtil.createFilterExpression(tag, type)`,
             # `resolvePlaceholders(annotation.group(), config.getGroup())`) of template inputs
             return self._all(expr.args, where, depth)
-        return _state_getter(expr)
+        return _state_getter(expr, where)
 
     def _all(self, parts: tuple[Expr, ...], where: Where, depth: int, skip_null: bool = False) -> list[str] | None:
         """The parameters the unknown parts read; None when one of them is unknown for another reason."""
         out: list[str] = []
         for part in parts:
-            if (skip_null and part.kind == "null") or self.symbols.string_value(part, where).known:
+            if (
+                skip_null and (part.kind == "null" or (part.kind == "new" and not part.args))
+            ) or self.symbols.string_value(part, where).known:
                 continue
             refs = self._refs(part, where, depth + 1)
             if refs is None:
@@ -432,7 +434,7 @@ def _is_type(expr: Expr) -> bool:
 def fed_fields(where: Where) -> dict[str, str]:
     """The fields (and locals) of the class at `where` that a parameter feeds, as-is or computed
     (field -> the parameter)."""
-    cls = next((c for c in where.facts.classes if c.name == where.class_name), None)
+    cls = _class_at(where)
     return {f: p for f, p in (*cls.derived_fields, *cls.param_fields)} if cls is not None else {}
 
 
@@ -449,11 +451,13 @@ _REFLECTION = frozenset(
 )
 
 
-def _state_getter(expr: Expr) -> list[str] | None:
+def _state_getter(expr: Expr, where: Where) -> list[str] | None:
     """The object whose state a getter reads (`config.getGroup()`, `this.getConsumerGroup()`,
     `getConsumerGroup()`, also further calls on what it returns: `config.getGroups().split(",")`):
     whoever configures that object sets the value, so a consumer built from it is a template like one
-    built from a parameter. A static call on a type (`Config.getGroup()`) is not."""
+    built from a parameter. Not one of a field the container injects (`@Autowired AppConfig config`):
+    that is the application's own configuration read at run time, a blind spot worth its note; nor a
+    static call on a type (`Config.getGroup()`), nor an annotation read by reflection."""
     getter = False
     node: Expr | None = expr
     while node is not None and node.kind == "call":
@@ -469,9 +473,18 @@ def _state_getter(expr: Expr) -> list[str] | None:
         return None
     if node.text == "this":
         return ["this"]
-    if node.kind == "name" and node.text[:1].islower():
+    if node.kind == "name" and node.text[:1].islower() and node.text not in _injected(where):
         return [node.text]
     return None
+
+
+def _injected(where: Where) -> tuple[str, ...]:
+    cls = _class_at(where)
+    return cls.injected if cls is not None else ()
+
+
+def _class_at(where: Where) -> ClassFacts | None:
+    return next((c for c in where.facts.classes if c.name == where.class_name), None)
 
 
 def _within(call: Call, where: Where) -> Where:

@@ -159,6 +159,8 @@ class ClassFacts:
     derived_fields: tuple[tuple[str, str], ...] = ()
 
 
+    # fields the container injects (`@Autowired`, `@Resource`, `@Inject`): the application's own beans
+    injected: tuple[str, ...] = ()
 @dataclass(frozen=True)
 class JavaFacts:
     package: str = ""
@@ -506,6 +508,7 @@ class _ClassDraft:
 
 
 @dataclass
+    injected: list[str]  # fields annotated @Autowired, @Resource or @Inject
 class _Collect:
     package: str = ""
     imports: list[str] = field(default_factory=list)
@@ -529,7 +532,17 @@ class _Collect:
             pf = tuple(dict.fromkeys(self.param_fields.get(d.name, ())))
             derived = tuple(dict.fromkeys(self.derived_fields.get(d.name, ())))
             out.append(
-                ClassFacts(d.name, tuple(d.constants), d.supers, fields, pf, tuple(d.ctors), tuple(d.options), derived)
+                ClassFacts(
+                    d.name,
+                    tuple(d.constants),
+                    d.supers,
+                    fields,
+                    pf,
+                    tuple(d.ctors),
+                    tuple(d.options),
+                    derived,
+                    tuple(d.injected),
+                )
             )
         return tuple(out)
 
@@ -631,6 +644,9 @@ def _class_facts(node: Node, fp: _FileParser) -> _ClassDraft:
 def _field_facts(member: Node, interface: bool, draft: _ClassDraft, fp: _FileParser) -> None:
     mods = _modifiers(member)
     words = {c.type for c in mods.children} if mods is not None else set()
+_INJECT = frozenset({"Autowired", "Resource", "Inject"})
+
+
     value_ann = _value_annotation(mods) if mods is not None else None
     option = _option(mods, fp) if mods is not None else None
     for decl in member.named_children:
@@ -643,6 +659,8 @@ def _field_facts(member: Node, interface: bool, draft: _ClassDraft, fp: _FilePar
             draft.constants.append((_text(dname), value_ann))
         elif option is not None:
             draft.options.append(
+        if anns & _INJECT:
+            draft.injected.append(_text(dname))
                 (
                     _text(dname),
                     option[0],
