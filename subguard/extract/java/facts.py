@@ -631,7 +631,7 @@ def _class_facts(node: Node, fp: _FileParser) -> _ClassDraft:
     interface = node.type in ("interface_declaration", "annotation_type_declaration")
     mods = _modifiers(node)
     anns = {_annotation_name(a).split(".")[-1] for a in mods.named_children} if mods is not None else set()
-    draft = _ClassDraft(name, [], _supers(node), [], [], [], bool(anns & _BOUND_CLASS))
+    draft = _ClassDraft(name, [], _supers(node), [], [], [], bool(anns & _BOUND_CLASS), [])
     body = node.child_by_field_name("body")
     for member in body.named_children if body is not None else ():
         if member.type == "constructor_declaration":
