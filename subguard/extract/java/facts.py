@@ -157,10 +157,10 @@ class ClassFacts:
     # (field, parameter): a field computed from a parameter (`this.selector = Util.make(param.getX())`):
     # a template's input like the above, but never read as the parameter's value
     derived_fields: tuple[tuple[str, str], ...] = ()
-
-
     # fields the container injects (`@Autowired`, `@Resource`, `@Inject`): the application's own beans
     injected: tuple[str, ...] = ()
+
+
 @dataclass(frozen=True)
 class JavaFacts:
     package: str = ""
@@ -505,10 +505,10 @@ class _ClassDraft:
     ctors: list[tuple[str, ...]]
     options: list[tuple[str, str, Expr | None]]
     bound: bool  # Spring/Lombok may set its fields without an assignment in the source
+    injected: list[str]  # fields annotated @Autowired, @Resource or @Inject
 
 
 @dataclass
-    injected: list[str]  # fields annotated @Autowired, @Resource or @Inject
 class _Collect:
     package: str = ""
     imports: list[str] = field(default_factory=list)
@@ -641,26 +641,27 @@ def _class_facts(node: Node, fp: _FileParser) -> _ClassDraft:
     return draft
 
 
-def _field_facts(member: Node, interface: bool, draft: _ClassDraft, fp: _FileParser) -> None:
-    mods = _modifiers(member)
-    words = {c.type for c in mods.children} if mods is not None else set()
 _INJECT = frozenset({"Autowired", "Resource", "Inject"})
 
 
+def _field_facts(member: Node, interface: bool, draft: _ClassDraft, fp: _FileParser) -> None:
+    mods = _modifiers(member)
+    words = {c.type for c in mods.children} if mods is not None else set()
     value_ann = _value_annotation(mods) if mods is not None else None
     option = _option(mods, fp) if mods is not None else None
+    anns = {_annotation_name(a).split(".")[-1] for a in mods.named_children} if mods is not None else set()
     for decl in member.named_children:
         if decl.type != "variable_declarator":
             continue
         dname, dvalue = decl.child_by_field_name("name"), decl.child_by_field_name("value")
         if dname is None:
             continue
+        if anns & _INJECT:
+            draft.injected.append(_text(dname))
         if value_ann is not None:
             draft.constants.append((_text(dname), value_ann))
         elif option is not None:
             draft.options.append(
-        if anns & _INJECT:
-            draft.injected.append(_text(dname))
                 (
                     _text(dname),
                     option[0],
