@@ -4,7 +4,8 @@ A generated repository (Python consumers reading shared constants, a factory and
 Spring YAML, a Kubernetes manifest) is edited at random, file by file on disk; after each edit the
 real console entry runs in a subprocess with its caches, and again with `--no-cache`: the two JSON
 reports must be byte-identical. Edits: add or remove a consumer, change a constant other files use,
-rename a group, add or delete a file, break a file's syntax and fix it, call a factory again.
+rename a group, add or delete a file, break a file's syntax and fix it, call a factory again (from a
+new file or from one that did not call it).
 """
 
 from __future__ import annotations
@@ -133,7 +134,7 @@ class Editor:
         os.utime(path, ns=(self.clock, self.clock))
 
     def files(self, pattern: str) -> list[Path]:
-        return sorted(p for p in self.root.rglob(pattern) if ".subguard_cache" not in p.parts)
+        return sorted(p for p in self.root.rglob(pattern) if not {".subguard_cache", ".git"} & set(p.parts))
 
     def edit(self) -> str:
         if self.broken is not None:  # a broken file is fixed by the next edit
@@ -148,6 +149,7 @@ class Editor:
             self.delete_file,
             self.break_file,
             self.add_caller,
+            self.call_factory_here,
             self.edit_java,
             self.edit_spring,
             self.edit_manifest,
@@ -214,6 +216,17 @@ class Editor:
         self.write(path, CALLER.format(group=self.rng.choice(GROUPS), tags=self.rng.choice(TAGS)))
         return f"add {path.name}"
 
+    def call_factory_here(self) -> str:
+        """A file that did not call the factory now does (or calls it once more): the factory's
+        callers are found by a search whose per-file verdicts the cache keeps."""
+        files = [p for p in self.files("*.py") if p.name != "factory.py"]
+        # a consumer's own file is read in full anyway: a file found only by the search matters
+        plain = [p for p in files if not _words(p.read_text(encoding="utf-8"))]
+        path = self.rng.choice(plain or files)
+        call = CALLER.format(group=self.rng.choice(GROUPS), tags=self.rng.choice(TAGS)).replace("first", "again")
+        self.write(path, path.read_text(encoding="utf-8") + "\n" + call)
+        return f"call the factory from {path.name}"
+
     def edit_java(self) -> str:
         path = self.root / "java/src/main/java/demo" / f"Listener{self.rng.randrange(1, 4)}.java"
         self.write(
@@ -236,6 +249,10 @@ class Editor:
         path = self.rng.choice(self.files("*.py"))
         self.write(path, path.read_text(encoding="utf-8") + "\n")
         return f"append a blank line to {path.name}"
+
+
+def _words(text: str) -> set[str]:
+    return {w for w in ("make(", "Consumer(") if w in text}
 
 
 def _env(root: Path) -> dict[str, str]:
@@ -307,3 +324,81 @@ def test_a_python_edit_loads_no_other_extractor(tmp_path: Path) -> None:
         "pyspark",
     }
     assert not loaded & unwanted, loaded & unwanted
+
+
+def _git(root: Path, *args: str) -> None:
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@e", "GIT_COMMITTER_NAME": "t"}
+    env["GIT_COMMITTER_EMAIL"] = "t@e"
+    subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True, env=env)
+
+
+def _run_base_sequence(tmp_path: Path, seed: int, edits: int) -> None:
+    """`check --base HEAD` after each random edit (the work tree is the head; now and then the
+    edits are committed, so the base moves): with its caches (the base's unchanged files and
+    extractors served from the head's cache) it must print what a `--no-cache` run prints."""
+    root = tmp_path / "repo"
+    make_repo(root)
+    _git(root, "init", "-q")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-qm", "base")
+    assert _check(root, "--base", "HEAD").returncode == 0
+    editor = Editor(root, seed)
+    commits = random.Random(seed + 1)
+    done: list[str] = []
+    for _ in range(edits):
+        done.append(editor.edit())
+        if commits.random() < 0.2:
+            _git(root, "add", "-A")
+            _git(root, "commit", "-qm", "edit", "--allow-empty")
+            done.append("commit")
+        warm, cold = _check(root, "--base", "HEAD"), _check(root, "--base", "HEAD", "--no-cache")
+        assert warm.returncode == cold.returncode == 0, (done, warm.stderr, cold.stderr)
+        assert warm.stdout == cold.stdout, f"after {done}"
+        assert "warning" not in warm.stderr, warm.stderr
+
+
+def test_base_run_equals_cold_over_random_edits(tmp_path: Path) -> None:
+    _run_base_sequence(tmp_path, seed=26, edits=16)
+
+
+@pytest.mark.parametrize("seed", [5, 6])
+def test_base_scan_equals_cold_over_random_edits(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int) -> None:
+    """The records themselves (JSON shows findings only, and few edits make an SG6xx finding show
+    the base's): after every random edit, the head scanned with its cache equals the head scanned
+    without, and the base scanned from the head's cache (its result per tree dropped first, so the
+    base is extracted every time) equals the base scanned with no cache."""
+    from subguard.core.config import Config
+    from subguard.scan import gitrev
+    from subguard.scan.extraction import open_cache, scan_repo
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    monkeypatch.delenv("SUBGUARD_CACHE_DIR", raising=False)
+    root = tmp_path / "repo"
+    make_repo(root)
+    _git(root, "init", "-q")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-qm", "base")
+    config = Config()
+    editor = Editor(root, seed)
+    commits = random.Random(seed + 1)
+    done: list[str] = []
+    for _ in range(30):
+        done.append(editor.edit())
+        if commits.random() < 0.15:
+            _git(root, "add", "-A")
+            _git(root, "commit", "-qm", "edit", "--allow-empty")
+            done.append("commit")
+        rev = gitrev.resolve(root, "HEAD")
+        open_cache(root.resolve(), config, "k\x1fbase").result_file.unlink(missing_ok=True)
+        head, cold_head = scan_repo(root, config, cache_key="k"), scan_repo(root, config)
+        assert head == cold_head, f"head after {done}"  # every record, JSON shows findings only
+        warm = gitrev.scan_base([str(root)], [rev], [head], config, "k")[0]
+        cold = gitrev.scan_base([str(root)], [rev], [cold_head], config, None)[0]
+        assert (warm.consumers, warm.deployments, warm.findings) == (cold.consumers, cold.deployments, cold.findings), (
+            f"base after {done}"
+        )
+
+
+@pytest.mark.slow
+def test_base_run_equals_cold_over_many_random_edits(tmp_path: Path) -> None:
+    _run_base_sequence(tmp_path, seed=3, edits=40)

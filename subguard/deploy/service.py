@@ -130,8 +130,16 @@ def _roots_of(paths: frozenset[str]) -> ModuleRoots:
     return known if known is not None else find_roots(paths)  # a frozenset caches its hash: one walk per repo
 
 
+_LAST: list[tuple[frozenset[str], ModuleRoots]] = []  # the path set asked last, by identity
+
+
 def module_roots(paths: Iterable[str]) -> ModuleRoots:
-    return _roots_of(paths if isinstance(paths, frozenset) else frozenset(paths))
+    if _LAST and _LAST[0][0] is paths:  # an equal set that is not the cached key costs a full comparison
+        return _LAST[0][1]
+    roots = _roots_of(paths if isinstance(paths, frozenset) else frozenset(paths))
+    if isinstance(paths, frozenset):
+        _LAST[:] = [(paths, roots)]
+    return roots
 
 
 def module_dir(path: str, paths: Iterable[str]) -> str:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
@@ -47,6 +48,9 @@ class RepoContext:
     `prefetch(extractor, [(path, data), ...], fn)` may compute those per-file parses ahead of time in
     worker processes (`fn(path, data)` must be a picklable module-level function returning exactly
     what the memo's `compute` would); calling it is optional and never changes a result.
+    `matching(pattern, paths)` is the paths whose content `pattern` (a bytes regex) finds, as reading
+    each with `read` would say; a scan with a content cache answers an unchanged file from the
+    verdict it kept (`search`), without reading it.
     """
 
     root: str
@@ -57,6 +61,15 @@ class RepoContext:
     prior: Mapping[str, ExtractResult] = field(default_factory=dict)
     memo: Callable[[str, str, bytes, Callable[[], Any]], Any] = no_memo
     prefetch: Callable[[str, Sequence[tuple[str, bytes]], Callable[[str, bytes], Any]], None] = no_prefetch
+    search: Callable[[bytes, Sequence[str]], list[str]] | None = None
+
+    def matching(self, pattern: bytes, paths: Iterable[str]) -> list[str]:
+        """The paths (in the order given) whose content the regex `pattern` finds; unreadable ones never."""
+        wanted = list(paths)
+        if self.search is not None:
+            return self.search(pattern, wanted)
+        rx = re.compile(pattern)
+        return [p for p in wanted if (data := self.read(p)) is not None and rx.search(data)]
 
 
 @dataclass(frozen=True)

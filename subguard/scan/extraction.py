@@ -10,6 +10,7 @@ import dataclasses
 import hashlib
 import os
 import pickle
+import re
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -143,21 +144,31 @@ def _scan_files(
     extractors: Sequence[Extractor] | None,
     cache: ContentCache | None,
     incremental: bool = False,
+    readonly: bool = False,
+    file_records: bool = True,
 ) -> ScanResult:
     """Extract `candidates`. With `incremental` (a cache, every file on disk with an mtime), an
     extractor whose inputs are as the cache last saw them is not run (not even imported): its last
-    result is reused (`_Incremental`)."""
+    result is reused (`_Incremental`). With `readonly` as well (another revision of the tree the
+    cache belongs to, some files in memory), the cache's extractor results serve the extractors whose
+    inputs are unchanged but are never replaced by this scan's. Without `file_records`, the result
+    has no file records (nor facts), for a caller that reads its consumers and deployments only."""
     registry = _Registry(extractors)
-    records: dict[str, FileRecord] = {r.path: r.model_copy(update={"repo": repo}) for r in skipped}
+    records: dict[str, FileRecord] = (
+        {r.path: r.model_copy(update={"repo": repo}) for r in skipped} if file_records else {}
+    )
     by_path = {c.path: c for c in candidates}
     inc = (
-        _Incremental(cache, registry.names, candidates) if incremental and cache is not None and cache.enabled else None
+        _Incremental(cache, registry.names, candidates, readonly)
+        if incremental and cache is not None and cache.enabled
+        else None
     )
 
     def skip(cand: Candidate, reason: str, extractor: str = "") -> None:
-        records[cand.path] = FileRecord(
-            path=cand.path, status=FileStatus.SKIPPED, reason=reason, extractor=extractor, repo=repo, size=cand.size
-        )
+        if file_records:
+            records[cand.path] = FileRecord(
+                path=cand.path, status=FileStatus.SKIPPED, reason=reason, extractor=extractor, repo=repo, size=cand.size
+            )
 
     chosen, kept = _prefilter(candidates, registry, inc, cache, config.max_file_size, skip)
 
@@ -183,6 +194,7 @@ def _scan_files(
     memo = cache.memo if cache is not None and cache.enabled else no_memo
     known = (lambda k, p, d: cache.has_parse(k, p, d)) if cache is not None and cache.enabled else (lambda *_: False)
     ahead = Prefetcher(memo, worker_count(config.jobs), config.parse_timeout, known)
+    searcher = _Search(cache, by_path, read).search if cache is not None and cache.enabled else None
     guarded = guard_memo(ahead.memo, config.parse_timeout)
     for name in registry.names:
         reused = inc.reuse(name, chosen[name]) if inc is not None else None
@@ -201,14 +213,21 @@ def _scan_files(
                         continue
                 files.append(SourceFile(cand.path, data_or_none))
             base = RepoContext(
-                root=root, repo=repo, config=config, paths=paths, read=read, memo=guarded, prefetch=ahead.prefetch
+                root=root,
+                repo=repo,
+                config=config,
+                paths=paths,
+                read=read,
+                memo=guarded,
+                prefetch=ahead.prefetch,
+                search=searcher,
             )
             result, isolated, reads, seen_priors = _run_recorded(ex, files, base, prior, by_path)
             given = {f.path for f in files}
             if inc is not None:
                 inc.ran(name, chosen[name], reads, seen_priors, result, isolated)
         prior[name] = result
-        for rec in result.files:
+        for rec in result.files if file_records else ():
             records[rec.path] = rec.model_copy(
                 update={
                     "repo": repo,
@@ -216,7 +235,7 @@ def _scan_files(
                     "size": by_path[rec.path].size if rec.path in by_path else rec.size,
                 }
             )
-        for path in given - {r.path for r in result.files}:
+        for path in given - {r.path for r in result.files} if file_records else ():
             records[path] = FileRecord(
                 path=path, status=FileStatus.PARSED, extractor=name, repo=repo, size=by_path[path].size
             )
@@ -224,18 +243,18 @@ def _scan_files(
         deployments.extend(result.deployments)
         findings.extend(result.findings)
         facts.add(name, result.facts)
-    if inc is not None:
+    if inc is not None and not readonly:
         inc.cache.retain(paths)
     consumers_out, deployments_out = attribute(consumers, deployments, paths, repo, config)
     # lone surrogates from escapes in scanned text would crash every UTF-8 writer downstream
     return ScanResult(
         root=root,
         repo=repo,
-        files=scrub(tuple(sorted(records.values(), key=lambda r: r.path))),
+        files=scrub(tuple(sorted(records.values(), key=lambda r: r.path))) if file_records else (),
         consumers=scrub(tuple(consumers_out)),
         deployments=scrub(tuple(deployments_out)),
         findings=scrub(tuple(findings)),
-        facts=facts,
+        facts=facts if file_records else {},
     )
 
 
@@ -307,7 +326,18 @@ def _run_recorded(
             reads[wanted] = (cand.size, cand.mtime_ns) if cand is not None else None
             return None if wanted in failed else base.read(wanted)
 
-        return dataclasses.replace(base, read=read_ok, prior=_Seen(prior, seen))
+        def search_ok(pattern: bytes, paths: Sequence[str]) -> list[str]:
+            for wanted in paths:
+                cand = by_path.get(wanted)
+                reads[wanted] = (cand.size, cand.mtime_ns) if cand is not None else None
+            shown = [p for p in paths if p not in failed]
+            return (
+                base.search(pattern, shown)
+                if base.search is not None
+                else [p for p in shown if _finds(pattern, read_ok(p))]
+            )
+
+        return dataclasses.replace(base, read=read_ok, prior=_Seen(prior, seen), search=search_ok)
 
     result, isolated = _extract_isolated(ex, files, context)
     return result, isolated, reads, seen
@@ -355,7 +385,48 @@ class _Seen(Mapping[str, ExtractResult]):
         return key in self._prior
 
 
-_CLAIMS, _STATES, _ROOTS = "claims", "extract", "roots"
+def _finds(pattern: bytes, data: bytes | None) -> bool:
+    return data is not None and re.search(pattern, data) is not None
+
+
+class _Search:
+    """`RepoContext.search` over one cache: whether a file's content matches a pattern is kept by
+    path, size and mtime (the two latest patterns of each path), so an unchanged file is not read."""
+
+    KEEP = 2
+
+    def __init__(self, cache: ContentCache, by_path: Mapping[str, Candidate], read: Callable[[str], bytes | None]):
+        self.cache = cache
+        self.by_path = by_path
+        self.read = read
+
+    def search(self, pattern: bytes, paths: Sequence[str]) -> list[str]:
+        key = hashlib.sha1(pattern).hexdigest()[:16]
+        kept = self.cache.section(_SEARCH)
+        out: list[str] = []
+        for path in paths:
+            cand = self.by_path.get(path)
+            on_disk = cand is not None and cand.data is None and cand.mtime_ns
+            entry = kept.get(path) if on_disk else None
+            stat = (cand.size, cand.mtime_ns) if cand is not None else None
+            verdicts: tuple[tuple[str, bool], ...] = ()
+            if isinstance(entry, tuple) and len(entry) == 2 and entry[0] == stat:
+                verdicts = entry[1]
+                hit = next((h for k, h in verdicts if k == key), None)
+                if hit is not None:
+                    if hit:
+                        out.append(path)
+                    continue
+            found = _finds(pattern, self.read(path))
+            if found:
+                out.append(path)
+            if on_disk:
+                kept_verdicts = ((key, found), *(v for v in verdicts if v[0] != key))[: self.KEEP]
+                self.cache.put(_SEARCH, path, (stat, kept_verdicts))
+        return out
+
+
+_CLAIMS, _STATES, _ROOTS, _SEARCH = "claims", "extract", "roots", "search"
 
 
 @dataclass(frozen=True)
@@ -430,15 +501,20 @@ class _Incremental:
     otherwise its last result is the result (the extractor is a pure function of those inputs). The
     claims (which extractor takes a path) are kept by path, so an unchanged path needs no extractor."""
 
-    def __init__(self, cache: ContentCache, names: Sequence[str], candidates: Sequence[Candidate]) -> None:
+    def __init__(
+        self, cache: ContentCache, names: Sequence[str], candidates: Sequence[Candidate], readonly: bool = False
+    ) -> None:
         self.cache = cache
+        self.readonly = readonly  # reuse the cache's results, never store this scan's (`_scan_files`)
         key = "\0".join(names)
-        if cache.section("names").get("names") != key:
+        self.shared = cache.section("names").get("names") == key  # the claims and states are of these extractors
+        if not self.shared and not readonly:
             cache.drop_section(_CLAIMS)
             cache.drop_section(_STATES)
             cache.put("names", "names", key)
-        self.claims: dict[str, str] = cache.section(_CLAIMS)
-        self.states: dict[str, _State] = cache.section(_STATES)
+            self.shared = True
+        self.claims: dict[str, str] = cache.section(_CLAIMS) if self.shared else {}
+        self.states: dict[str, _State] = cache.section(_STATES) if self.shared else {}
         self.stat = {c.path: (c.size, c.mtime_ns) for c in candidates}
         h = hashlib.sha256()
         for path in sorted(self.stat):
@@ -451,11 +527,14 @@ class _Incremental:
         kept = self.cache.section(_ROOTS).get("roots")
         if isinstance(kept, tuple) and len(kept) == 2 and kept[0] == self.paths and isinstance(kept[1], ModuleRoots):
             know_roots(paths, kept[1])
-        else:
+        elif not self.readonly:
             self.cache.put(_ROOTS, "roots", (self.paths, module_roots(paths)))
 
     def claimed(self, path: str, name: str) -> None:
-        self.cache.put(_CLAIMS, path, name)
+        if self.shared:  # a claim depends on the path alone: true at every revision
+            self.cache.put(_CLAIMS, path, name)
+        else:
+            self.claims[path] = name
 
     def reuse(self, name: str, chosen: Sequence[Candidate]) -> ExtractResult | None:
         state = self.states.get(name)
@@ -490,6 +569,8 @@ class _Incremental:
             blob, facts = b"", ()
         if not isinstance(old, _State) or old.blob != blob or old.facts != facts:
             self.changed.add(name)
+        if self.readonly:
+            return
         if isolated or not blob or any(not c.mtime_ns for c in chosen):  # a failure may be a timeout: never reused
             if name in self.states:
                 self.cache.put(_STATES, name, None)
@@ -609,6 +690,15 @@ def _relative(directory: Path, root: Path) -> str:
     return "" if rel == "." else rel + "/"
 
 
+_DISCOVERED: dict[str, Sequence[Candidate]] = {}  # the latest scan_repo's files, by root (`discovered`)
+_KEEP_DISCOVERED = 8
+
+
+def discovered(root: str) -> Sequence[Candidate] | None:
+    """The files (with size and mtime) the latest `scan_repo` of this process found under `root`."""
+    return _DISCOVERED.get(root)
+
+
 def scan_repo(
     path: Path,
     config: Config,
@@ -635,6 +725,10 @@ def scan_repo(
         if inside:
             candidates = tuple(c for c in candidates if not c.path.startswith(inside))
             skipped = tuple(r for r in skipped if not r.path.startswith(inside))
+    _DISCOVERED.pop(found.root, None)
+    _DISCOVERED[found.root] = candidates
+    while len(_DISCOVERED) > _KEEP_DISCOVERED:  # an audit scans many repositories in one process
+        del _DISCOVERED[next(iter(_DISCOVERED))]
     prefix = globs.root_prefix(found.root, base)
     result = scan_files(found.root, name, candidates, skipped, config, extractors, cache, prefix)
     if cache is not None:

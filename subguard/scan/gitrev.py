@@ -13,21 +13,31 @@ clone) is a `RevisionError` whose message is one line saying what to fetch.
 
 from __future__ import annotations
 
-import dataclasses
+import contextlib
+import gc
 import os
 import shutil
 import stat
 import subprocess
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from subguard.core.config import Config
 from subguard.core.model import FileRecord, FileStatus
 from subguard.extract.base import Extractor
 from subguard.scan import globs
 from subguard.scan.discover import LINK, SPECIAL, Candidate
-from subguard.scan.extraction import ScanResult, _scan_files, config_dir, exclude_files, open_cache
+from subguard.scan.extraction import (
+    ScanResult,
+    _scan_files,
+    config_dir,
+    discovered,
+    exclude_files,
+    open_cache,
+)
 
 GIT_TIMEOUT = 120
 FETCH_HINT = "fetch it first (`git fetch origin {ref}`; in GitHub Actions, actions/checkout with `fetch-depth: 0`)"
@@ -98,8 +108,7 @@ def resolve(root: Path, ref: str) -> Revision:
     return Revision(ref, commit, tree)
 
 
-@dataclass(frozen=True)
-class _Entry:
+class _Entry(NamedTuple):
     mode: str
     kind: str
     blob: str
@@ -124,8 +133,9 @@ def _list(folder: str, rev: Revision) -> list[_Entry]:
     return out
 
 
-def _changed(folder: str, rev: Revision) -> set[str]:
-    """Paths below `folder` whose work-tree content differs from the revision (or that it lacks)."""
+def _changed(folder: str, rev: Revision) -> set[str] | None:
+    """Paths below `folder` whose work-tree content differs from the revision (or that it lacks);
+    None when git cannot say (e.g. no index yet)."""
     proc = _git(
         folder,
         "-c",
@@ -140,9 +150,32 @@ def _changed(folder: str, rev: Revision) -> set[str]:
         "--",
         ".",
     )
-    if proc.returncode != 0:  # e.g. no index yet: treat every file as changed (correct, only slower)
-        return {e.path for e in _list(folder, rev)}
+    if proc.returncode != 0:
+        return None
     return {p for p in proc.stdout.decode("utf-8", "surrogateescape").split("\0") if p}
+
+
+def _list_and_diff(folder: str, rev: Revision) -> tuple[list[_Entry], set[str]]:
+    """`_list` and `_changed`, the two git commands run side by side; every path counts as changed
+    when git cannot compare (correct, only slower)."""
+    diffed: list[set[str] | None | RevisionError] = []
+
+    def diff() -> None:
+        try:
+            diffed.append(_changed(folder, rev))
+        except RevisionError as exc:
+            diffed.append(exc)
+
+    beside = threading.Thread(target=diff, daemon=True)
+    beside.start()
+    try:
+        entries = _list(folder, rev)
+    finally:
+        beside.join()
+    changed = diffed[0]
+    if isinstance(changed, RevisionError):
+        raise changed
+    return entries, changed if changed is not None else {e.path for e in entries}
 
 
 def read_blobs(folder: str, blobs: Sequence[str]) -> dict[str, bytes]:
@@ -178,21 +211,28 @@ def _unchanged_file(folder: str, entry: _Entry) -> Candidate | None:
     return Candidate(entry.path, full, st.st_size, mtime_ns=st.st_mtime_ns)
 
 
+def _unchanged(seen: Candidate | None, folder: str, entry: _Entry) -> Candidate | None:
+    if seen is not None and seen.size == entry.size:
+        return seen
+    return _unchanged_file(folder, entry)
+
+
 def candidates(
     folder: str,
     rev: Revision,
     max_size: int,
     inside: str = "",
     only: str | None = None,
+    head: Sequence[Candidate] = (),
 ) -> tuple[list[Candidate], list[FileRecord]]:
     """The revision's files below `folder` as the scan's candidates (unchanged ones on disk, the
     others in memory) and the entries that are skipped (links, submodules, too large), as `discover`
     would skip them. `inside`: a folder prefix to leave out (the cache directory); `only`: the one
-    file of a single-file scan root."""
-    entries = [
-        e for e in _list(folder, rev) if not (inside and e.path.startswith(inside)) and (only is None or e.path == only)
-    ]
-    changed = _changed(folder, rev)
+    file of a single-file scan root; `head`: the work tree's files as the head scan just found them
+    (an unchanged file among them is taken as it is, not looked at again)."""
+    listed, changed = _list_and_diff(folder, rev)
+    entries = [e for e in listed if not (inside and e.path.startswith(inside)) and (only is None or e.path == only)]
+    found = {c.path: c for c in head if c.data is None and c.mtime_ns}
     skipped: list[FileRecord] = []
     cands: list[Candidate] = []
     wanted: list[_Entry] = []
@@ -210,7 +250,7 @@ def candidates(
                     reason=f"larger than the size limit ({e.size} > {max_size} bytes)",
                 )
             )
-        elif e.path not in changed and (on_disk := _unchanged_file(folder, e)) is not None:
+        elif e.path not in changed and (on_disk := _unchanged(found.get(e.path), folder, e)) is not None:
             cands.append(on_disk)
         else:
             wanted.append(e)
@@ -251,15 +291,44 @@ def scan_revision(
         if isinstance(hit, ScanResult) and hit.root == root and hit.repo == repo:
             return hit
     inside = _inside(cache.directory, Path(folder)) if cache is not None else ""
-    cands, skipped = candidates(folder, rev, config.max_file_size, inside, only)
-    kept, skipped_all = exclude_files(cands, skipped, config.exclude, globs.root_prefix(folder, config_dir(config)))
-    result = _scan_files(root, repo, kept, skipped_all, config, extractors, cache)
-    result = dataclasses.replace(result, files=(), facts={})  # the change rules read its records only
+    head = discovered(root) if only is None else None
+    with _gc_paused():
+        cands, skipped = candidates(folder, rev, config.max_file_size, inside, only, head or ())
+        prefix = globs.root_prefix(folder, config_dir(config))
+        kept, skipped_all = exclude_files(cands, skipped, config.exclude, prefix)
+        # the head's cache serves every file and extractor the change left as they are, and keeps its
+        # own; the change rules read consumers and deployments only: no file records, no facts
+        result = _scan_files(
+            root,
+            repo,
+            kept,
+            skipped_all,
+            config,
+            extractors,
+            cache,
+            incremental=True,
+            readonly=True,
+            file_records=False,
+        )
     if cache is not None and base_cache is not None:
         cache.save()
         base_cache.store_result(key, result)
         base_cache.save()
     return result
+
+
+@contextlib.contextmanager
+def _gc_paused() -> Iterator[None]:
+    """The cyclic garbage collector paused: the head scan's records and the cache's state are
+    hundreds of thousands of live objects, and every collection that the base scan's allocations
+    trigger walks them all again (a quarter of the base scan's time); the scan makes few cycles."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def resolve_roots(roots: Sequence[str], ref: str) -> list[Revision]:

@@ -122,17 +122,20 @@ class _Loader:
         out: list[ModuleFacts] = []
         needles = [(m.encode(), n.encode()) for m, n in names]
         # one C-level scan for any of the names first: most files mention none (speed only)
-        any_name = re.compile(b"|".join(re.escape(n) for _, n in needles))
-        for path in sorted(self.repo.paths):
-            if not self.extractor.claims(path) or path in self.full:
-                continue
+        # (a scan with a content cache answers unchanged files from the verdicts it kept)
+        any_name = b"|".join(re.escape(n) for _, n in sorted(set(needles)))
+        paths = [p for p in sorted(self.repo.paths) if self.extractor.claims(p) and p not in self.full]
+        mention = set(self.repo.matching(any_name, [p for p in paths if p not in self.loaded]))
+        for path in paths:
             if path in self.loaded:
                 facts = self.modules.full.get(path)
                 if facts is not None:
                     out.append(facts)
                 continue
+            if path not in mention:
+                continue
             data = self.repo.read(path)
-            if data is None or not any_name.search(data) or not any(n in data and m in data for m, n in needles):
+            if data is None or not any(n in data and m in data for m, n in needles):
                 continue
             self.loaded[path] = LOADED_FOR_CALLS
             outcome = _memo(self.repo, "python", path, data, full=True)
