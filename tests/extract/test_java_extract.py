@@ -432,3 +432,74 @@ public class ListenerContainer {
 """
     [consumer] = _scan_java(tmp_path, source).consumers
     assert consumer.template == ("this", "properties")
+
+
+_BOUND_CONFIG = """package com.acme.config;
+
+import org.springframework.boot.context.properties.ConfigurationProperties;
+
+@ConfigurationProperties(prefix = "acme.mq")
+public class MqConfig {
+    private String consumerGroup;
+    private String topic;
+
+    public String getConsumerGroup() {
+        return consumerGroup;
+    }
+
+    public String getTopic() {
+        return topic;
+    }
+}
+"""
+
+_BOUND_TASK = """package com.acme.task;
+
+import com.acme.config.MqConfig;
+import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
+import org.springframework.beans.factory.annotation.Autowired;
+
+public class ConsumerTask {
+    @Autowired
+    private MqConfig mqConfig;
+
+    public void start() throws Exception {
+        DefaultMQPushConsumer consumer = new DefaultMQPushConsumer(mqConfig.getConsumerGroup());
+        consumer.subscribe(mqConfig.getTopic(), "paid");
+        consumer.start();
+    }
+}
+"""
+
+
+def test_a_configuration_properties_getter_reads_its_modules_config(tmp_path: Path) -> None:
+    """`@Autowired MqConfig config; config.getConsumerGroup()` with `@ConfigurationProperties("acme.mq")`:
+    the module's `acme.mq.consumer-group` (relaxed binding), each module with its own same-named class and
+    config; a module that does not set the key keeps the value unknown, naming the key and the field."""
+    modules = {
+        "order-service": "acme:\n  mq:\n    consumer-group: GID_ORDER\n    topic: TOPIC_ORDER\n",
+        "billing-service": "acme.mq.consumerGroup=GID_BILLING\nacme.mq.topic=TOPIC_BILLING\n",
+        "audit-service": "",
+    }
+    for name, config in modules.items():
+        root = tmp_path / name
+        (root / "pom.xml").parent.mkdir(parents=True)
+        (root / "pom.xml").write_text("<project/>\n", encoding="utf-8")
+        for rel, text in (("config/MqConfig.java", _BOUND_CONFIG), ("task/ConsumerTask.java", _BOUND_TASK)):
+            path = root / "src/main/java/com/acme" / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+        resources = root / "src/main/resources"
+        resources.mkdir(parents=True)
+        ext = "yml" if config.startswith("acme:") else "properties"
+        (resources / f"application.{ext}").write_text(config or "server.port=8080\n", encoding="utf-8")
+    result = scan_repo(tmp_path, Config(), extractors=load_extractors(["spring", "java"]))
+    by_module = {c.location.path.split("/")[0]: c for c in result.consumers}
+    order, billing, audit = by_module["order-service"], by_module["billing-service"], by_module["audit-service"]
+    assert (order.group.value, order.subscriptions[0].topic.value) == ("GID_ORDER", "TOPIC_ORDER")
+    assert order.group.resolution is Resolution.PLACEHOLDER
+    assert order.group.location is not None and order.group.location.path.endswith("application.yml")
+    assert (billing.group.value, billing.subscriptions[0].topic.value) == ("GID_BILLING", "TOPIC_BILLING")
+    assert audit.group.value is None and audit.template == ()
+    assert "placeholder ${acme.mq.consumer-group} is not set" in (audit.group.detail or "")
+    assert "MqConfig.consumerGroup, @ConfigurationProperties prefix 'acme.mq'" in (audit.group.detail or "")

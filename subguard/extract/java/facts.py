@@ -159,6 +159,8 @@ class ClassFacts:
     derived_fields: tuple[tuple[str, str], ...] = ()
     # fields the container injects (`@Autowired`, `@Resource`, `@Inject`): the application's own beans
     injected: tuple[str, ...] = ()
+    field_types: tuple[tuple[str, str], ...] = ()  # every field -> its declared type (simple, no generics)
+    config_prefix: Expr | None = None  # `@ConfigurationProperties(prefix = ...)` on the class
 
 
 @dataclass(frozen=True)
@@ -506,6 +508,8 @@ class _ClassDraft:
     options: list[tuple[str, str, Expr | None]]
     bound: bool  # Spring/Lombok may set its fields without an assignment in the source
     injected: list[str]  # fields annotated @Autowired, @Resource or @Inject
+    field_types: list[tuple[str, str]]
+    config_prefix: Expr | None
 
 
 @dataclass
@@ -542,6 +546,8 @@ class _Collect:
                     tuple(d.options),
                     derived,
                     tuple(d.injected),
+                    tuple(d.field_types),
+                    d.config_prefix,
                 )
             )
         return tuple(out)
@@ -631,7 +637,9 @@ def _class_facts(node: Node, fp: _FileParser) -> _ClassDraft:
     interface = node.type in ("interface_declaration", "annotation_type_declaration")
     mods = _modifiers(node)
     anns = {_annotation_name(a).split(".")[-1] for a in mods.named_children} if mods is not None else set()
-    draft = _ClassDraft(name, [], _supers(node), [], [], [], bool(anns & _BOUND_CLASS), [])
+    draft = _ClassDraft(
+        name, [], _supers(node), [], [], [], bool(anns & _BOUND_CLASS), [], [], _config_prefix(mods, fp)
+    )
     body = node.child_by_field_name("body")
     for member in body.named_children if body is not None else ():
         if member.type == "constructor_declaration":
@@ -642,6 +650,17 @@ def _class_facts(node: Node, fp: _FileParser) -> _ClassDraft:
 
 
 _INJECT = frozenset({"Autowired", "Resource", "Inject"})
+
+
+def _config_prefix(mods: Node | None, fp: _FileParser) -> Expr | None:
+    """The prefix of a class's `@ConfigurationProperties("p")` / `(prefix = "p")` / `(value = "p")`."""
+    for ann in mods.named_children if mods is not None else ():
+        if ann.type in ("annotation", "marker_annotation") and _annotation_name(ann).split(".")[-1] == (
+            "ConfigurationProperties"
+        ):
+            use = _annotation(ann, fp)
+            return next((e for k, e in use.elements if k in ("prefix", "value")), None)
+    return None
 
 
 def _field_facts(member: Node, interface: bool, draft: _ClassDraft, fp: _FileParser) -> None:
@@ -658,6 +677,7 @@ def _field_facts(member: Node, interface: bool, draft: _ClassDraft, fp: _FilePar
             continue
         if anns & _INJECT:
             draft.injected.append(_text(dname))
+        draft.field_types.append((_text(dname), _type_name(member.child_by_field_name("type"))))
         if value_ann is not None:
             draft.constants.append((_text(dname), value_ann))
         elif option is not None:

@@ -9,12 +9,14 @@ Spring placeholders are resolved later) and never guesses.
 from __future__ import annotations
 
 import posixpath
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from subguard.core.model import Location, Resolution, Value
 from subguard.extract.java.facts import ClassFacts, Expr, JavaFacts
 from subguard.extract.java.library import library_constant
+from subguard.extract.java.spring import BOUND_PROPERTY
 
 _MAX_DEPTH = 12
 OPTION_GETTERS = frozenset({"getOptionValue"})
@@ -56,6 +58,7 @@ class Symbols:
         for path in all_paths:
             if path.endswith(".java"):
                 self._by_base.setdefault(posixpath.basename(path)[:-5], []).append(path)
+        self._files = dict(files)
         for path, facts in files.items():
             self._register(path, facts)
             self._tried.add(path)
@@ -247,7 +250,53 @@ class Symbols:
             return self._option(expr, where, depth, loc)
         if expr.kind == "call" and expr.text in ("getenv", "getProperty"):
             return Value.unknown(f"`{expr.source}` is only known at run time", loc)
+        bound = self._config_property(expr, where, loc)
+        if bound is not None:
+            return bound
         return Value.unknown(f"`{expr.source[:80]}` is computed at run time", loc)
+
+    def _config_property(self, expr: Expr, where: Where, loc: Location) -> Value | None:
+        """`config.getConsumerGroup()` on a field whose type is a `@ConfigurationProperties("p")` class of
+        the same module with a field `consumerGroup`: the placeholder `${p.consumer-group}`, which the
+        module's Spring config resolves (relaxed binding) or leaves unknown naming the key."""
+        if expr.kind != "call" or expr.args or len(expr.text) < 4 or not expr.text.startswith("get"):
+            return None
+        if expr.qual is None or expr.qual.kind != "name" or where.params and expr.qual.text in where.params:
+            return None
+        here = next((c for c in where.facts.classes if c.name == where.class_name), None)
+        typ = dict(here.field_types).get(expr.qual.text) if here is not None else None
+        entry = self._in_module(typ, where) if typ else None
+        if entry is None or entry.cls.config_prefix is None:
+            return None
+        prop = expr.text[3].lower() + expr.text[4:]
+        prefix = self.string_value(entry.cls.config_prefix, Where(entry.path, entry.facts, entry.cls.name))
+        if prefix.value is None or prop not in dict(entry.cls.field_types):
+            return None
+        kebab = re.sub(r"(?<!^)(?=[A-Z])", "-", prop).lower()
+        return Value(
+            value=f"${{{prefix.value}.{kebab}}}",
+            resolution=Resolution.IMPORTED_CONSTANT,
+            detail=f"{entry.cls.name}.{prop}, {BOUND_PROPERTY} '{prefix.value}'",
+            location=loc,
+        )
+
+    def _in_module(self, typ: str, where: Where) -> _Entry | None:
+        """The class `typ` declared in a `typ.java` of the same module as `where` (modules often repeat a
+        package and class name, each with its own configuration class), else None."""
+        module = _module(where.path)
+        for path in self._by_base.get(typ, ()):
+            if _module(path) != module:
+                continue
+            facts = self._files.get(path) or self.loaded.get(path)
+            if facts is None and path not in self._tried:
+                self._tried.add(path)
+                facts = self.loaded[path] = self._load(path)
+                if facts is not None and facts.error is None:
+                    self._register(path, facts)
+            cls = next((c for c in facts.classes if c.name == typ), None) if facts is not None else None
+            if cls is not None:
+                return _Entry(path, facts, cls) if facts is not None else None
+        return None
 
     def _bound(self, name: str, arg: Expr, there: Where, depth: int) -> Value:
         """A template's parameter read as the argument one call site passes (provenance: both)."""
@@ -290,6 +339,12 @@ class Symbols:
             if hit is not None:
                 return hit
         return None
+
+
+def _module(path: str) -> str:
+    """The folder a Maven/Gradle module's sources sit under (`svc/` for `svc/src/main/java/...`)."""
+    head, sep, _ = path.partition("src/main/java/")
+    return head if sep else posixpath.dirname(path)
 
 
 def enum_name(expr: Expr) -> str | None:

@@ -16,6 +16,9 @@ from subguard.deploy.service import module_dir
 from subguard.extract.spring.env import BASE, ConfigValue, config_text_value, resolve
 from subguard.extract.spring.extractor import ModuleConfig
 
+# the detail of a value read from a `@ConfigurationProperties` class's field (resolve.py)
+BOUND_PROPERTY = "@ConfigurationProperties prefix"
+
 
 def module_for(path: str, modules: Mapping[str, ModuleConfig], paths: frozenset[str]) -> ModuleConfig | None:
     """The Spring config a source file sees: its module's, else the nearest ancestor's."""
@@ -40,8 +43,10 @@ def apply(
         return config_text_value(value.value, config, value.location, where=f" {where}")
     res = resolve(value.value, config)
     if res.value is None:
+        bound = BOUND_PROPERTY in (value.detail or "")  # a @ConfigurationProperties field: null when unset
+        note = f"set at run time or left null ({value.detail})" if bound else literal_note
         return Value.unknown(
-            f"placeholder ${{{res.missing[0]}}} is not set in the Spring config {where}; {literal_note}", value.location
+            f"placeholder ${{{res.missing[0]}}} is not set in the Spring config {where}; {note}", value.location
         )
     loc = value.location
     if res.source is not None:
