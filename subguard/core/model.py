@@ -184,6 +184,9 @@ class Consumer(Record):
     # reads case-sensitively, a listener class that implements no listener interface, ...): it never
     # runs, so it is no group member; SG906 reports it
     startup_failure: StartupFailure | None = None
+    # why the code provably never runs it ("" when it may run): a test asserts that its every start()
+    # throws, or it is a listener-annotated class that can never be a bean. Listed, never judged
+    never_runs: str = ""
 
     @property
     def model(self) -> str | None:

@@ -100,7 +100,8 @@ class Universe:
 
     @classmethod
     def of(cls, consumers: Sequence[Consumer], deployments: Sequence[Deployment], config: Config) -> Universe:
-        placed = [with_repo(c) for c in consumers if not c.template]  # a template is no declaration: never judged
+        # a template is no declaration, and a consumer the code never runs is no consumer: never judged
+        placed = [with_repo(c) for c in consumers if not c.template and not c.never_runs]
         return cls(tuple(placed), tuple(deployments), group_map(placed), config)
 
     @cached_property

@@ -284,8 +284,9 @@ public class Workers {
         return new DefaultMQPushConsumer(groupName());
     }
 
-    DefaultMQPushConsumer hookOnly() {
-        return new DefaultMQPushConsumer(new AclClientRPCHook(null));
+    void hookOnly() throws Exception {
+        DefaultMQPushConsumer hooked = new DefaultMQPushConsumer(new AclClientRPCHook(null));
+        hooked.start();  // started here: it runs with the client's default group
     }
 
     DefaultMQPushConsumer namespaced() {

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from subguard.core.model import Consumer, FileRecord, FileStatus
 from subguard.deploy.service import module_dir
 from subguard.extract.base import ExtractResult, RepoContext, SourceFile
+from subguard.extract.java import running
 from subguard.extract.java.consumers import code_consumers, listener_consumers, refused_listener
 from subguard.extract.java.facts import JavaFacts, java_facts
 from subguard.extract.java.link import Linker, decl_where
@@ -74,13 +75,16 @@ class JavaExtractor:
                 refused = refused_listener(ann, Where(path, facts, ann.class_name), symbols)
                 for c in listener_consumers(ann, Where(path, facts, ann.class_name), symbols, module):
                     c = c.model_copy(update={"startup_failure": refused}) if refused is not None else c
+                    c = running.listener_consumer(ann, facts, c)
                     kept = adjust_listener(
                         c, build_dir, module.profiles if module else (), module.views if module else {}, versions
                     )
                     if kept is not None:  # rocketmq.consumer.listeners.<group>.<topic>=false drops it
                         consumers.append(kept)
             for decl in facts.consumers:
-                made = code_consumers(decl, decl_where(path, facts, decl), symbols, module)
+                made = running.code_consumers(
+                    decl, facts, code_consumers(decl, decl_where(path, facts, decl), symbols, module)
+                )
                 linker.add(path, facts, decl, made)
                 consumers.extend(made)
         for path, facts in parsed.items():

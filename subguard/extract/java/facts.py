@@ -14,6 +14,8 @@ from functools import lru_cache
 import tree_sitter_java
 from tree_sitter import Language, Node, Parser
 
+from subguard.extract.java.lifecycle import Lifecycle, lifecycle
+
 CONSUMER_TYPES = frozenset(
     {"DefaultMQPushConsumer", "DefaultLitePullConsumer", "DefaultMQPullConsumer", "MQPullConsumerScheduleService"}
 )
@@ -176,6 +178,7 @@ class JavaFacts:
     invocations: tuple[Invocation, ...] = ()
     error: str | None = None
     error_line: int = 0
+    lifecycle: Lifecycle = Lifecycle()  # expected failures, listener carriers, enhancers (lifecycle.py)
 
 
 @lru_cache(maxsize=1)
@@ -1035,6 +1038,7 @@ def java_facts(data: bytes) -> JavaFacts:
         tuple(out.annotations),
         tuple(out.consumers),
         tuple(out.invocations),
+        lifecycle=lifecycle(root, LISTENER_ANNOTATIONS) if out.consumers or out.annotations else Lifecycle(),
     )
 
 
