@@ -68,7 +68,8 @@ DEFAULT_TEST_PATHS = (
     "**/*TestCase.java",
 )
 # repositories that are samples as a whole (matched against the repository's name: its folder, or the
-# audit's repository name): a vendor's "rocketmq-demo", a "springcloud-rocketmq-example"
+# audit's repository name): a vendor's "rocketmq-demo", a "springcloud-rocketmq-example", a course's or
+# a book's "rocketmq-learning", "rocketmq-practice", "rocketmq_study", "learn-rocketmq"
 DEFAULT_EXAMPLE_REPOS = (
     "demo",
     "demos",
@@ -86,6 +87,11 @@ DEFAULT_EXAMPLE_REPOS = (
     "*-samples",
     "*-learning",
     "*-tutorial",
+    "*-tutorials",
+    "*-practice",
+    "*-study",
+    "*_study",
+    "learn-*",
     "demo-*",
     "example-*",
     "sample-*",
