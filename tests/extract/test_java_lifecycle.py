@@ -129,6 +129,7 @@ def test_a_consumer_whose_every_start_a_test_expects_to_throw_never_runs(tmp_pat
     never = {g for g, c in found.items() if c.never_runs}
     assert never == {"GID_A", "GID_D", "GID_E", "GID_G"}
     assert found["GID_A"].never_runs == EXPECTED and EXPECTED in found["GID_A"].notes
+    assert not found["GID_A"].registers  # no member of its group anywhere (simulator, impact, change rules)
     # no catch, fail() before start(), one start outside the assertion, a reference that runs it
     assert not any(found[g].never_runs for g in ("GID_B", "GID_C", "GID_F", "GID_H"))
 

@@ -28,7 +28,8 @@ _STARTS = frozenset({"start", "startup", "build"})  # build(): a 5.x builder sta
 
 
 def _never(c: Consumer, why: str) -> Consumer:
-    return c.model_copy(update={"never_runs": why, "notes": (*c.notes, why)})
+    """Never run: it registers nothing either (no group member, simulated member or change member)."""
+    return c.model_copy(update={"never_runs": why, "registers": False, "notes": (*c.notes, why)})
 
 
 def code_consumers(decl: ConsumerDecl, facts: JavaFacts, made: Sequence[Consumer]) -> list[Consumer]:
