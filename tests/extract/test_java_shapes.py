@@ -522,6 +522,15 @@ def test_an_annotation_read_by_reflection_keeps_its_one_note(shapes: ScanResult)
     assert _notes(shapes, rel) == [f"SG902:{line_of(rel, 'listener.consumerGroup()')}"]
 
 
+def test_an_annotation_nobody_carries_makes_a_template(shapes: ScanResult) -> None:
+    """hiwepy/rocketmq-plus-spring-boot-starter reads its own `@RocketmqPullConsumer` by reflection, and no
+    class of the repository carries it: nothing goes unchecked, so the construction is a template fed by
+    the annotation, without a note."""
+    rel = "plumbing/PullRegistrar.java"
+    [c] = in_file(shapes, rel)
+    assert c.template == ("@PullListener",) and not _notes(shapes, rel)
+
+
 def test_the_applications_injected_config_is_read_at_run_time_and_noted_once(shapes: ScanResult) -> None:
     """metaphysical-road/rocketmq-practice: `for (String g : config.getGroups().split(",")) start(g)` with
     `@Autowired AppConfig config`: the application's own configuration, read at run time, is a blind spot

@@ -399,14 +399,14 @@ class _Reader:
             refs = self._refs(root, where, depth + 1) if root.kind == "name" and not _is_type(root) else None
             if refs is not None:
                 return refs
-            getter = _state_getter(expr, where)
+            getter = _state_getter(expr, where, self.symbols)
             if getter is not None or not _is_type(root):
                 return getter
         if expr.kind in ("call", "new") and expr.text not in OPTION_GETTERS and expr.args:
             # a static or same-class helper (`RocketMQUtil.createFilterExpression(tag, type)`,
             # `resolvePlaceholders(annotation.group(), config.getGroup())`) of template inputs
             return self._all(expr.args, where, depth)
-        return _state_getter(expr, where)
+        return _state_getter(expr, where, self.symbols)
 
     def _all(self, parts: tuple[Expr, ...], where: Where, depth: int, skip_null: bool = False) -> list[str] | None:
         """The parameters the unknown parts read; None when one of them is unknown for another reason."""
@@ -451,7 +451,7 @@ _REFLECTION = frozenset(
 )
 
 
-def _state_getter(expr: Expr, where: Where) -> list[str] | None:
+def _state_getter(expr: Expr, where: Where, symbols: Symbols) -> list[str] | None:
     """The object whose state a getter reads (`config.getGroup()`, `this.getConsumerGroup()`,
     `getConsumerGroup()`, also further calls on what it returns: `config.getGroups().split(",")`):
     whoever configures that object sets the value, so a consumer built from it is a template like one
@@ -461,8 +461,8 @@ def _state_getter(expr: Expr, where: Where) -> list[str] | None:
     getter = False
     node: Expr | None = expr
     while node is not None and node.kind == "call":
-        if node.text in _REFLECTION:  # an annotation found at run time: no one configures it, keep the note
-            return None
+        if node.text in _REFLECTION:  # an annotation read at run time
+            return _reflected(node, symbols)
         getter = getter or (node.text.startswith("get") and node.text not in OPTION_GETTERS and not node.args)
         if node.qual is None:
             return ["this"] if getter else None
@@ -476,6 +476,16 @@ def _state_getter(expr: Expr, where: Where) -> list[str] | None:
     if node.kind == "name" and node.text[:1].islower() and node.text not in _injected(where):
         return [node.text]
     return None
+
+
+def _reflected(call: Expr, symbols: Symbols) -> list[str] | None:
+    """`getDeclaredAnnotation(Listener.class)`, `findAnnotationOnBean(name, Listener.class)`: the values are
+    those of the classes annotated `@Listener`, which subguard does not read: a blind spot worth its note
+    when the repository has such classes (None); a template fed by the annotation when it has none."""
+    names = [a.source[: -len(".class")].rsplit(".", 1)[-1] for a in call.args if a.source.endswith(".class")]
+    if not names or any(symbols.annotation_used(n) for n in names):
+        return None
+    return [f"@{n}" for n in names]
 
 
 def _injected(where: Where) -> tuple[str, ...]:

@@ -62,7 +62,8 @@ class JavaExtractor:
             data = repo.read(path)
             return self._facts(repo, path, data) if data is not None else None
 
-        symbols = Symbols(parsed, repo.paths, load)
+        sources = [p for p in repo.paths if p.endswith((".java", ".kt", ".groovy"))]
+        symbols = Symbols(parsed, repo.paths, load, lambda rx: bool(repo.matching(rx, sources)))
         spring = repo.prior.get("spring")
         modules: Mapping[str, ModuleConfig] = spring.facts.get("modules", {}) if spring is not None else {}
         consumers: list[Consumer] = []

@@ -48,8 +48,14 @@ class _Entry:
 
 class Symbols:
     def __init__(
-        self, files: dict[str, JavaFacts], all_paths: Iterable[str], load: Callable[[str], JavaFacts | None]
+        self,
+        files: dict[str, JavaFacts],
+        all_paths: Iterable[str],
+        load: Callable[[str], JavaFacts | None],
+        grep: Callable[[bytes], bool] | None = None,
     ) -> None:
+        self._grep = grep  # whether any source file of the repository matches a regex
+        self._annotated: dict[str, bool] = {}
         self._classes: dict[str, _Entry] = {}
         self._by_base: dict[str, list[str]] = {}
         self._load = load
@@ -254,6 +260,15 @@ class Symbols:
         if bound is not None:
             return bound
         return Value.unknown(f"`{expr.source[:80]}` is computed at run time", loc)
+
+    def annotation_used(self, name: str) -> bool:
+        """Whether any source file of the repository writes `@name` (simple or qualified); True when
+        subguard cannot tell (no reader)."""
+        if self._grep is None:
+            return True
+        if name not in self._annotated:
+            self._annotated[name] = self._grep(rb"@(?:[\w$]+\.)*" + re.escape(name.encode()) + rb"\b")
+        return self._annotated[name]
 
     def _config_property(self, expr: Expr, where: Where, loc: Location) -> Value | None:
         """`config.getConsumerGroup()` on a field whose type is a `@ConfigurationProperties("p")` class of
