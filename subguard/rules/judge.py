@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from subguard.core.config import Config
 from subguard.core.inventory import group_name
+from subguard.core.limits import gc_paused
 from subguard.core.members import attach_members
 from subguard.core.model import Consumer, Finding, Location, RuleDoc
 from subguard.rules import baseline as baseline_mod
@@ -85,6 +86,7 @@ class Judged:
     stale_baseline: int = 0
 
 
+@gc_paused()
 def judge(
     results: Sequence[ScanResult],
     rules: RuleSet,

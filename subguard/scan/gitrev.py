@@ -13,19 +13,18 @@ clone) is a `RevisionError` whose message is one line saying what to fetch.
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import os
 import shutil
 import stat
 import subprocess
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
 from subguard.core.config import Config
+from subguard.core.limits import gc_paused
 from subguard.core.model import FileRecord, FileStatus
 from subguard.extract.base import Extractor
 from subguard.scan import globs
@@ -292,7 +291,7 @@ def scan_revision(
             return hit
     inside = _inside(cache.directory, Path(folder)) if cache is not None else ""
     head = discovered(root) if only is None else None
-    with _gc_paused():
+    with gc_paused():  # the head's records are all alive: collections would walk them again and again
         cands, skipped = candidates(folder, rev, config.max_file_size, inside, only, head or ())
         prefix = globs.root_prefix(folder, config_dir(config))
         kept, skipped_all = exclude_files(cands, skipped, config.exclude, prefix)
@@ -315,20 +314,6 @@ def scan_revision(
         base_cache.store_result(key, result)
         base_cache.save()
     return result
-
-
-@contextlib.contextmanager
-def _gc_paused() -> Iterator[None]:
-    """The cyclic garbage collector paused: the head scan's records and the cache's state are
-    hundreds of thousands of live objects, and every collection that the base scan's allocations
-    trigger walks them all again (a quarter of the base scan's time); the scan makes few cycles."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def resolve_roots(roots: Sequence[str], ref: str) -> list[Revision]:
