@@ -16,6 +16,7 @@ from pathlib import Path, PurePosixPath
 from typing import Protocol
 
 from subguard import __version__
+from subguard.core.members import MEMBERS, Member
 from subguard.core.model import BASE_REVISION, BEFORE_AFTER, CODE_SCOPE, ORG_MAP, Finding, Location, RuleDoc, Severity
 
 # format name -> "module:function" (explicit registry; a format's module loads only when used)
@@ -153,7 +154,7 @@ _CITED = re.compile(
 
 
 def cite_paths(f: Finding, ctx: ReportContext) -> Finding:
-    """`f` with every path its message, related messages, impact and change rows cite shown as
+    """`f` with every path its message, related and member messages, impact and change rows cite shown as
     `display_path` shows its locations (relative to the working directory, absolute outside it).
 
     Rules write those paths relative to the scan root, as `path:line` (or `repo:path:line` when the
@@ -183,10 +184,17 @@ def cite_paths(f: Finding, ctx: ReportContext) -> Finding:
 
     if all(root_prefix(r, ctx) == "" for r in ctx.roots):
         return f  # every root is the working directory: paths already read as shown
-    changes = tuple(
-        (BEFORE_AFTER, tuple((text(str(row[0])), *row[1:]) for row in value)) if key == BEFORE_AFTER else (key, value)
-        for key, value in f.properties
-    )
+
+    def prop(key: str, value: object) -> object:
+        if key == BEFORE_AFTER and isinstance(value, tuple):
+            return tuple((text(str(row[0])), *row[1:]) for row in value)
+        if key == MEMBERS and isinstance(value, tuple):  # the members' messages, as the related ones
+            return tuple(
+                m.model_copy(update={"message": text(m.message)}) if isinstance(m, Member) else m for m in value
+            )
+        return value
+
+    changes = tuple((key, prop(key, value)) for key, value in f.properties)
     return f.model_copy(
         update={
             "message": text(f.message),

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from subguard.cli.main import main
+from subguard.core.members import MEMBERS, Member
 from subguard.core.model import Finding, Location, Related, Severity
 from subguard.report import ReportContext, Root, cite_paths
 from tests.report_json import all_findings
@@ -169,6 +170,7 @@ def _finding(message: str, impact: str = "") -> Finding:
         location=a,
         related=(Related(location=b, message="also at svc:orders/worker.py:8"),),
         impact=impact,
+        properties=((MEMBERS, (Member(location=a), Member(location=b, message="also at svc:orders/worker.py:8"))),),
     )
 
 
@@ -191,6 +193,8 @@ def test_cite_paths_rewrites_citations_only(tmp_path: Path) -> None:
     )
     assert f.impact == "consumer svc/orders/worker.py:8 loses 50%"
     assert f.related[0].message == "also at svc/orders/worker.py:8"
+    members = dict(f.properties)[MEMBERS]  # what the text and Markdown member tables print
+    assert [m.message for m in members] == ["", "also at svc/orders/worker.py:8"]
     assert f.location == _finding(text).location  # locations stay root-relative: renderers show them
 
 
