@@ -145,12 +145,13 @@ def display_path(location: Location, ctx: ReportContext) -> str:
     return f"{prefix}/{location.path}" if prefix else location.path
 
 
-# a file a message cites: `[repo:]path[:line[:column]]`, the path relative and ending in a file
-# extension (so `namesrv.prod:9876` is only taken when it is one of the finding's own paths)
+# a path a message cites: `[repo:]path[:line[:column]]`, relative; a file (ending in an extension:
+# `namesrv.prod:9876` is only taken when it is one of the finding's own paths) or a folder of one
 _CITED = re.compile(
     r"(?<![\w./:@+%~-])(?:(?P<repo>[\w.@+-]+):)?"
-    r"(?P<path>(?:[\w.@+-]+/)*[\w@+-][\w.@+-]*\.[A-Za-z][\w-]*)(?P<line>:\d+)?(?![\w/@+%-])"
+    r"(?P<path>(?:[\w.@+-]+/)*[\w@+-](?:[\w.@+-]*[\w@+-])?)(?P<line>:\d+)?(?![\w/@+%-])"
 )
+_FILE_NAME = re.compile(r"[^/]\.[A-Za-z][\w-]*$")  # ends in a file extension
 
 
 def cite_paths(f: Finding, ctx: ReportContext) -> Finding:
@@ -158,23 +159,31 @@ def cite_paths(f: Finding, ctx: ReportContext) -> Finding:
     `display_path` shows its locations (relative to the working directory, absolute outside it).
 
     Rules write those paths relative to the scan root, as `path:line` (or `repo:path:line` when the
-    members span roots). A citation is rewritten when it is `repo:path` of a root, a path with a
-    folder followed by a line, or one of the finding's own paths; anything else (a host:port, a
-    path of another repository) is left as written."""
+    members span roots), and name module folders by their path. A citation is rewritten when it is
+    `repo:file` of a root, a file path with a folder followed by a line, one of the finding's own
+    paths, or a folder (with a `/`) that holds one of them; anything else (a host:port, a path of
+    another repository, a service id) is left as written."""
     own: dict[str, str] = {}
+    folders: dict[str, str] = {}
     for loc in (f.location, *(r.location for r in f.related)):
         own.setdefault(loc.path, loc.repo)
+        parts = loc.path.split("/")[:-1]
+        for i in range(2, len(parts) + 1):
+            folders.setdefault("/".join(parts[:i]), loc.repo)
     roots = {r.repo for r in ctx.roots}
 
     def shown(m: re.Match[str]) -> str:
         repo, path, line = m.group("repo"), m.group("path"), m.group("line") or ""
+        file = _FILE_NAME.search(path) is not None
         if repo is not None:
-            if repo not in roots:
+            if repo not in roots or not file:
                 return m.group(0)
         elif path in own:
             repo = own[path]
-        elif "/" in path and line:
+        elif file and "/" in path and line:
             repo = f.location.repo
+        elif not file and not line and path in folders:
+            repo = folders[path]
         else:
             return m.group(0)
         return display_path(Location(path=path, repo=repo), ctx) + line

@@ -198,6 +198,24 @@ def test_cite_paths_rewrites_citations_only(tmp_path: Path) -> None:
     assert f.location == _finding(text).location  # locations stay root-relative: renderers show them
 
 
+def test_cite_paths_rewrites_the_folders_that_hold_the_findings_files(tmp_path: Path) -> None:
+    """A note names the module whose config lacks a key: a folder of its own file, shown the same way;
+    a service id (`repo/module`) and a folder of no file of the finding stay as written."""
+    ctx = ReportContext(roots=(Root("svc", str(tmp_path / "svc")),), workdir=str(tmp_path), cite_from_workdir=True)
+    where = Location(path="shop/orders/src/main/java/Task.java", line=5, repo="svc")
+    f = Finding(
+        rule="SG902",
+        severity=Severity.NOTE,
+        message="placeholder ${mq.group} is not set in the Spring config of module 'shop/orders' "
+        "(services svc/shop/orders and shop/billing; shop/orders/src/main/java/Task.java:5)",
+        location=where,
+    )
+    assert cite_paths(f, ctx).message == (
+        "placeholder ${mq.group} is not set in the Spring config of module 'svc/shop/orders' "
+        "(services svc/shop/orders and shop/billing; svc/shop/orders/src/main/java/Task.java:5)"
+    )
+
+
 def test_cite_paths_leaves_findings_alone_when_the_root_is_the_working_directory(tmp_path: Path) -> None:
     ctx = ReportContext(roots=(Root("svc", str(tmp_path)),), workdir=str(tmp_path), cite_from_workdir=True)
     f = _finding("at orders/worker.py:8")
