@@ -75,6 +75,24 @@ public class StartTest {
         assertThatThrownBy(g::start);
     }
 
+    @Test(expected = TimeoutException.class)
+    public void startsThenTimesOut() throws Exception {
+        DefaultMQPushConsumer i = new DefaultMQPushConsumer("GID_I");
+        i.start();
+        awaitMessage(1000);
+    }
+
+    @Test
+    public void startedThenFails() throws Exception {
+        DefaultMQPushConsumer j = new DefaultMQPushConsumer("GID_J");
+        try {
+            j.start();
+            j.subscribe("Topic A", "*");
+            fail("refused");
+        } catch (Exception e) {
+        }
+    }
+
     @Test
     public void referenceRunsIt() {
         DefaultMQPushConsumer h = new DefaultMQPushConsumer("GID_H");
@@ -132,6 +150,8 @@ def test_a_consumer_whose_every_start_a_test_expects_to_throw_never_runs(tmp_pat
     assert not found["GID_A"].registers  # no member of its group anywhere (simulator, impact, change rules)
     # no catch, fail() before start(), one start outside the assertion, a reference that runs it
     assert not any(found[g].never_runs for g in ("GID_B", "GID_C", "GID_F", "GID_H"))
+    # started, then something else is expected to throw (a timeout, a refused subscribe): it ran
+    assert not found["GID_I"].never_runs and not found["GID_J"].never_runs
 
 
 def test_expected_failure_spans() -> None:

@@ -1,10 +1,11 @@
 """Whether the code runs a consumer: what a Java file's tree says about `start()` beyond the calls.
 
-- **Expected failures.** Code a test expects to throw: the body of a `@Test(expected = ...)` method
-  (JUnit 4; TestNG `expectedExceptions`), the code given to `assertThrows`, `assertThrowsExactly`,
-  `expectThrows`, `assertThatThrownBy` or `isThrownBy` (JUnit 5, AssertJ, TestNG), and the statements
-  of a `try` before its `fail(...)` / `failBecauseExceptionWasNotThrown(...)` when the `try` catches.
-  A consumer whose every `start()` lies there is one the test asserts is refused: it never runs.
+- **Expected failures.** What a test expects to throw: the last statement of a `@Test(expected =
+  ...)` method (JUnit 4; TestNG `expectedExceptions`), the code given to `assertThrows`,
+  `assertThrowsExactly`, `expectThrows`, `assertThatThrownBy` or `isThrownBy` (JUnit 5, AssertJ,
+  TestNG), and the statement right before `fail(...)` / `failBecauseExceptionWasNotThrown(...)` in a
+  `try` that catches. A consumer whose every `start()` lies there is one the test asserts is refused:
+  it never runs. (A `start()` earlier in an expecting method, then a call that times out, ran.)
 - **Listener classes that are never beans.** A listener-annotated class nested in another one, with
   no other annotation, that is inner (non-static: no scan or `@Import` can make one without its
   enclosing instance) or nested in a test class (Spring Boot's TestTypeExcludeFilter keeps those out
@@ -101,25 +102,37 @@ def _expects_exception(method: Node) -> bool:
     return False
 
 
+_COMMENTS = frozenset({"line_comment", "block_comment"})
+
+
+def _statements(block: Node) -> list[Node]:
+    return [c for c in block.named_children if c.type not in _COMMENTS]
+
+
 def _before_fail(try_node: Node) -> Span | None:
-    """The statements of a catching `try` before its `fail(...)`: what the test expects to throw."""
+    """In a catching `try`, the statement right before its `fail(...)`: what the test expects to throw."""
     body = try_node.child_by_field_name("body")
     if body is None or not any(c.type == "catch_clause" for c in try_node.children):
         return None
-    for stmt in body.named_children:
+    stmts = _statements(body)
+    for i, stmt in enumerate(stmts):
         call = stmt.named_children[0] if stmt.type == "expression_statement" and stmt.named_children else None
         if call is not None and call.type == "method_invocation" and _text(call.child_by_field_name("name")) in FAILS:
-            return (body.start_point[0] + 1, body.start_point[1] + 1, stmt.start_point[0] + 1, stmt.start_point[1] + 1)
+            return _span(stmts[i - 1]) if i > 0 else None
     return None
 
 
 def expected_failures(root: Node) -> tuple[Span, ...]:
+    """Where a test expects an exception: the last statement of a `@Test(expected = ...)` method (what
+    runs before it is expected to succeed), the code given to an assertion that it throws, and the
+    statement right before `fail(...)` in a catching `try`."""
     out: list[Span] = []
     for n in _walk(root):
         if n.type == "method_declaration" and _expects_exception(n):
             body = n.child_by_field_name("body")
-            if body is not None:
-                out.append(_span(body))
+            stmts = _statements(body) if body is not None else []
+            if stmts:
+                out.append(_span(stmts[-1]))
         elif n.type == "method_invocation" and _text(n.child_by_field_name("name")) in THROWS:
             args = n.child_by_field_name("arguments")
             out += [_span(a) for a in (args.named_children if args is not None else ()) if a.type in _CODE_ARGS]
