@@ -248,6 +248,19 @@ def test_listener_classes_that_are_never_beans_never_run(tmp_path: Path) -> None
     assert not found["GID_REGISTERED"].never_runs
 
 
+def test_a_static_listener_class_its_file_never_uses_may_be_registered_elsewhere() -> None:
+    """`@Import(ListenerTest.Unused.class)` in another test could register it: not a carrier. An inner
+    class nobody uses still is one (no other file can make one without an enclosing instance)."""
+    source = LISTENERS.replace(
+        '    @RocketMQMessageListener(consumerGroup = "GID_CARRIER"',
+        '    @RocketMQMessageListener(consumerGroup = "GID_UNUSED", topic = "T")\n    static class Unused {\n    }\n\n'
+        '    @RocketMQMessageListener(consumerGroup = "GID_IDLE", topic = "T")\n    class Idle {\n    }\n\n'
+        '    @RocketMQMessageListener(consumerGroup = "GID_CARRIER"',
+    )
+    carriers = java_facts(source.encode()).lifecycle.carriers
+    assert "ListenerTest.Idle" in carriers and "ListenerTest.Unused" not in carriers
+
+
 def test_an_annotated_test_class_may_load_its_nested_configurations() -> None:
     """`@SpringBootTest` (any class-level annotation) may load WrongConfig by itself: it counts as used."""
     source = LISTENERS.replace("public class ListenerTest", "@SpringBootTest\npublic class ListenerTest")

@@ -236,6 +236,8 @@ def carriers(root: Node, listener_annotations: frozenset[str]) -> tuple[str, ...
         decl = nested[name]
         if seen and loads_nested and _annotations(decl):
             return False
+        if not uses[name] and not _inner(decl):
+            return False  # a static class no line of its file uses: another file may register it
         for use in uses[name]:
             if _reflective(use) or expected(use.start_point[0] + 1, use.start_point[1] + 1):
                 continue
