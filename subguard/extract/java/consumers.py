@@ -373,7 +373,12 @@ class _Reader:
             self.other_unknown = True
 
     def _refs(self, expr: Expr, where: Where, depth: int = 0) -> list[str] | None:
-        """The parameters an unknown expression reads; None when something else makes it unknown."""
+        """The parameters an unknown expression reads; None when something else makes it unknown.
+
+        Followed: a parameter (of the method the expression is written in), a field a parameter feeds,
+        a call site's argument (read where the caller wrote it), the values of a local assigned more
+        than once, a for-each variable's collection, calls on any of these, a helper called with them,
+        and getters of the object's own state (`_state_getter`)."""
         if depth > _MAX_REF_DEPTH:
             return None
         if expr.kind == "name":
@@ -382,7 +387,7 @@ class _Reader:
                 return self._refs(bound[1], bound[2], depth + 1)
             if expr.text in where.params:
                 return [expr.text]
-            fed = fed_fields(where)
+            fed = _fed_fields(where)
             if expr.text in fed:
                 return [fed[expr.text]]
             if expr.args:  # a local assigned more than once: every value it may hold
@@ -409,7 +414,8 @@ class _Reader:
         return _state_getter(expr, where, self.symbols)
 
     def _all(self, parts: tuple[Expr, ...], where: Where, depth: int, skip_null: bool = False) -> list[str] | None:
-        """The parameters the unknown parts read; None when one of them is unknown for another reason."""
+        """The parameters the unknown parts read; None when one of them is unknown for another reason.
+        With `skip_null` (the values a local may hold), `null` and a fresh `new T()` add nothing."""
         out: list[str] = []
         for part in parts:
             if (
@@ -431,7 +437,7 @@ def _is_type(expr: Expr) -> bool:
     return expr.kind == "name" and expr.text[:1].isupper() and not expr.args
 
 
-def fed_fields(where: Where) -> dict[str, str]:
+def _fed_fields(where: Where) -> dict[str, str]:
     """The fields (and locals) of the class at `where` that a parameter feeds, as-is or computed
     (field -> the parameter)."""
     cls = _class_at(where)
