@@ -309,8 +309,8 @@ class Symbols:
                 if facts is not None and facts.error is None:
                     self._register(path, facts)
             cls = next((c for c in facts.classes if c.name == typ), None) if facts is not None else None
-            if cls is not None:
-                return _Entry(path, facts, cls) if facts is not None else None
+            if facts is not None and cls is not None:
+                return _Entry(path, facts, cls)
         return None
 
     def _bound(self, name: str, arg: Expr, there: Where, depth: int) -> Value:
