@@ -7,6 +7,7 @@ so one repo gives the same records everywhere.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import os
 import pickle
@@ -681,6 +682,13 @@ def cache_directory(root: Path, config: Config) -> Path:
     return directory if directory.is_absolute() else root / directory
 
 
+@functools.lru_cache(maxsize=1)
+def _extractors_code() -> str:
+    """`code_stamp` of the packages a scan runs, once per process (`check --base` opens three caches)."""
+    pkg = Path(__file__).resolve().parent.parent
+    return code_stamp(*(pkg / name for name in ("core", "rocketmq", "deploy", "scan", "extract")))
+
+
 def open_cache(root: Path, config: Config, key: str = "") -> ContentCache:
     """The content cache of a scan root (`cache_directory`). A directory shared by several roots
     keeps one set of files per root (the root is part of the namespace)."""
@@ -690,8 +698,7 @@ def open_cache(root: Path, config: Config, key: str = "") -> ContentCache:
     # fields that only act after the scan (rule selection, waivers, thresholds) do not split the cache
     scan_config = config.model_dump_json(exclude=_AFTER_SCAN)
     # the extractors' code too: a development build at the same version must not reuse stale parses
-    pkg = Path(__file__).resolve().parent.parent
-    code = code_stamp(*(pkg / name for name in ("core", "rocketmq", "deploy", "scan", "extract")))
+    code = _extractors_code()
     # a chart is rendered when helm is there: a result read without it (or with another) is stale
     ns = namespace(__version__, scan_config, key, code, str(root), tools.helm_stamp())
     return ContentCache(directory, ns, lambda msg: print(msg, file=sys.stderr))

@@ -17,7 +17,7 @@ import os
 import shutil
 import stat
 import subprocess
-import threading
+import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -115,9 +115,17 @@ class _Entry(NamedTuple):
     path: str
 
 
-def _list(folder: str, rev: Revision) -> list[_Entry]:
-    """The revision's entries below `folder`, paths relative to it (`git ls-tree -r --long`)."""
-    proc = _git(folder, "-c", "core.quotePath=false", "ls-tree", "-r", "-z", "--long", rev.commit, "--", ".")
+def _ls_tree(rev: Revision) -> tuple[str, ...]:
+    return ("-c", "core.quotePath=false", "ls-tree", "-r", "-z", "--long", rev.commit, "--", ".")
+
+
+def _diff(rev: Revision) -> tuple[str, ...]:
+    options = ("--no-renames", "--no-ext-diff", "--name-only", "--relative", "-z")
+    return ("-c", "core.quotePath=false", "diff", *options, rev.commit, "--", ".")
+
+
+def _list(rev: Revision, proc: subprocess.CompletedProcess[bytes]) -> list[_Entry]:
+    """The revision's entries below the folder, paths relative to it (`git ls-tree -r --long`)."""
     if proc.returncode != 0:
         raise RevisionError(
             f"--base {rev.ref}: git ls-tree failed: {proc.stderr.decode('utf-8', 'replace').strip()[:200]}"
@@ -132,48 +140,71 @@ def _list(folder: str, rev: Revision) -> list[_Entry]:
     return out
 
 
-def _changed(folder: str, rev: Revision) -> set[str] | None:
-    """Paths below `folder` whose work-tree content differs from the revision (or that it lacks);
+def _changed(proc: subprocess.CompletedProcess[bytes]) -> set[str] | None:
+    """Paths below the folder whose work-tree content differs from the revision (or that it lacks);
     None when git cannot say (e.g. no index yet)."""
-    proc = _git(
-        folder,
-        "-c",
-        "core.quotePath=false",
-        "diff",
-        "--no-renames",
-        "--no-ext-diff",
-        "--name-only",
-        "--relative",
-        "-z",
-        rev.commit,
-        "--",
-        ".",
-    )
     if proc.returncode != 0:
         return None
     return {p for p in proc.stdout.decode("utf-8", "surrogateescape").split("\0") if p}
 
 
-def _list_and_diff(folder: str, rev: Revision) -> tuple[list[_Entry], set[str]]:
-    """`_list` and `_changed`, the two git commands run side by side; every path counts as changed
-    when git cannot compare (correct, only slower)."""
-    diffed: list[set[str] | None | RevisionError] = []
+class _Started:
+    """A git command started now and answered later: its output goes to temporary files, so a
+    listing larger than a pipe's buffer never stalls it while the caller does other work."""
 
-    def diff() -> None:
+    def __init__(self, folder: str, args: Sequence[str]) -> None:
+        self.out = tempfile.TemporaryFile()
+        self.err = tempfile.TemporaryFile()
         try:
-            diffed.append(_changed(folder, rev))
-        except RevisionError as exc:
-            diffed.append(exc)
+            self.proc = subprocess.Popen(
+                ["git", "-C", folder, *args], stdin=subprocess.DEVNULL, stdout=self.out, stderr=self.err
+            )
+        except FileNotFoundError:
+            self._close()
+            raise RevisionError("--base needs git, and no `git` executable is on PATH") from None
+        except (OSError, subprocess.SubprocessError) as exc:
+            self._close()
+            raise RevisionError(f"--base: git failed: {exc}") from None
 
-    beside = threading.Thread(target=diff, daemon=True)
-    beside.start()
-    try:
-        entries = _list(folder, rev)
-    finally:
-        beside.join()
-    changed = diffed[0]
-    if isinstance(changed, RevisionError):
-        raise changed
+    def _close(self) -> None:
+        self.out.close()
+        self.err.close()
+
+    def result(self) -> subprocess.CompletedProcess[bytes]:
+        try:
+            code = self.proc.wait(timeout=GIT_TIMEOUT)
+        except subprocess.TimeoutExpired as exc:
+            self.proc.kill()
+            self.proc.wait()
+            self._close()
+            raise RevisionError(f"--base: git failed: {exc}") from None
+        self.out.seek(0)
+        self.err.seek(0)
+        done = subprocess.CompletedProcess(self.proc.args, code, self.out.read(), self.err.read())
+        self._close()
+        return done
+
+
+# the base's listing and diff, started when the revision was resolved (`resolve_roots`): they run
+# beside the head's scan
+_STARTED: dict[tuple[str, str], tuple[_Started, _Started]] = {}
+
+
+def _key(folder: str, rev: Revision) -> tuple[str, str]:
+    return os.path.realpath(folder), rev.commit
+
+
+def _start_listing(folder: str, rev: Revision) -> tuple[_Started, _Started]:
+    return _Started(folder, _ls_tree(rev)), _Started(folder, _diff(rev))
+
+
+def _list_and_diff(folder: str, rev: Revision) -> tuple[list[_Entry], set[str]]:
+    """The revision's entries and the paths changed since (every path when git cannot compare:
+    correct, only slower), from the two git commands started by `resolve_roots` or now."""
+    started = _STARTED.pop(_key(folder, rev), None)
+    listing, diff = started if started is not None else _start_listing(folder, rev)
+    changed = _changed(diff.result())
+    entries = _list(rev, listing.result())
     return entries, changed if changed is not None else {e.path for e in entries}
 
 
@@ -288,6 +319,7 @@ def scan_revision(
     if base_cache is not None:
         hit = base_cache.result(key)
         if isinstance(hit, ScanResult) and hit.root == root and hit.repo == repo:
+            _STARTED.pop(_key(folder, rev), None)  # its listing is not needed (git finishes on its own)
             return hit
     inside = _inside(cache.directory, Path(folder)) if cache is not None else ""
     head = discovered(root) if only is None else None
@@ -317,8 +349,14 @@ def scan_revision(
 
 
 def resolve_roots(roots: Sequence[str], ref: str) -> list[Revision]:
-    """`ref` resolved in the repository of each scan root (RevisionError on the first that fails)."""
-    return [resolve(Path(r), ref) for r in roots]
+    """`ref` resolved in the repository of each scan root (RevisionError on the first that fails).
+    Each base's git listing starts at once, to run while the head is scanned."""
+    revisions = [resolve(Path(r), ref) for r in roots]
+    for r, rev in zip(roots, revisions):
+        if Path(r).is_dir():
+            folder = str(_folder(Path(r)))
+            _STARTED.setdefault(_key(folder, rev), _start_listing(folder, rev))
+    return revisions
 
 
 def scan_base(

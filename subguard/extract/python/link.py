@@ -133,6 +133,7 @@ class Linker:
         self.resolver = Resolver(modules)
         self.load_calls = load_calls
         self.dependency_hint = dependency_hint
+        self._by_name: tuple[list[ModuleFacts], dict[str, list[tuple[FuncCall, ModuleFacts]]]] | None = None
 
     # ---- instances ---------------------------------------------------------------------------
     def consumers(self) -> list[Consumer]:
@@ -286,19 +287,29 @@ class Linker:
     ) -> list[tuple[FuncCall, ModuleFacts]]:
         target_qual = callee
         name = callee.split(".")[-1]
-        seen: set[str] = set()
         sites: list[tuple[FuncCall, ModuleFacts]] = []
-        for caller in sorted(candidates, key=lambda m: m.path):
-            if caller.path in seen:
-                continue
-            seen.add(caller.path)
-            for call in caller.calls:
-                if not _mentions(call.target, name):
-                    continue
-                ref = self.resolver.resolve(call.target, Frame(caller)).obj
-                if isinstance(ref, (FuncRef, ClassRef)) and ref.path == module.path and ref.qual == target_qual:
-                    sites.append((call, caller))
+        for call, caller in self._calls_by_name(candidates).get(name, ()):
+            ref = self.resolver.resolve(call.target, Frame(caller)).obj
+            if isinstance(ref, (FuncRef, ClassRef)) and ref.path == module.path and ref.qual == target_qual:
+                sites.append((call, caller))
         return sites
+
+    def _calls_by_name(self, candidates: list[ModuleFacts]) -> dict[str, list[tuple[FuncCall, ModuleFacts]]]:
+        """The calls of `candidates` (each path once, in path order) by the name their callee is
+        written with (`_written_name`): indexed once, not searched again for every factory."""
+        if self._by_name is None or self._by_name[0] is not candidates:
+            index: dict[str, list[tuple[FuncCall, ModuleFacts]]] = {}
+            seen: set[str] = set()
+            for caller in sorted(candidates, key=lambda m: m.path):
+                if caller.path in seen:
+                    continue
+                seen.add(caller.path)
+                for call in caller.calls:
+                    written = _written_name(call.target)
+                    if written is not None:
+                        index.setdefault(written, []).append((call, caller))
+            self._by_name = (candidates, index)
+        return self._by_name[1]
 
     def _bind(
         self,
@@ -657,15 +668,15 @@ def _stem(path: str) -> str:
     return parts[-2] if stem == "__init__" and len(parts) > 1 else stem
 
 
-def _mentions(target: IR, name: str) -> bool:
-    """Cheap check before resolving: does the callee's written name end with `name`?"""
+def _written_name(target: IR) -> str | None:
+    """The last name a callee is written with (`f`, `mod.f`, `obj.f`); None for anything else."""
     if isinstance(target, Glob):
-        return target.name == name
+        return target.name
     if isinstance(target, Imp):
-        return target.dotted.rsplit(".", 1)[-1] == name
+        return target.dotted.rsplit(".", 1)[-1]
     if isinstance(target, AttrOf):
-        return target.attr == name
-    return False
+        return target.attr
+    return None
 
 
 def ctor_is_simple(qualname: str) -> bool:
