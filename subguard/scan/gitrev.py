@@ -13,6 +13,7 @@ clone) is a `RevisionError` whose message is one line saying what to fetch.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import stat
@@ -23,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
+from subguard.core import signing
 from subguard.core.config import Config
 from subguard.core.limits import gc_paused
 from subguard.core.model import FileRecord, FileStatus
@@ -345,6 +347,7 @@ def scan_revision(
         cache.save()
         base_cache.store_result(key, result)
         base_cache.save()
+        _saw_tree(folder, rev.tree, base_cache.result_file)
     return result
 
 
@@ -352,11 +355,61 @@ def resolve_roots(roots: Sequence[str], ref: str) -> list[Revision]:
     """`ref` resolved in the repository of each scan root (RevisionError on the first that fails).
     Each base's git listing starts at once, to run while the head is scanned."""
     revisions = [resolve(Path(r), ref) for r in roots]
+    seen = _seen_trees()
     for r, rev in zip(roots, revisions):
-        if Path(r).is_dir():
-            folder = str(_folder(Path(r)))
+        folder = str(_folder(Path(r)))
+        if Path(r).is_dir() and not _kept(seen.get(os.path.realpath(folder)), rev):
             _STARTED.setdefault(_key(folder, rev), _start_listing(folder, rev))
     return revisions
+
+
+def _kept(hint: tuple[str, str, str] | None, rev: Revision) -> bool:
+    """Whether the base cache likely holds this tree's result: the file written for it is still there."""
+    if hint is None or hint[0] != rev.tree:
+        return False
+    try:
+        return str(os.stat(hint[1]).st_mtime_ns) == hint[2]
+    except OSError:
+        return False
+
+
+_SEEN_KEEP = 64
+
+
+def _seen_file() -> str:
+    return os.path.join(signing.cache_home(), "base-trees")
+
+
+def _seen_trees() -> dict[str, tuple[str, str, str]]:
+    """Folder -> (revision tree, result file, its mtime) of the result each folder's base cache kept
+    last: a hint only (a wrong one makes the listing start later, never a wrong result), not signed."""
+    try:
+        with open(_seen_file(), encoding="utf-8", errors="surrogateescape") as fh:
+            rows = (line.rstrip("\n").split("\0") for line in fh)
+            return {r[0]: (r[1], r[2], r[3]) for r in rows if len(r) == 4}
+    except OSError:
+        return {}
+
+
+def _saw_tree(folder: str, tree: str, result_file: Path) -> None:
+    seen = _seen_trees()
+    seen.pop(os.path.realpath(folder), None)  # the latest last: the oldest are dropped first
+    try:
+        seen[os.path.realpath(folder)] = (tree, str(result_file), str(os.stat(result_file).st_mtime_ns))
+    except OSError:
+        return
+    rows = [(f, *v) for f, v in seen.items() if not any("\n" in x or "\0" in x for x in (f, *v))]
+    text = "".join("\0".join(r) + "\n" for r in rows[-_SEEN_KEEP:])
+    target = _seen_file()
+    tmp = f"{target}.{os.getpid()}.tmp"
+    try:
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        with open(tmp, "w", encoding="utf-8", errors="surrogateescape") as fh:
+            fh.write(text)
+        os.replace(tmp, target)
+    except OSError:  # a hint: never fatal
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
 
 
 def scan_base(
