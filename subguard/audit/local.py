@@ -12,6 +12,7 @@ Plain Python, no Spark: `transforms.extract_local` runs `tasks.unit_task` in the
 
 from __future__ import annotations
 
+import bisect
 import os
 import sys
 from collections.abc import Callable, Iterator
@@ -150,6 +151,15 @@ def plan_units(roots: list[tuple[str, str, str]]) -> list[Unit]:
         if unit.kind == "loose":
             units.append(unit)
             continue
-        inner = tuple(p for p in folders if p.startswith(f"{unit.path}/"))
-        units.append(Unit(unit.path, unit.repo, unit.kind, inner))
+        units.append(Unit(unit.path, unit.repo, unit.kind, _below(folders, f"{unit.path}/")))
     return units
+
+
+def _below(folders: list[str], prefix: str) -> tuple[str, ...]:
+    """The sorted `folders` starting with `prefix`: one run of neighbours in sorted order, found by
+    bisection (a scan of every folder per unit took 5 s for 5,000 repositories)."""
+    start = bisect.bisect_left(folders, prefix)
+    end = start
+    while end < len(folders) and folders[end].startswith(prefix):
+        end += 1
+    return tuple(folders[start:end])
