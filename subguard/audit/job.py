@@ -20,8 +20,8 @@ import re
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -141,6 +141,14 @@ def cluster_partitions(conf: dict[str, str]) -> int | None:
 
 
 JIT_OPTIONS = "-XX:TieredStopAtLevel=1"
+# a local audit's tables are small and its shuffles already few-partitioned (`shuffle_partitions`):
+# adaptive execution would only split each query into one Spark job per stage and plan it again after
+# each (the example organisation: 62 jobs -> 32); the Python workers fork from a daemon that has the
+# audit's modules imported (`subguard.audit.daemon`)
+LOCAL_CONF = (
+    ("spark.sql.adaptive.enabled", "false"),
+    ("spark.python.daemon.module", "subguard.audit.daemon"),
+)
 # the driver JVM's log4j2 configuration (local masters): warnings and errors only, no "default
 # profile" banner; where they go is the process's stderr (`main` sends it to `--out`/audit.log)
 LOG4J2 = Path(__file__).resolve().parent / "log4j2.properties"
@@ -153,6 +161,8 @@ def session(master: str, app: str = "subguard-audit", java_options: str = "", qu
     builder = SparkSession.builder.appName(app).config("spark.ui.showConsoleProgress", "false")
     if master.startswith("local"):
         builder = builder.config("spark.sql.shuffle.partitions", str(shuffle_partitions(master)))
+        for key, value in LOCAL_CONF:
+            builder = builder.config(key, value)
     builder = builder.config("spark.ui.enabled", "false")
     builder = builder.config("spark.log.level", "ERROR")
     # repositories are many small files: pack thousands per read task instead of Spark's 32
@@ -345,7 +355,15 @@ def _java_message(exc: Py4JJavaError) -> str:
 
 
 def read_text(spark: SparkSession, uri: str) -> str:
-    """A small file (an inventory) read through Spark."""
+    """A small file (an inventory): plain file I/O on a local or mounted file system (no Spark job,
+    which would be the run's first and pay the query engine's warm-up), else read through Spark."""
+    path = local.local_path(uri)
+    if path is not None:
+        try:
+            with open(path, encoding="utf-8", errors="replace") as fh:
+                return fh.read()
+        except OSError as exc:
+            raise src.SourceError(f"{uri}: cannot read: {exc.strerror or exc}") from None
     rows = spark.read.text(uri, wholetext=True).collect()
     return str(rows[0][0]) if rows else ""
 
@@ -542,11 +560,18 @@ def _pipeline(
     progress: Progress,
 ) -> dict[str, Any]:
     t0 = time.monotonic()
+    # the first job starts the Python workers while the driver plans the inputs beside it
+    background = ThreadPoolExecutor(max_workers=2, thread_name_prefix="subguard-background")
+    background.submit(warm_up, spark, progress)
     options = tasks.AuditOptions(config=config, runs=args.runs, config_waiver_locations=_config_locations(config))
     out = output.staging if output.local is None else f"file:{output.staging}"
     plan = plan_sources(spark, fs, args.sources, progress)
     compare = args.compare or args.since  # an incremental run reports what changed since the output it builds on
-    previous = prev.read(spark, compare) if compare else None
+    previous_f: Future[prev.Previous] | None = None
+    if compare:  # its findings are read beside the extraction (a Spark job of its own on Parquet)
+        prev.check(spark, compare)
+        previous_f = background.submit(prev.read, spark, compare)
+    background.shutdown(wait=False)
     written = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
     settings = stamps.settings_key(config, args.runs, options.today)
     since, why = inc.read_since(spark, args.since, settings) if args.since else (None, "")
@@ -589,18 +614,26 @@ def _pipeline(
         records = records.unionByName(
             T.missing_repo_records(spark.createDataFrame(plan.missing, "repo string, uri string"))
         )
+    extracted = None
+    if since is not None:
+        # the reuse markers are joined back (`with_reused`): kept, so the extraction tasks run once
+        extracted = records = records.persist(StorageLevel.MEMORY_AND_DISK)
     cached = inc.with_reused(records, since).persist(StorageLevel.MEMORY_AND_DISK)
     t_extract = time.monotonic()
+    # one job counts the records by kind (the summary's consumers and deployments, what was reused)
+    kinds = {str(r["kind"]): int(r["count"]) for r in cached.groupBy("kind").count().collect()}
     progress(
-        f"extract: {cached.count()} records from {len(plan.roots)} root(s), {len(plan.jsonl)} inventory output(s) "
-        f"in {time.monotonic() - t_extract:.1f} s (the first Python job: worker start-up and imports included)"
+        f"extract: {sum(kinds.values())} records from {len(plan.roots)} root(s), {len(plan.jsonl)} inventory "
+        f"output(s) in {time.monotonic() - t_extract:.1f} s"
     )
+    t_groups = time.monotonic()
     # the records are few and small next to the files they came from: a few partitions, not one per
     # extraction slice, keep every later stage from paying a task per slice
     records = cached.coalesce(spark.sparkContext.defaultParallelism)
+    # per repository, in one job: CODEOWNERS texts, the repositories' roots, the tasks' problems
+    notes = records.where(F.col("kind").isin("owners", "problem", "repo")).select("repo", "kind", "payload").collect()
     owned = {
-        r.repo: (json.loads(r.payload)["path"], json.loads(r.payload)["text"])
-        for r in records.where(F.col("kind") == "owners").select("repo", "payload").collect()
+        r.repo: (json.loads(r.payload)["path"], json.loads(r.payload)["text"]) for r in notes if r.kind == "owners"
     }
 
     files_df = T.files_table(records).persist()  # written, then counted: exploded once
@@ -614,7 +647,19 @@ def _pipeline(
     findings = T.with_owners(T.with_hints(found, hints), owned).persist()
     subs = T.with_owners(T.with_hints(T.subscriptions(consumers), hints.drop("env_hint")), owned).persist()
     groups_df = T.groups(subs, consumers, findings, T.impacts(group_records)).persist()
-    progress(f"group tasks done: {group_records.count()} result rows")  # the one heavy stage, run once
+    # the one heavy stage, run once (before the outputs read it side by side): its rows counted, its
+    # groups counted by whether they were reused, and its problems, in one job
+    group_info = group_records.groupBy("reused").agg(
+        F.countDistinct("group").alias("count"),
+        F.count("*").alias("rows"),
+        F.collect_list(F.when(F.col("kind") == "problem", F.col("payload"))).alias("problems"),
+    )
+    reused_groups = [r.asDict() for r in group_info.collect()]
+    group_problems = [json.loads(p)["message"] for r in reused_groups for p in r["problems"]]
+    progress(
+        f"group tasks done: {sum(int(r['rows']) for r in reused_groups)} result rows "
+        f"in {time.monotonic() - t_groups:.1f} s"
+    )
     state = {inc.REPOS: inc.state_repos(records, settings), inc.GROUPS: inc.state_groups(group_records)}
     tables = (
         {
@@ -633,12 +678,6 @@ def _pipeline(
     t_outputs = time.monotonic()
     with ThreadPoolExecutor(max_workers=CONCURRENT_JOBS, thread_name_prefix="subguard-audit") as pool:
         writes = [pool.submit(_write_parquet, df, f"{out}/{name}") for name, df in {**tables, **state}.items()]
-        reused_f = pool.submit(
-            lambda: [
-                r.asDict()
-                for r in group_records.groupBy("reused").agg(F.countDistinct("group").alias("count")).collect()
-            ]
-        )
         group_sizes_f = pool.submit(
             lambda: [
                 r.asDict()
@@ -650,37 +689,15 @@ def _pipeline(
                 .collect()
             ]
         )
-        finding_counts_f = pool.submit(
-            lambda: [
-                r.asDict()
-                for r in findings.groupBy(
-                    "rule",
-                    "severity",
-                    "scope",
-                    "team",
-                    F.col("suppressed").isNotNull().alias("suppressed"),
-                )
-                .count()
-                .collect()
-            ]
-        )
-        kinds_f = pool.submit(lambda: {r["kind"]: int(r["count"]) for r in records.groupBy("kind").count().collect()})
         file_counts_f = pool.submit(
             lambda: [r.asDict() for r in files_df.groupBy("repo", "status", "reason").count().collect()]
         )
-        notes_f = pool.submit(
-            lambda: (
-                records.where(F.col("kind").isin("problem", "repo"))
-                .select("repo", "kind", "payload")
-                .unionByName(group_records.where(F.col("kind") == "problem").select("repo", "kind", "payload"))
-                .collect()
-            )
-        )
-        worst_f = pool.submit(
-            lambda: [r.asDict(recursive=True) for r in T.worst_first(groups_df).limit(args.top).collect()]
-        )
+        # the --top worst groups for summary.json and every group with a finding for report.html, in
+        # one job (both in worst-first order)
+        ranked_f = pool.submit(_ranked_groups, groups_df, args.top, "html" in args.formats)
         n_subs_f = pool.submit(subs.count)
-        # bound: all findings are collected (one small record each) to render findings.json and SARIF
+        # bound: all findings are collected (one small record each) to render findings.json and SARIF;
+        # the summary's counts by rule, severity, scope and team are taken from them
         rows_f = pool.submit(
             lambda: [
                 r.asDict()
@@ -689,25 +706,19 @@ def _pipeline(
                 ).collect()
             ]
         )
-        # every group with a finding, for report.html (a page per 20 of them)
-        flagged_f = pool.submit(
-            lambda: (
-                [r.asDict(recursive=True) for r in T.worst_first(groups_df.where(F.col("findings") > 0)).collect()]
-                if "html" in args.formats
-                else []
-            )
-        )
-        group_sizes, finding_counts, kinds = group_sizes_f.result(), finding_counts_f.result(), kinds_f.result()
+        group_sizes, rows = group_sizes_f.result(), rows_f.result()
+        finding_counts = summ.finding_counts(rows)
         n_groups = sum(int(g["count"]) for g in group_sizes)
         progress(
             f"consumers: {kinds.get('consumer', 0)}; groups judged: {n_groups}; "
             f"findings: {sum(int(r['count']) for r in finding_counts)}"
         )
-        file_counts, notes = file_counts_f.result(), notes_f.result()
+        file_counts = file_counts_f.result()
+        worst, flagged = ranked_f.result()
         summary = summ.build(
             files=file_counts,
             findings=finding_counts,
-            groups=worst_f.result(),
+            groups=worst,
             group_sizes=group_sizes,
             totals={
                 "repos": len({r["repo"] for r in file_counts if r["repo"]}),
@@ -719,7 +730,9 @@ def _pipeline(
                 "cross_repo_groups": sum(int(g["count"]) for g in group_sizes if int(g["repos_count"]) > 1),
             },
             missing=plan.missing,
-            problems=plan.problems + [json.loads(r.payload)["message"] for r in notes if r.kind == "problem"],
+            problems=plan.problems
+            + [json.loads(r.payload)["message"] for r in notes if r.kind == "problem"]
+            + group_problems,
             sources=list(args.sources),
             seconds=0.0,
             written=written,
@@ -738,10 +751,10 @@ def _pipeline(
                     progress,
                 )
             )
-        rows = rows_f.result()
         collected = [Finding.model_validate_json(r["json"]) for r in rows]
-        summary["incremental"] = inc.summary(args.since if since is not None else None, kinds, reused_f.result())
+        summary["incremental"] = inc.summary(args.since if since is not None else None, kinds, reused_groups)
         progress(inc.headline(summary["incremental"]))
+        previous = previous_f.result() if previous_f is not None else None
         if previous is not None:
             summary["changes"] = summ.changes(rows, previous.findings, previous.out, previous.written)
         for w in writes:
@@ -762,14 +775,56 @@ def _pipeline(
         args.formats,
         summary,
         rows,
-        flagged_f.result(),
+        flagged,
         owners,
         tasks._policies(config).docs,
         previous,
     )
-    for df in (cached, files_df, consumers, group_records, findings, subs, groups_df):
-        df.unpersist()
+    for df in (cached, files_df, consumers, group_records, findings, subs, groups_df, extracted):
+        if df is not None:
+            df.unpersist()
     return summary
+
+
+def _warm(part: Iterable[int]) -> Iterator[int]:
+    from subguard.audit import incremental, tasks  # noqa: F401 - what the extraction tasks import
+
+    yield sum(1 for _ in part)
+
+
+def warm_up(spark: SparkSession, progress: Progress) -> None:
+    """The run's first Spark job, one tiny Python task per slot: it pays the first job's fixed cost
+    (the Python workers' start and imports, the scheduler's first use) while the driver plans the
+    inputs, and times it on a progress line of its own."""
+    t = time.monotonic()
+    sc = spark.sparkContext
+    try:
+        sc.parallelize(range(sc.defaultParallelism), sc.defaultParallelism).mapPartitions(_warm).collect()
+    except Exception:  # noqa: BLE001 - only a head start: the extraction meets any real problem itself
+        return
+    progress(f"first job: Python workers started in {time.monotonic() - t:.1f} s, beside the driver's planning")
+
+
+def _ranked_groups(groups_df: DataFrame, top: int, flagged: bool) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(the `top` worst groups, every group with a finding when `flagged`), worst first, collected in
+    one job: the groups ranked in `transforms.worst_first`'s order, those wanted kept."""
+    from pyspark.sql.window import Window
+
+    rank = F.row_number().over(Window.orderBy(*T.worst_first_order()))
+    wanted = F.col("_rank") <= top
+    if flagged:
+        wanted = wanted | (F.col("findings") > 0)
+    rows = groups_df.withColumn("_rank", rank).where(wanted).orderBy("_rank").collect()
+    worst: list[dict[str, Any]] = []
+    all_flagged: list[dict[str, Any]] = []
+    for r in rows:
+        d = r.asDict(recursive=True)
+        n = d.pop("_rank")
+        if n <= top:
+            worst.append(d)
+        if flagged and int(d["findings"]) > 0:
+            all_flagged.append(d)
+    return worst, all_flagged
 
 
 def evidence_findings(

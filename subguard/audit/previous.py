@@ -73,12 +73,23 @@ def _from_parquet(spark: SparkSession, out: str) -> list[dict[str, Any]] | None:
     return [r.asDict() for r in df.select(*cols).collect()]
 
 
-def read(spark: SparkSession, out: str) -> Previous:
-    """The previous output at `out`; a folder without summary.json is no audit output (SourceError)."""
-    out = out.rstrip("/") or "/"
+def _summary(spark: SparkSession, out: str) -> dict[str, Any]:
     summary = _json(_text(spark, out, "summary.json"))
     if not isinstance(summary, dict):
         raise SourceError(f"--compare {out}: not an audit output (no readable summary.json)")
+    return summary
+
+
+def check(spark: SparkSession, out: str) -> None:
+    """Raise SourceError unless `out` is an audit output (its summary.json is readable): the run
+    fails before any work, while `read` may then run beside it."""
+    _summary(spark, out.rstrip("/") or "/")
+
+
+def read(spark: SparkSession, out: str) -> Previous:
+    """The previous output at `out`; a folder without summary.json is no audit output (SourceError)."""
+    out = out.rstrip("/") or "/"
+    summary = _summary(spark, out)
     manifest = _json(_text(spark, out, outdir.MANIFEST)) or {}
     written = str(summary.get("written") or (manifest.get("written") if isinstance(manifest, dict) else "") or "")
     findings = _from_parquet(spark, out)

@@ -87,6 +87,17 @@ def build(
     }
 
 
+def finding_counts(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The findings counted by rule, severity, scope, team and whether suppressed (`build`'s
+    `findings`), from the collected finding rows."""
+    counts: dict[tuple[Any, ...], int] = {}
+    for r in rows:
+        key = (r["rule"], r["severity"], r["scope"], r["team"], r["suppressed"] is not None)
+        counts[key] = counts.get(key, 0) + 1
+    names = ("rule", "severity", "scope", "team", "suppressed")
+    return [{**dict(zip(names, key, strict=True)), "count": n} for key, n in counts.items()]
+
+
 def headline(summary: Mapping[str, Any]) -> str:
     """One line for the terminal."""
     f, t, s = summary["files"], summary["totals"], summary["findings"]["by_severity"]

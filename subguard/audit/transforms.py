@@ -380,11 +380,17 @@ def groups(subs: DataFrame, consumers: DataFrame, findings: DataFrame, impact: D
     )
 
 
-def worst_first(groups_df: DataFrame) -> DataFrame:
-    return groups_df.orderBy(
+def worst_first_order() -> list[Column]:
+    """The order groups are reported in: worst severity, then errors, repositories, findings; by
+    name last (a group is one row, so the order is total)."""
+    return [
         F.col("worst").desc(),
         F.col("errors").desc(),
         F.col("repos_count").desc(),
         F.col("findings").desc(),
         F.col("group"),
-    )
+    ]
+
+
+def worst_first(groups_df: DataFrame) -> DataFrame:
+    return groups_df.orderBy(*worst_first_order())
