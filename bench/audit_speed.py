@@ -1,6 +1,7 @@
 """Audit speed: `subguard audit` on local[1] and local[2] versus `subguard check` in one process.
 
     python bench/audit_speed.py [--org DIR] [--scale 0.05] [--out DIR] [--rounds 1] [--jvm-archive]
+    python bench/audit_speed.py --org DIR --scale 5 --incremental [--change 0.01] [--master local[2]]
 
 Generates the synthetic org with `audit_org_gen.py` when DIR does not exist, then prints files/s for
 each run (median of the rounds), the ratios, and whether every planted conflict was found by the
@@ -10,16 +11,25 @@ the last output; check runs in one process (`jobs: 1`), without the simulator an
 Every timed run is preceded by `grep -rl rocketmq` over the org: it brings the files into the page
 cache for whichever run comes next (so no run profits from the one before it) and is the reference
 printed alongside.
+
+`--incremental` times what a nightly audit costs instead: a full audit, then `--change` (1%) of the
+repositories edited (one consumer's tag set and one other file each, see `change_repos`), then an
+audit `--since` the full one; it prints both times, their ratio (target <= 0.15) and the peak memory
+of the audit's process tree (driver Python, its JVM and the Python workers, RSS polled every 0.2 s),
+and the CPU seconds its processes spent (as last polled), a figure the machine's other load does not
+move the way it moves wall time.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import statistics
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -35,8 +45,71 @@ def found_planted(findings: list[dict[str, object]], planted: dict[str, list[str
 PHASE = re.compile(r"^\[audit\] (\w[\w ]*?)[:(].*\(\+([0-9.]+) s\)$")
 
 
-def run_audit(org: Path, out: Path, master: str, jvm_archive: bool = False) -> tuple[float, dict[str, float]]:
-    """Wall seconds, and the seconds since start at which each progress line appeared."""
+def tree(root: int) -> dict[int, tuple[int, float]]:
+    """pid -> (resident bytes, CPU seconds so far) of process `root` and all its descendants (Linux /proc)."""
+    children: dict[int, list[int]] = {}
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/stat", encoding="ascii", errors="replace") as fh:
+                    parent = int(fh.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+            children.setdefault(parent, []).append(int(name))
+    out: dict[int, tuple[int, float]] = {}
+    todo = [root]
+    tick = os.sysconf("SC_CLK_TCK")
+    while todo:
+        pid = todo.pop()
+        try:
+            with open(f"/proc/{pid}/statm", encoding="ascii") as fh:
+                rss = int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+            with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as fh:
+                fields = fh.read().rsplit(")", 1)[1].split()
+            out[pid] = (rss, (int(fields[11]) + int(fields[12])) / tick)
+        except (OSError, ValueError, IndexError):
+            pass
+        todo += children.get(pid, [])
+    return out
+
+
+class PeakRss:
+    """While the process runs, polled in a thread: the peak of its tree's summed RSS, and each
+    process's CPU seconds as last seen (`cpu`: their sum; processes that live less than a poll
+    interval, such as Spark's launcher JVM, are missed)."""
+
+    def __init__(self, proc: subprocess.Popen[str]) -> None:
+        self.peak = 0
+        self._cpu: dict[int, float] = {}
+        self._proc = proc
+        self._thread = threading.Thread(target=self._poll, daemon=True)
+        self._thread.start()
+
+    def _poll(self) -> None:
+        while self._proc.poll() is None:
+            seen = tree(self._proc.pid)
+            self.peak = max(self.peak, sum(rss for rss, _ in seen.values()))
+            self._cpu.update({pid: cpu for pid, (_, cpu) in seen.items()})
+            time.sleep(0.2)
+
+    def stop(self) -> int:
+        self._thread.join()
+        return self.peak
+
+    def cpu(self) -> float:
+        return sum(self._cpu.values())
+
+
+def run_audit(
+    org: Path,
+    out: Path,
+    master: str,
+    jvm_archive: bool = False,
+    since: Path | None = None,
+    memory: dict[str, int] | None = None,
+) -> tuple[float, dict[str, float]]:
+    """Wall seconds, and the seconds since start at which each progress line appeared (`memory`, when
+    given, gets `peak`: the process tree's peak RSS in bytes, and `cpu`: its CPU seconds)."""
     t0 = time.perf_counter()
     cmd = [
         sys.executable,
@@ -54,10 +127,73 @@ def run_audit(org: Path, out: Path, master: str, jvm_archive: bool = False) -> t
         "--format",
         "html",
         *(["--jvm-archive"] if jvm_archive else []),
+        *(["--since", str(since)] if since is not None else []),
     ]
-    proc = subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    marks = {m.group(1): float(m.group(2)) for m in map(PHASE.match, proc.stderr.splitlines()) if m}
-    return time.perf_counter() - t0, marks
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    peak = PeakRss(proc)
+    _, err = proc.communicate()
+    wall = time.perf_counter() - t0
+    if memory is not None:
+        memory["peak"] = peak.stop()
+        memory["cpu"] = int(peak.cpu())
+    if proc.returncode != 0:
+        raise subprocess.CalledProcessError(proc.returncode, cmd, stderr=err)
+    marks = {m.group(1): float(m.group(2)) for m in map(PHASE.match, err.splitlines()) if m}
+    return wall, marks
+
+
+def change_repos(org: Path, share: float, tag: str) -> list[str]:
+    """Edit `share` of the repositories (every 1/share-th, by name): the first consumer file found
+    gets another tag in its subscription (its group is judged again), and one other file a line.
+    `tag` makes each call's edit new. Returns the repositories changed."""
+    repos = sorted(p for p in org.iterdir() if p.is_dir())
+    step = max(1, round(1 / share))
+    changed = []
+    for repo in repos[::step]:
+        files = sorted((repo / "src").iterdir())
+        consumer = next((f for f in files if f.name.startswith("consumer_")), None)
+        if consumer is not None:
+            consumer.write_text(consumer.read_text().replace('"a||b', f'"a||b||{tag}', 1))
+        other = next((f for f in files if f.suffix == ".md"), files[-1])
+        other.write_text(other.read_text() + f"\nchanged by the benchmark ({tag})\n")
+        changed.append(repo.name)
+    return changed
+
+
+def incremental(a: argparse.Namespace) -> int:
+    """A full audit, `--change` of the repositories edited, an audit `--since` the full one."""
+    repos = sum(1 for d in a.org.iterdir() if d.is_dir())
+    print(f"org: {a.org} ({repos} repos, counting files...)", flush=True)
+    files = sum(len(names) for _, _, names in os.walk(a.org))
+    print(f"org: {a.org} ({repos} repos, {files} files); audits on {a.master}", flush=True)
+    a.out.mkdir(parents=True, exist_ok=True)
+    full_out, inc_out = a.out / "full", a.out / "since"
+    run_grep(a.org)
+    mem_full: dict[str, int] = {}
+    full, marks = run_audit(a.org, full_out, a.master, a.jvm_archive, memory=mem_full)
+    print(
+        f"full audit:        {full:7.1f} s  CPU {mem_full['cpu']:5d} s  peak RSS {mem_full['peak'] / 2**20:6.0f} MB  "
+        f"{marks}",
+        flush=True,
+    )
+    tag = f"b{int(time.time())}"
+    changed = change_repos(a.org, a.change, tag)
+    print(f"changed {len(changed)} repositories ({len(changed) / repos:.1%}): {', '.join(changed[:5])}, ...")
+    run_grep(a.org)
+    mem_inc: dict[str, int] = {}
+    inc, marks = run_audit(a.org, inc_out, a.master, a.jvm_archive, since=full_out, memory=mem_inc)
+    summary = json.loads((inc_out / "summary.json").read_text())
+    print(
+        f"incremental audit: {inc:7.1f} s  CPU {mem_inc['cpu']:5d} s  peak RSS {mem_inc['peak'] / 2**20:6.0f} MB  "
+        f"{marks}"
+    )
+    print(f"incremental: {summary['incremental']}")
+    # wall time swings with whatever else the machine runs; the CPU seconds the audits spent do not
+    print(
+        f"ratio incremental/full: {inc / full:.2f} wall, {mem_inc['cpu'] / max(1, mem_full['cpu']):.2f} CPU "
+        "(target <= 0.15)"
+    )
+    return 0
 
 
 def run_grep(org: Path) -> float:
@@ -103,11 +239,16 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="audits run with --jvm-archive; one untimed audit first writes the archive",
     )
+    p.add_argument("--incremental", action="store_true", help="full audit, then --change of the repos, then --since")
+    p.add_argument("--change", type=float, default=0.01, help="share of the repositories --incremental edits")
+    p.add_argument("--master", default="local[2]", help="the master of --incremental's audits")
     a = p.parse_args(argv)
     if not a.org.exists():
         subprocess.run(
             [sys.executable, str(HERE / "audit_org_gen.py"), str(a.org), "--scale", str(a.scale)], check=True
         )
+    if a.incremental:
+        return incremental(a)
     planted = json.loads((a.org / "planted.json").read_text())
     files = sum(1 for f in a.org.rglob("*") if f.is_file())
     repos = sum(1 for d in a.org.iterdir() if d.is_dir())
