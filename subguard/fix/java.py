@@ -10,6 +10,7 @@ from functools import lru_cache
 import tree_sitter_java
 from tree_sitter import Language, Node, Parser, Tree
 
+from subguard.extract.java.tree import walk as _walk
 from subguard.fix.model import Slice
 from subguard.fix.source import Source
 
@@ -33,14 +34,6 @@ def _tree(src: Source) -> tuple[Tree, bytes]:
         data = src.text.encode("utf-8", "surrogatepass")
         _CACHE[key] = (_parser().parse(data), data)
     return _CACHE[key]
-
-
-def _walk(node: Node) -> Iterator[Node]:
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        yield n
-        stack.extend(reversed(n.children))
 
 
 def _char(data: bytes, byte: int) -> int:

@@ -7,7 +7,6 @@ Expressions stay unresolved (`Expr`); cross-file linking happens in `java_resolv
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
@@ -15,6 +14,8 @@ import tree_sitter_java
 from tree_sitter import Language, Node, Parser
 
 from subguard.extract.java.lifecycle import Lifecycle, lifecycle
+from subguard.extract.java.tree import text as _text
+from subguard.extract.java.tree import walk as _walk
 
 CONSUMER_TYPES = frozenset(
     {"DefaultMQPushConsumer", "DefaultLitePullConsumer", "DefaultMQPullConsumer", "MQPullConsumerScheduleService"}
@@ -184,18 +185,6 @@ class JavaFacts:
 @lru_cache(maxsize=1)
 def _parser() -> Parser:
     return Parser(Language(tree_sitter_java.language()))
-
-
-def _text(node: Node) -> str:
-    return (node.text or b"").decode("utf-8", "replace")
-
-
-def _walk(node: Node) -> Iterator[Node]:
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        yield n
-        stack.extend(reversed(n.children))
 
 
 def _first_error(root: Node) -> Node | None:

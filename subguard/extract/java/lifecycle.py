@@ -22,10 +22,12 @@ Pure functions of the tree; the result is part of the file's picklable facts.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 from tree_sitter import Node
+
+from subguard.extract.java.tree import text as _text
+from subguard.extract.java.tree import walk as _walk
 
 Span = tuple[int, int, int, int]  # first line, first column, last line, last column (1-based)
 
@@ -63,18 +65,6 @@ class Lifecycle:
     def expected_to_fail(self, line: int, column: int) -> bool:
         """Whether the code at (line, column) lies where a test expects an exception."""
         return any((a, b) <= (line, column) <= (c, d) for a, b, c, d in self.expected_failures)
-
-
-def _text(node: Node | None) -> str:
-    return (node.text or b"").decode("utf-8", "replace") if node is not None else ""
-
-
-def _walk(node: Node) -> Iterator[Node]:
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        yield n
-        stack.extend(reversed(n.children))
 
 
 def _span(node: Node) -> Span:
