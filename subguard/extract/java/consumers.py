@@ -106,29 +106,17 @@ def listener_consumers(
         return Value.default(default, f"annotation default of {key}") if default is not None else None
 
     notes: list[str] = []
-    if kind == "reset":  # the v5 starter's SimpleConsumer: unset attributes fall back to rocketmq.simple-consumer.*
+    if kind in ("reset", "v5"):
+        # the v5 starter: unset attributes of a SimpleConsumer (`reset`) fall back to rocketmq.simple-consumer.*,
+        # a push listener's to rocketmq.push-consumer.* (its group and filter type have no such fallback)
+        reset = kind == "reset"
+        keys = "rocketmq.simple-consumer" if reset else "rocketmq.push-consumer"
         raw = {
-            "group": sval("consumerGroup", "${rocketmq.simple-consumer.consumer-group:}"),
-            "topic": sval("topic", "${rocketmq.simple-consumer.topic:}"),
-            "expression": sval("tag", "${rocketmq.simple-consumer.tag:}"),
-            "name_server": sval("endpoints", "${rocketmq.simple-consumer.endpoints:}"),
-            "type": sval("filterExpressionType", "${rocketmq.simple-consumer.filter-expression-type:tag}"),
-            "namespace": None,
-            "instance_name": None,
-        }
-        family = ClientFamily.SPRING_5X
-        model, mode, cfw = (
-            Value.default(MessageModel.CLUSTERING.value),
-            Value.default(ConsumeMode.CONCURRENTLY.value),
-            None,
-        )
-    elif kind == "v5":
-        raw = {
-            "group": sval("consumerGroup", ""),
-            "topic": sval("topic", "${rocketmq.push-consumer.topic:}"),
-            "expression": sval("tag", "${rocketmq.push-consumer.tag:}"),
-            "name_server": sval("endpoints", "${rocketmq.push-consumer.endpoints:}"),
-            "type": sval("filterExpressionType", "tag"),
+            "group": sval("consumerGroup", f"${{{keys}.consumer-group:}}" if reset else ""),
+            "topic": sval("topic", f"${{{keys}.topic:}}"),
+            "expression": sval("tag", f"${{{keys}.tag:}}"),
+            "name_server": sval("endpoints", f"${{{keys}.endpoints:}}"),
+            "type": sval("filterExpressionType", f"${{{keys}.filter-expression-type:tag}}" if reset else "tag"),
             "namespace": None,
             "instance_name": None,
         }
