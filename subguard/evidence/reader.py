@@ -119,6 +119,7 @@ class EvidenceFile:
 
     def _log(self, records: Iterator[Record], counts: LogCounts) -> Iterator[Event]:
         count = 0
+        error = ""
         try:
             for no, ts, text in records:
                 event = parse_message(text, ts)
@@ -126,18 +127,7 @@ class EvidenceFile:
                     count += 1
                     yield event.at(self.display, no)
         except (OSError, EOFError, zlib.error) as exc:
-            self.stats = FileStats(
-                self.display,
-                self.stats.format,
-                self.stats.compressed,
-                counts.lines,
-                counts.records,
-                counts.continuation,
-                counts.garbled,
-                count,
-                f"read stopped at line {counts.lines}: {exc}",
-            )
-            return
+            error = f"read stopped at line {counts.lines}: {exc}"
         self.stats = FileStats(
             self.display,
             self.stats.format,
@@ -147,6 +137,7 @@ class EvidenceFile:
             counts.continuation,
             counts.garbled,
             count,
+            error,
         )
 
 
