@@ -144,6 +144,8 @@ class Config(_Strict):
     example_repos: tuple[str, ...] = Field(default=DEFAULT_EXAMPLE_REPOS, alias="example-repos")
     test_code: Literal["report", "fail", "ignore"] = Field(default="report", alias="test-code")
     test_notes: bool = Field(default=False, alias="test-notes")  # diagnostic notes in test code
+    # example code: each sample (its module, else its folder) is judged apart (rules.code_scope.sample_of)
+    samples_apart: bool = Field(default=True, alias="samples-apart")
     base: str | None = None  # `check --base`: the git revision the change is judged against (SG6xx)
     # `check --org-map`: the audit's org map (relative to this config file), its age in days past which a
     # check warns (0: never), and this repository's name as the audit names it (default: the scan root's folder)
@@ -172,6 +174,7 @@ _ALIASES = {
     "example-repos",
     "test-code",
     "test-notes",
+    "samples-apart",
     "org-map",
     "org-map-max-age",
 }

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -128,10 +128,16 @@ def sort_consumers(consumers: Sequence[Consumer]) -> list[Consumer]:
 
 @dataclass(frozen=True)
 class Group:
-    """Every declared consumer of one group, in a stable order (repo, path, line, column, id)."""
+    """Every declared consumer of one group, in a stable order (repo, path, line, column, id); for a
+    group map that keeps samples apart, those of one `sample` (example code) only."""
 
     name: str
     members: tuple[Consumer, ...]
+    sample: str = ""
+
+    @property
+    def key(self) -> str:
+        return group_key(self.name, self.sample)
 
     def subscriptions(self, topic: str) -> list[tuple[Consumer, Subscription]]:
         """(member, subscription) for each member subscription of `topic`, in member order."""
@@ -156,7 +162,7 @@ class Group:
 
 @dataclass(frozen=True)
 class GroupMap:
-    """Groups by name, plus consumers whose group is unknown (never grouped; SG902 names them) and
+    """Groups by key (`group_key`: the name, plus the sample for a group of sample code kept apart), plus consumers whose group is unknown (never grouped; SG902 names them) and
     consumers that register no subscription with the broker, are templates or fail at startup (listed,
     never a member)."""
 
@@ -176,9 +182,22 @@ def group_name(consumer: Consumer) -> str | None:
     return f"{ns}%{group}"
 
 
-def group_map(consumers: Iterable[Consumer]) -> GroupMap:
-    """Join consumers (from any number of repos) into groups."""
-    by_name: dict[str, list[Consumer]] = {}
+def group_key(name: str, sample: str = "") -> str:
+    """A group map's key: the name the broker sees, plus the sample its members are confined to (a
+    sample program runs on its own: `rules.code_scope.sample_of`). Sorts right after the plain name."""
+    return f"{name}\x1f{sample}" if sample else name
+
+
+def split_key(key: str) -> tuple[str, str]:
+    """(name, sample) of a `group_key`."""
+    name, _, sample = key.partition("\x1f")
+    return name, sample
+
+
+def group_map(consumers: Iterable[Consumer], sample: Callable[[Consumer], str] | None = None) -> GroupMap:
+    """Join consumers (from any number of repos) into groups; with `sample`, consumers of different
+    samples (a non-empty value) are kept apart from each other and from the rest of their group."""
+    by_key: dict[str, list[Consumer]] = {}
     ungrouped: list[Consumer] = []
     passive: list[Consumer] = []
     for consumer in sort_consumers(list(consumers)):
@@ -188,6 +207,9 @@ def group_map(consumers: Iterable[Consumer]) -> GroupMap:
         elif name is None:
             ungrouped.append(consumer)
         else:
-            by_name.setdefault(name, []).append(consumer)
-    groups = {name: Group(name, tuple(members)) for name, members in sorted(by_name.items())}
+            by_key.setdefault(group_key(name, sample(consumer) if sample else ""), []).append(consumer)
+    groups: dict[str, Group] = {}
+    for key, members in sorted(by_key.items()):
+        name, where = split_key(key)
+        groups[key] = Group(name, tuple(members), where)
     return GroupMap(groups, tuple(ungrouped), tuple(passive))

@@ -264,6 +264,9 @@ class Suppression(Record):
 # key in Finding.properties: "test", "example" or "placeholder" when only test or example code (or a
 # placeholder group name that samples use) is involved; set by rules.code_scope
 CODE_SCOPE = "code"
+# key in Finding.properties of a group finding confined to one sample of example code (the group
+# map's sample: `rules.code_scope.sample_of`); its members are that sample's only
+SAMPLE = "sample"
 # keys in Finding.properties of the change rules (SG6xx, `check --base`): the base revision as
 # (("ref", REF), ("commit", SHA)), and the before/after rows (member, topic, before, after)
 BASE_REVISION = "base"

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from subguard.core.inventory import group_map
-from subguard.core.model import Consumer, ExpressionType, Finding, Location, Subscription
+from subguard.core.model import SAMPLE, Consumer, ExpressionType, Finding, Location, Subscription
 from subguard.fix import java, python
 from subguard.fix.locate import BY_NAME, Locator, lang_of
 from subguard.fix.model import SAFE, UNSAFE, Edit, Fix, Safety, Site
@@ -145,21 +145,34 @@ def rewrite(
     return list(edits.values()), reasons
 
 
-def _group_topic(ctx: Context, group: str, topic: str) -> list[Member]:
+def _group_topic(ctx: Context, f: Finding) -> list[Member]:
+    """The members of the finding's group that subscribe its topic; for a finding confined to one
+    sample (example code the rules keep apart), the members it names."""
     groups = group_map([c for r in ctx.results for c in r.consumers]).groups
-    g = groups.get(group)
+    g = groups.get(f.group)
     if g is None:
         return []
     ids = {id(c) for c in g.members}
+    named = {(loc.path, loc.line) for loc in (f.location, *(r.location for r in f.related))}
     return sorted(
-        (m for m in ctx.members if id(m.consumer) in ids and m.active and m.subscription.topic.value == topic),
+        (
+            m
+            for m in ctx.members
+            if id(m.consumer) in ids
+            and m.active
+            and m.subscription.topic.value == f.topic
+            and (
+                SAMPLE not in dict(f.properties)
+                or (m.subscription.location.path, m.subscription.location.line) in named
+            )
+        ),
         key=_order,
     )
 
 
 def plan_order(ctx: Context, f: Finding) -> Fix | str:
     """SG103: every member to the canonical text."""
-    scope = _group_topic(ctx, f.group, f.topic)
+    scope = _group_topic(ctx, f)
     raws = [m.subscription.expression.value for m in scope]
     if (
         not scope

@@ -10,7 +10,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from subguard.core.model import CODE_SCOPE, Finding, RuleDoc
+from subguard.core.model import CODE_SCOPE, SAMPLE, Finding, RuleDoc
 from subguard.report import ReportContext, base_revision, before_after, is_diagnostic, map_date, sort_key
 
 
@@ -43,6 +43,7 @@ def finding_dict(f: Finding) -> dict[str, Any]:
         "suppressed": None if f.suppressed is None else {"kind": f.suppressed.kind, "reason": f.suppressed.reason},
         "impact": f.impact or None,
         "code": dict(f.properties).get(CODE_SCOPE),  # "test", "example", "placeholder" or null
+        "sample": dict(f.properties).get(SAMPLE),  # a group finding confined to one sample of example code
         "base": base_revision(f),  # change findings (SG6xx): {"ref", "commit"} of `--base`; else null
         "change": before_after(f),  # change findings: [{"member", "topic", "before", "after"}]
     }

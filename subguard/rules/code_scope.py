@@ -10,7 +10,9 @@ code is marked so in every format (`[test code]`, `[example code]` after the mes
 
 A group finding about a placeholder group name (`please_rename_unique_group_name`,
 `yourConsumerGroup`, `CID_XXX`, ...) is marked `[placeholder group name]` and treated the same way:
-it is what a sample asks its reader to rename, not a production conflict. Diagnostic notes (SG902,
+it is what a sample asks its reader to rename, not a production conflict. A sample program runs on
+its own (`samples-apart`, on by default): example-code consumers are members of a group only with
+those of the same sample (`sample_of`), never with other samples or production code. Diagnostic notes (SG902,
 ...) in test code are dropped unless `test-notes` is on. Paths are matched with the globs of
 `test-paths` and `example-paths` (the `exclude` setting's glob semantics: `**` spans folders, `*` one name, a folder names what is below it).
 """
@@ -19,11 +21,12 @@ from __future__ import annotations
 
 import fnmatch
 import functools
+import posixpath
 import re
 from collections.abc import Callable, Sequence
 
 from subguard.core.config import Config
-from subguard.core.model import CODE_SCOPE, Finding, Severity
+from subguard.core.model import CODE_SCOPE, Consumer, Finding, Severity
 from subguard.scan.globs import matcher as globs_matcher
 
 TAGS = {"test": "test code", "example": "example code", "placeholder": "placeholder group name"}
@@ -66,6 +69,23 @@ def code_kind(path: str, config: Config, repo: str = "") -> str:
     if repo and any(fnmatch.fnmatchcase(repo.lower(), p) for p in config.example_repos):
         return "example"
     return ""
+
+
+def sample_of(c: Consumer, config: Config) -> str:
+    """The sample an example-code consumer belongs to ("" for other code, or `samples-apart` off).
+    Sample trees hold programs meant to run one at a time (alternative demo apps, version variants,
+    one script per feature), so two samples are never one group: a sample is the consumer's module
+    (a service below the repository root); outside every module, the root's Maven/Gradle layout
+    (`src/...`) is one sample and any other file's folder is one (a folder of standalone mains)."""
+    if not config.samples_apart:
+        return ""
+    repo = c.repo or c.location.repo
+    path = c.location.path
+    if code_kind(path, config, repo) != "example":
+        return ""
+    if c.service and c.service != repo:
+        return c.service
+    return "." if path.startswith("src/") else posixpath.dirname(path) or "."
 
 
 def _kind(f: Finding, config: Config) -> str:

@@ -37,7 +37,7 @@ from subguard.deploy.environment import (
 from subguard.deploy.link import link
 from subguard.deploy.offset_store import client_id, local_store, offset_dir
 from subguard.rules.conditions import UNKNOWN
-from subguard.rules.subjects import KindSpec, Member, Subject, Universe, Unknown, Variant
+from subguard.rules.subjects import KindSpec, Member, Subject, Universe, Unknown, Variant, group_ident
 
 # --- group/cluster -------------------------------------------------------------------------------
 
@@ -134,8 +134,9 @@ def _group_cluster(g: Group, cluster: Cluster, members: Sequence[Consumer], conf
         "group/cluster",
         fields,
         first.location,
-        (g.name, ",".join(sorted(cluster.addresses)) or "?"),
+        group_ident(g, ",".join(sorted(cluster.addresses)) or "?"),
         group=g.name,
+        sample=g.sample,
         variants={
             "environment_classes": env_variants,
             "clustering_services": tuple(Variant(s, tuple(m)) for s, m in sorted(by_service.items())),

@@ -23,8 +23,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from subguard.core.config import Config
-from subguard.core.inventory import group_name
-from subguard.core.model import Consumer, FileStatus, Finding, Location, Related, Severity, fingerprint
+from subguard.core.inventory import group_key, group_name
+from subguard.core.model import SAMPLE, Consumer, FileStatus, Finding, Location, Related, Severity, fingerprint
+from subguard.rules.code_scope import sample_of
 from subguard.rules.conditions import UNKNOWN
 from subguard.rules.conditions import evaluate as judge
 from subguard.rules.policy import Policy, builtin
@@ -120,7 +121,7 @@ def _finding(policy: Policy, subject: Subject) -> Finding:
         group=subject.group,
         topic=subject.topic,
         fingerprint=fingerprint(policy.id, *subject.key),
-        properties=(("subject", subject.kind),),
+        properties=(("subject", subject.kind), *(((SAMPLE, subject.sample),) if subject.sample else ())),
     )
 
 
@@ -177,7 +178,7 @@ def _could_share_a_group(owner: str, universe: Universe, beyond: bool) -> bool:
     name = group_name(consumer)
     if name is None:
         return beyond or len(universe.consumers) > 1
-    group = universe.groups.groups.get(name)
+    group = universe.groups.groups.get(group_key(name, sample_of(consumer, universe.config)))
     return group is not None and len(group.members) > 1
 
 

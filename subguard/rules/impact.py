@@ -8,6 +8,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from subguard.core.cache import MemoFile, code_stamp, namespace
+from subguard.core.inventory import split_key
 from subguard.core.model import Consumer
 from subguard.scan.parallel import pmap, worker_count
 
@@ -26,7 +27,9 @@ def _describe(group: str, consumers: Sequence[Consumer]) -> Described:
     try:
         text: str = describe_group(consumers)
     except Exception as exc:  # noqa: BLE001 - reported, and the lint result stands without the impact
-        return None, f"subguard: warning: simulation of group {group} failed: {type(exc).__name__}: {exc}"
+        name, sample = split_key(group)
+        where = f" (sample {sample})" if sample else ""
+        return None, f"subguard: warning: simulation of group {name}{where} failed: {type(exc).__name__}: {exc}"
     return text, None
 
 

@@ -16,10 +16,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from subguard.core.config import Config
-from subguard.core.inventory import group_name
+from subguard.core.inventory import group_key, group_name
 from subguard.core.limits import gc_paused
 from subguard.core.members import attach_members
-from subguard.core.model import Consumer, Finding, Location, RuleDoc
+from subguard.core.model import SAMPLE, Consumer, Finding, Location, RuleDoc
 from subguard.rules import baseline as baseline_mod
 from subguard.rules import code_scope, selfcheck, suppress
 from subguard.rules.engine import enabled_by, evaluate, selected
@@ -123,7 +123,7 @@ def judge(
     if baseline is not None:
         found, stale = baseline(found)
     if describe is not None:
-        found = attach_impact(found, consumers, rules, describe)
+        found = attach_impact(found, consumers, rules, describe, config)
         if selected(selfcheck.RULE, config):
             found += [baseline_mod.with_fingerprint(f) for f in self_check(results, rules, config, describe, evaluated)]
     return Judged(found, evaluated, stale)
@@ -146,23 +146,30 @@ def _is_group(f: Finding, rules: RuleSet) -> bool:
 
 
 def attach_impact(
-    found: Sequence[Finding], consumers: Sequence[Consumer], rules: RuleSet, describe: Describe
+    found: Sequence[Finding],
+    consumers: Sequence[Consumer],
+    rules: RuleSet,
+    describe: Describe,
+    config: Config | None = None,
 ) -> list[Finding]:
-    """Put the simulated impact of its group on every unsuppressed group finding (once per group)."""
+    """Put the simulated impact of its group on every unsuppressed group finding (once per group; a
+    finding confined to one sample is simulated over that sample's members, as `config` keeps them)."""
 
     def wanted(f: Finding) -> bool:
         return bool(f.group) and _is_group(f, rules) and not f.impact and f.suppressed is None
 
-    by_group: dict[str | None, list[Consumer]] = {}
+    def key(f: Finding) -> str:
+        return group_key(f.group, str(dict(f.properties).get(SAMPLE) or ""))
+
+    by_group: dict[str, list[Consumer]] = {}
     for c in consumers:  # keyed as findings name groups: namespace%group when a namespace is known
-        if c.registers:  # a consumer that registers no subscription takes no part in the group's filtering
-            by_group.setdefault(group_name(c), []).append(c)
-    groups = sorted({f.group for f in found if wanted(f) and f.group})
+        name = group_name(c)
+        if c.registers and name is not None:  # one that registers no subscription takes no part in filtering
+            sample = code_scope.sample_of(c, config) if config is not None else ""
+            by_group.setdefault(group_key(name, sample), []).append(c)
+    groups = sorted({key(f) for f in found if wanted(f)})
     texts = describe({g: by_group.get(g, []) for g in groups})
-    return [
-        f.model_copy(update={"impact": texts[f.group]}) if wanted(f) and f.group and texts.get(f.group) else f
-        for f in found
-    ]
+    return [f.model_copy(update={"impact": texts[key(f)]}) if wanted(f) and texts.get(key(f)) else f for f in found]
 
 
 def self_check(
@@ -175,6 +182,8 @@ def self_check(
     """SG905 for every group the consistency rules pass that the simulator predicts to lose messages
     (`evaluated`: the engine's findings under `config`, reused when they cover every consistency rule)."""
     consumers = [c for r in results for c in r.consumers]
-    groups = selfcheck.candidates(consumers, selfcheck.flagged_groups(results, rules.policies, config, evaluated))
+    groups = selfcheck.candidates(
+        consumers, selfcheck.flagged_groups(results, rules.policies, config, evaluated), config
+    )
     texts = describe(groups)
     return [selfcheck.finding(g, groups[g], text, rules.docs) for g, text in sorted(texts.items()) if text]

@@ -9,8 +9,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 
 from subguard.core.config import Config
-from subguard.core.inventory import group_map
-from subguard.core.model import Consumer, Finding, Related, RuleDoc, Severity
+from subguard.core.inventory import group_key, group_map, split_key
+from subguard.core.model import SAMPLE, Consumer, Finding, Related, RuleDoc, Severity
+from subguard.rules.code_scope import sample_of
 from subguard.rules.policy import Policy, with_role
 from subguard.scan.extraction import ScanResult
 
@@ -23,7 +24,7 @@ def flagged_groups(
     config: Config,
     evaluated: Sequence[Finding] | None = None,
 ) -> frozenset[str]:
-    """Groups that a consistency rule finds inconsistent, whatever the selection. `evaluated`: the
+    """Groups (`group_key`s) that a consistency rule finds inconsistent, whatever the selection. `evaluated`: the
     findings the engine already gave under `config`; when that selection ran every consistency rule,
     they are the answer and the rules are not evaluated a second time."""
     from subguard.rules.engine import evaluate, selected
@@ -33,7 +34,11 @@ def flagged_groups(
     if evaluated is None or not all(selected(p.id, config) for p in rules):
         everything = config.model_copy(update={"select": (), "ignore": ()})
         evaluated = evaluate(results, rules, everything)
-    return frozenset(f.group for f in evaluated if f.rule in consistency and f.group)
+    return frozenset(
+        group_key(f.group, str(dict(f.properties).get(SAMPLE) or ""))
+        for f in evaluated
+        if f.rule in consistency and f.group
+    )
 
 
 def _fully_known(c: Consumer) -> bool:
@@ -42,14 +47,17 @@ def _fully_known(c: Consumer) -> bool:
     )
 
 
-def candidates(consumers: Iterable[Consumer], flagged: frozenset[str]) -> dict[str, list[Consumer]]:
-    """Groups to self-check: a known name, two or more members (a lone consumer cannot disagree),
-    every subscription known, and no consistency finding."""
-    groups = group_map(consumers).groups  # by the name the broker sees (and findings carry): namespace%group
+def candidates(
+    consumers: Iterable[Consumer], flagged: frozenset[str], config: Config | None = None
+) -> dict[str, list[Consumer]]:
+    """Groups to self-check, by `group_key` (the name the broker sees, namespace%group, plus the sample
+    `config` keeps apart): a known name, two or more members (a lone consumer cannot disagree), every
+    subscription known, and no consistency finding."""
+    groups = group_map(consumers, (lambda c: sample_of(c, config)) if config is not None else None).groups
     return {
-        name: list(g.members)
-        for name, g in groups.items()
-        if len(g.members) > 1 and name not in flagged and all(_fully_known(c) for c in g.members)
+        key: list(g.members)
+        for key, g in groups.items()
+        if len(g.members) > 1 and key not in flagged and all(_fully_known(c) for c in g.members)
     }
 
 
@@ -60,8 +68,9 @@ def message(group: str, impact: str) -> str:
     )
 
 
-def finding(group: str, members: Sequence[Consumer], impact: str, docs: Mapping[str, RuleDoc]) -> Finding:
-    """The SG905 finding at the group's first member's first subscription, the others related."""
+def finding(key: str, members: Sequence[Consumer], impact: str, docs: Mapping[str, RuleDoc]) -> Finding:
+    """The SG905 finding (of a `group_key`) at the group's first member's first subscription, the others related."""
+    group, sample = split_key(key)
     locations = [c.subscriptions[0].location if c.subscriptions else c.location for c in members]
     doc = docs.get(RULE)
     return Finding(
@@ -71,4 +80,5 @@ def finding(group: str, members: Sequence[Consumer], impact: str, docs: Mapping[
         location=locations[0],
         related=tuple(Related(location=loc, message="member") for loc in locations[1:]),
         group=group,
+        properties=((SAMPLE, sample),) if sample else (),
     )

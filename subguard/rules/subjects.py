@@ -43,6 +43,7 @@ from subguard.core.model import (
 from subguard.rocketmq.expression import parse, smells
 from subguard.rocketmq.sql92 import MAX_DEPTH as SQL_MAX_DEPTH
 from subguard.rocketmq.sql92 import validate as validate_sql
+from subguard.rules.code_scope import sample_of
 from subguard.rules.conditions import UNKNOWN
 
 NOT_KNOWN = "is not statically known"  # an Unknown's default state: no value at all (not one subguard cannot judge)
@@ -87,6 +88,12 @@ class Subject:
     related: tuple[tuple[Location, str], ...] = ()
     variants: Mapping[str, tuple[Variant, ...]] = field(default_factory=dict)
     unknowns: tuple[Unknown, ...] = ()
+    sample: str = ""  # a group's subject confined to one sample (example code; `code_scope.sample_of`)
+
+
+def group_ident(g: Group, *more: str) -> tuple[str, ...]:
+    """A group subject's key: the name, what else identifies it, and the sample it is confined to."""
+    return (g.name, *more, *((g.sample,) if g.sample else ()))
 
 
 @dataclass(frozen=True)
@@ -102,7 +109,7 @@ class Universe:
     def of(cls, consumers: Sequence[Consumer], deployments: Sequence[Deployment], config: Config) -> Universe:
         # a template is no declaration, and a consumer the code never runs is no consumer: never judged
         placed = [with_repo(c) for c in consumers if not c.template and not c.never_runs]
-        return cls(tuple(placed), tuple(deployments), group_map(placed), config)
+        return cls(tuple(placed), tuple(deployments), group_map(placed, lambda c: sample_of(c, config)), config)
 
     @cached_property
     def by_id(self) -> dict[str, Consumer]:
@@ -769,7 +776,14 @@ def _group_subject(u: Universe, g: Group) -> Subject:
         "repos": repos,
     }
     return Subject(
-        "group", fields, ms[0].location, (g.name,), group=g.name, variants=variants, unknowns=tuple(unknowns)
+        "group",
+        fields,
+        ms[0].location,
+        group_ident(g),
+        group=g.name,
+        variants=variants,
+        unknowns=tuple(unknowns),
+        sample=g.sample,
     )
 
 
@@ -865,11 +879,12 @@ def _build_group_topics(u: Universe) -> Iterable[Subject]:
                 "group/topic",
                 fields,
                 subs[0][1].location,
-                (g.name, topic),
+                group_ident(g, topic),
                 group=g.name,
                 topic=topic,
                 variants=variants,
                 unknowns=unknowns,
+                sample=g.sample,
             )
 
 

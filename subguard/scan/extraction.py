@@ -671,6 +671,7 @@ _AFTER_SCAN = {
     "example_repos",
     "test_code",
     "test_notes",
+    "samples_apart",
 }
 
 

@@ -162,3 +162,59 @@ def test_terminal_output_counts_test_code_findings_and_sarif_suppresses_them(
     (tmp_path / ".subguard.yaml").write_text("test-code: fail\n")
     assert main(["check", str(tmp_path), "--no-cache"]) == 1
     assert "GID_T" in capsys.readouterr().out
+
+
+def _sample(folder: str, group: str, topic: str, tag: str, service: str = "", name: str = "app.py") -> Consumer:
+    path = f"{folder}/{name}"
+    return consumer(group, sub(topic, tag, path, 5), path=path, line=4).model_copy(
+        update={"service": service or "repo"}
+    )
+
+
+def test_two_samples_are_never_one_group() -> None:
+    """Sample trees hold programs meant to run one at a time (alternative demo apps, one script per
+    feature): members of two samples are not compared; members of one sample are, and marked."""
+    push = _sample("samples/push-demo", "GID_DEMO", "TopicA", "a", service="repo/samples/push-demo")
+    pull = _sample("samples/pull-demo", "GID_DEMO", "TopicB", "b", service="repo/samples/pull-demo")
+    assert [f for f in _found(push, pull) if f[0].startswith("SG10")] == []
+    twin = _sample("samples/push-demo", "GID_DEMO", "TopicB", "b", service="repo/samples/push-demo", name="b.py")
+    [(rule, message, kind)] = [f for f in _found(push, pull, twin) if f[0].startswith("SG10")]
+    assert (rule, kind) == ("SG101", "example")
+    assert "samples/pull-demo" not in message and "samples/push-demo/b.py" in message
+    # `samples-apart = false`: every sample of the repository is one group's member, as before
+    joined = [f[0] for f in _found(push, pull, config=Config(samples_apart=False)) if f[0].startswith("SG10")]
+    assert joined == ["SG101"]
+
+
+def test_outside_every_module_a_sample_is_its_folder() -> None:
+    """Standalone sample scripts (no build file): one folder is one sample; the root's Maven/Gradle
+    layout is one sample as a whole (a single-module sample app spans its packages)."""
+    grpc = _sample("examples/grpc", "G", "TopicA", "*")
+    remoting = _sample("examples/remoting", "G", "TopicB", "*")
+    assert [f for f in _found(grpc, remoting) if f[0] == "SG101"] == []
+    here = _sample("examples/grpc", "G", "TopicB", "*", name="other.py")
+    assert [f[0] for f in _found(grpc, remoting, here) if f[0] == "SG101"] == ["SG101"]
+    a = _sample("src/main/java/org/acme/example/a", "G", "TopicA", "*", name="A.java")
+    b = _sample("src/main/java/org/acme/example/b", "G", "TopicB", "*", name="B.java")
+    assert [f[0] for f in _found(a, b) if f[0] == "SG101"] == ["SG101"]
+
+
+def test_a_sample_is_not_a_member_of_a_production_group() -> None:
+    prod = _sample("orders", "GID_ORDERS", "TopicA", "a", service="repo/orders")
+    demo = _sample("orders/examples", "GID_ORDERS", "TopicA", "b", service="repo/orders")
+    assert [f for f in _found(prod, demo) if f[0].startswith("SG10")] == []
+    other = _sample("billing", "GID_ORDERS", "TopicA", "b", service="repo/billing")
+    assert [f[0] for f in _found(prod, demo, other) if f[0].startswith("SG10")] == ["SG102"]
+
+
+def test_the_simulator_self_check_keeps_samples_apart_too() -> None:
+    """SG905 must not fire for a group the rules judge per sample: the simulator sees the same members."""
+    from subguard.rules import impact
+
+    push = _sample("samples/push-demo", "GID_DEMO", "TopicA", "a", service="repo/samples/push-demo")
+    pull = _sample("samples/pull-demo", "GID_DEMO", "TopicA", "b", service="repo/samples/pull-demo")
+    judged = pipeline.judge([result(push, pull)], RULES, Config(), describe=impact.describer(jobs=1))
+    assert [f.rule for f in judged.findings] == []
+    joined = pipeline.judge([result(push, pull)], RULES, Config(samples_apart=False), describe=impact.describer(jobs=1))
+    [f] = [f for f in joined.findings if f.rule == "SG102"]
+    assert "lost" in f.impact

@@ -215,3 +215,20 @@ def test_a_file_changed_since_it_was_read_is_not_written(repo: Path, capsys: pyt
     moved = write(planned.outcome)
     assert moved and moved[0].endswith("a.py")
     assert re.fullmatch(r"\s*M a.py\s*", _git(repo, "status", "--porcelain"))  # no other file was written
+
+
+def test_a_fix_in_one_sample_leaves_the_other_samples_alone(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Samples are judged apart (`samples-apart`): SG103 inside one sample folder rewrites that sample's
+    members only, never another sample's consumer that shares the group name."""
+    body = 'from rocketmq.client import PushConsumer\n\nc = PushConsumer("demo-group")\nc.subscribe("T", h, "{}")\n'
+    files = {"examples/a/one.py": "Tag1||Tag2", "examples/a/two.py": "Tag2||Tag1", "examples/b/one.py": "Tag2||Tag1"}
+    for rel, tags in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(body.format(tags), encoding="utf-8")
+    code, out, _ = _check(capsys, str(tmp_path), "--format", "json")
+    [f] = [f for f in json.loads(out)["findings"] if f["rule"] == "SG103"]
+    assert (f["sample"], f["code"]) == ("examples/a", "example")
+    _check(capsys, str(tmp_path), "--fix", "--fail-on", "none")
+    after = {rel: (tmp_path / rel).read_text(encoding="utf-8") for rel in files}
+    assert '"Tag1||Tag2"' in after["examples/a/one.py"] and '"Tag1||Tag2"' in after["examples/a/two.py"]
+    assert after["examples/b/one.py"] == body.format("Tag2||Tag1")

@@ -104,3 +104,26 @@ def test_inventory_self_check_agrees_on_a_consistent_group(tmp_path: Path, capsy
 
 def test_inventory_of_an_empty_tree_is_an_error(tmp_path: Path) -> None:
     assert main(["simulate", "--inventory", str(tmp_path)]) == 2
+
+
+def test_inventory_keeps_samples_apart_as_check_judges_them(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Two sample scripts in two folders share a group name but never run together: two rows, each
+    without loss, and no self-check error (check judges them apart too)."""
+    for folder, tag in (("grpc", "tag1"), ("remoting", "tag2")):
+        path = tmp_path / "examples" / folder / "consumer.py"
+        path.parent.mkdir(parents=True)
+        path.write_text(
+            "from rocketmq.client import PushConsumer\n\n"
+            'c = PushConsumer("demo-group")\n'
+            f'c.subscribe("orders", callback, "{tag}")\n'
+            "c.start()\n"
+        )
+    assert main(["simulate", "--inventory", str(tmp_path), "--runs", "4", "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert [(r["group"], r["sample"], r["members"], r["loss"]) for r in data["groups"]] == [
+        ("demo-group", "examples/grpc", 1, {}),
+        ("demo-group", "examples/remoting", 1, {}),
+    ]
+    assert data["internal_errors"] == []
+    assert main(["simulate", "--inventory", str(tmp_path), "--runs", "4"]) == 0
+    assert "demo-group (1 consumers, sample examples/grpc): no predicted loss" in capsys.readouterr().out

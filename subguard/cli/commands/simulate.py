@@ -9,9 +9,10 @@ from typing import Any
 import click
 
 from subguard.cli.commands.common import InputError, load_or_fail, scan_paths
-from subguard.core.inventory import group_name
+from subguard.core.inventory import group_key, group_name, split_key
 from subguard.core.model import Consumer
 from subguard.rules import selfcheck
+from subguard.rules.code_scope import sample_of
 from subguard.simulate.declared import declared_group
 from subguard.simulate.impact import DEFAULT_RUNS, QUEUES, SEED, describe_impact, predict, runs_phrase
 from subguard.simulate.render import render_text
@@ -63,26 +64,28 @@ def _inventory(paths: tuple[str, ...], runs: int, seed: int, fmt: str, queues: i
     for res in results:
         for consumer in res.consumers:
             name = group_name(consumer)  # namespace%group: consumers of two namespaces never share a group
-            if name is not None:
-                groups.setdefault(name, []).append(consumer)
+            if name is not None:  # two samples of example code never share one either (as `check` judges)
+                groups.setdefault(group_key(name, sample_of(consumer, config)), []).append(consumer)
     if not groups:
         raise InputError("no consumer group with a known name found under " + " ".join(paths))
     from subguard.rules.policy import load_policies, policy_dirs
 
     policies = load_policies(policy_dirs(config.policies, config.source, ()))
     checked = selfcheck.candidates(
-        [c for r in results for c in r.consumers], selfcheck.flagged_groups(results, policies, config)
+        [c for r in results for c in r.consumers], selfcheck.flagged_groups(results, policies, config), config
     )
     rows: list[dict[str, Any]] = []
     internal: list[str] = []
-    for name in sorted(groups):
-        members = groups[name]
+    for key in sorted(groups):
+        members = groups[key]
+        name, sample = split_key(key)
         impact = predict(members, runs, queues=queues, seed=seed) if declared_group(members) else None
-        if impact is not None and impact.has_loss and name in checked:
+        if impact is not None and impact.has_loss and key in checked:
             internal.append(selfcheck.message(name, describe_impact(impact)))
         rows.append(
             {
                 "group": name,
+                **({"sample": sample} if sample else {}),
                 "members": len(members),
                 "runs": impact.runs if impact else 0,
                 "loss": dict(impact.loss) if impact else {},
@@ -101,7 +104,8 @@ def _inventory(paths: tuple[str, ...], runs: int, seed: int, fmt: str, queues: i
         )
     else:
         for row in rows:
-            click.echo(f"{row['group']} ({row['members']} consumers): {row['summary']}")
+            where = f", sample {row['sample']}" if "sample" in row else ""
+            click.echo(f"{row['group']} ({row['members']} consumers{where}): {row['summary']}")
     for line in internal:  # the consistency rules and the simulator disagree: never hidden
         click.echo(f"subguard: {selfcheck.RULE} {line}", err=True)
     return 2 if internal else 0
