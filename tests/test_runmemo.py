@@ -207,3 +207,41 @@ def test_version_is_answered_before_the_cli_loads_and_matches_clicks(capsys: pyt
         [sys.executable, "-X", "importtime", "-m", "subguard", "--version"], capture_output=True, text=True, check=False
     )
     assert proc.stdout == fast and "click" not in proc.stderr
+
+
+@pytest.mark.parametrize("under_git", [False, True])
+def test_the_scan_lists_a_root_from_the_memos_stamp(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, under_git: bool
+) -> None:
+    """One listing per run: after the memo stamped a root, `discover` lists it from the stamp's rows
+    (no second walk) and finds exactly what its own walk or git listing finds: entry order, links,
+    special files, excluded folders, files over the size limit, forked halves."""
+    from subguard.scan import discover, listing, treestamp
+
+    root = tmp_path / "repo"
+    for n in range(60):  # enough folders for the stamp to fork
+        (root / f"d{n % 9}" / f"e{n % 4}").mkdir(parents=True, exist_ok=True)
+        (root / f"d{n % 9}" / f"e{n % 4}" / f"f{n}.py").write_text("x" * n)
+    (root / "node_modules").mkdir()
+    (root / "node_modules" / "lib.py").write_text("x")
+    (root / "top.py").write_text("big" * 100)
+    (root / "link.py").symlink_to(root / "top.py")
+    (root / "dirlink").symlink_to(root / "d1")
+    os.mkfifo(root / "fifo")
+    (root / "closed").mkdir()
+    (root / "closed" / "hidden.py").write_text("x")
+    if under_git:
+        subprocess.run(["git", "init", "-q", str(root)], check=True)
+    monkeypatch.setattr(treestamp, "SPLIT_MIN_NAMES", 10)
+    os.chmod(root / "closed", 0)
+    try:
+        own = discover.discover(root, max_size=200)
+        runmemo.root_signature(str(root))
+        assert listing._SHARED, "the stamp kept no listing"
+        shared = discover.discover(root, max_size=200)
+        assert not listing._SHARED, "a listing serves one scan"
+    finally:
+        os.chmod(root / "closed", 0o755)
+    assert shared == own
+    assert [c.path for c in shared.candidates] == [c.path for c in own.candidates]
+    assert len(own.candidates) > 60 and own.skipped

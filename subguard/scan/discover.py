@@ -14,7 +14,7 @@ from pathlib import Path
 
 from subguard.core.model import FileRecord, FileStatus
 from subguard.scan import globs
-from subguard.scan.listing import DEFAULT_EXCLUDE_DIRS, excluded_dir, git_files, root_names, walk_tree
+from subguard.scan.listing import DEFAULT_EXCLUDE_DIRS, excluded_dir, git_files, root_names, take_shared, walk_tree
 
 __all__ = [
     "DEFAULT_EXCLUDE_DIRS",
@@ -55,23 +55,29 @@ class Discovery:
 
 def classify(root: Path | str, rel: str, max_size: int) -> tuple[Candidate | None, FileRecord | None]:
     """Decide whether a path may be read, without opening it."""
-    full = f"{root}/{rel}"  # a string join: pathlib per file costs more than the lstat itself
     try:
-        st = os.lstat(full)
+        st = os.lstat(f"{root}/{rel}")  # a string join: pathlib per file costs more than the lstat itself
     except OSError as exc:
         return None, FileRecord(path=rel, status=FileStatus.SKIPPED, reason=f"cannot stat: {exc.strerror}")
-    if stat.S_ISLNK(st.st_mode):
+    return _classified(root, rel, max_size, st.st_mode, st.st_size, st.st_mtime_ns)
+
+
+def _classified(
+    root: Path | str, rel: str, max_size: int, mode: int, size: int, mtime_ns: int
+) -> tuple[Candidate | None, FileRecord | None]:
+    """`classify` of an entry whose lstat fields are known."""
+    if stat.S_ISLNK(mode):
         return None, FileRecord(path=rel, status=FileStatus.SKIPPED, reason=LINK)
-    if not stat.S_ISREG(st.st_mode):
+    if not stat.S_ISREG(mode):
         return None, FileRecord(path=rel, status=FileStatus.SKIPPED, reason=SPECIAL)
-    if st.st_size > max_size:
+    if size > max_size:
         return None, FileRecord(
             path=rel,
             status=FileStatus.SKIPPED,
-            size=st.st_size,
-            reason=f"larger than the size limit ({st.st_size} > {max_size} bytes)",
+            size=size,
+            reason=f"larger than the size limit ({size} > {max_size} bytes)",
         )
-    return Candidate(rel, full, st.st_size, mtime_ns=st.st_mtime_ns), None
+    return Candidate(rel, f"{root}/{rel}", size, mtime_ns=mtime_ns), None
 
 
 def excluded_record(rel: str, pattern: str) -> FileRecord:
@@ -95,15 +101,16 @@ def discover(
             return Discovery(str(root.parent), (), (excluded_record(root.name, pattern),))
         cand, rec = classify(root.parent, root.name, max_size)
         return Discovery(str(root.parent), tuple([cand] if cand else []), tuple([rec] if rec else []))
-    names = root_names(root, exclude_dirs)
+    shared = take_shared(str(root), exclude_dirs)  # the run memo's stamp of this root, taken just before
+    entries = shared if shared is not None else [(rel, None) for rel in root_names(root, exclude_dirs)]
     match = exclude(root) if exclude is not None else None
     candidates: list[Candidate] = []
     skipped: list[FileRecord] = []
-    for rel in names:
+    for rel, st in entries:
         if match is not None and (pattern := match(rel)) is not None:
             skipped.append(excluded_record(rel, pattern))
             continue
-        cand, rec = classify(root, rel, max_size)
+        cand, rec = classify(root, rel, max_size) if st is None else _classified(root, rel, max_size, *st)
         if cand is not None:
             candidates.append(cand)
         elif rec is not None:

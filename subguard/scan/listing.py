@@ -13,6 +13,8 @@ if TYPE_CHECKING:  # kept out of the run memo's imports (`subguard.scan.runmemo`
     from collections.abc import Callable, Iterable, Iterator
     from pathlib import Path
 
+    Stat = tuple[int, int, int]  # (st_mode, st_size, st_mtime_ns) of one entry
+
 DEFAULT_EXCLUDE_DIRS = frozenset(
     {
         ".git",
@@ -162,3 +164,74 @@ def root_names(root: Path, exclude_dirs: frozenset[str] = DEFAULT_EXCLUDE_DIRS) 
     """The entries of a folder root, relative to it: what git lists, else the filtered walk."""
     listed = git_files(root)
     return list(_walk(root, exclude_dirs)) if listed is None else listed
+
+
+# The latest stamp's listing of each scan root (`share`), for the scan of the same run: the run memo
+# stamps a root before anything is read (`subguard.scan.runmemo`), and the scan lists it from those
+# rows instead of walking and lstat-ing every entry a second time. An entry changed in between is
+# scanned with its earlier size and mtime: its content is read now, and the next run sees a changed
+# stat (a miss, never a stale reuse).
+_SHARED: dict[str, tuple[object, ...]] = {}
+
+
+def share(
+    top: str,
+    skip: tuple[str, ...],
+    walk_rows: dict[str, list[tuple[object, ...]]] | None = None,
+    names: list[str] | None = None,
+    stats: dict[str, Stat] | None = None,
+) -> None:
+    """Keep the listing a stamp took of `top`: a walk's rows per folder (`treestamp.walk_stamp`), or
+    git's names with the stat of each stamped one (`treestamp.names_stamp`). `skip`: the prefixes the
+    stamp left out (the run's caches and outputs inside the root)."""
+    _SHARED[top] = (skip, walk_rows, names, stats)
+
+
+def forget_shared() -> None:
+    """Drop every kept listing (the run that took them is over)."""
+    _SHARED.clear()
+
+
+def take_shared(top: str, exclude_dirs: frozenset[str]) -> list[tuple[str, Stat | None]] | None:
+    """The entries of `top` in the order `root_names` gives them, each with its stat (None: stat it
+    again), from the listing `share` kept; None when there is none, or when it left out an entry the
+    scan lists (a skipped prefix outside every excluded folder, other excluded folders)."""
+    kept = _SHARED.pop(top, None)
+    if kept is None or exclude_dirs != DEFAULT_EXCLUDE_DIRS:
+        return None
+    skip, walk_rows, names, stats = kept
+    assert isinstance(skip, tuple)
+    if not all(any(excluded_dir(part) for part in prefix.split("/")[:-1]) for prefix in skip):
+        return None
+    if isinstance(walk_rows, dict):
+        return _walk_order(walk_rows)
+    if isinstance(names, list) and isinstance(stats, dict):
+        return [(name, stats.get(name)) for name in names]
+    return None
+
+
+def _walk_order(rows: dict[str, list[tuple[object, ...]]]) -> list[tuple[str, Stat | None]] | None:
+    """`walk_tree`'s order (entries of a folder by name, then its subfolders last-first) over a
+    stamp's rows: (name, digest) a subfolder, (name, mode, size, mtime, ctime, inode) a stamped
+    entry, (name, "excluded") or (name, None) one counted without a stat, ("!unreadable",) a folder
+    that could not be read (it lists nothing, as in `walk_tree`)."""
+    out: list[tuple[str, Stat | None]] = []
+    stack = [""]
+    while stack:
+        rel = stack.pop()
+        folder = rows.get(rel)
+        if folder is None:
+            return None
+        prefix = f"{rel}/" if rel else ""
+        for row in folder:
+            if len(row) == 1:
+                break
+            name = row[0]
+            assert isinstance(name, str)
+            if len(row) == 2 and isinstance(row[1], bytes):
+                stack.append(prefix + name)
+            elif len(row) == 6:
+                out.append((prefix + name, (row[1], row[2], row[3])))  # type: ignore[arg-type]
+            else:
+                out.append((prefix + name, None))
+    return out

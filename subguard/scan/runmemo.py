@@ -37,7 +37,7 @@ import time
 
 from subguard import __version__
 from subguard.core import signing, tools
-from subguard.scan import treestamp
+from subguard.scan import listing, treestamp
 from subguard.scan.listing import excluded_dir, git_files
 
 try:  # hashlib would load OpenSSL (~10 ms) for a digest the interpreter has built in
@@ -103,15 +103,22 @@ def root_listing(root: str, exclude: Sequence[str] = (), globs: Sequence[Any] = 
     skip = tuple(e.rstrip("/") + "/" for e in exclude)
     listed = git_files(top)
     if listed is None:
-        return treestamp.walk_stamp(top, skip, excluded_dir, top, match)
+        rows: dict[str, list[tuple[object, ...]]] = {}
+        stamp = treestamp.walk_stamp(top, skip, excluded_dir, top, match, keep=rows)
+        listing.share(top, skip, walk_rows=rows)  # the scan lists the root from these rows
+        return stamp
     kept = [name for name in listed if not (skip and (name + "/").startswith(skip))]
+    stats: dict[str, tuple[int, int, int]] = {}
     if match is None:
-        return treestamp.names_stamp(top, kept, "git\0" + top)
-    left_out = [name for name in kept if match(name) is not None]
-    if left_out:
-        gone = set(left_out)
-        kept = [name for name in kept if name not in gone]
-    return treestamp.names_stamp(top, kept, "git\0" + top + "\0excluded\0" + "\0".join(left_out))
+        stamp = treestamp.names_stamp(top, kept, "git\0" + top, stats)
+    else:
+        left_out = [name for name in kept if match(name) is not None]
+        if left_out:
+            gone = set(left_out)
+            kept = [name for name in kept if name not in gone]
+        stamp = treestamp.names_stamp(top, kept, "git\0" + top + "\0excluded\0" + "\0".join(left_out), stats)
+    listing.share(top, (), names=listed, stats=stats)  # names it did not stamp are stat-ed by the scan
+    return stamp
 
 
 def _exclude_matcher(folder: str, globs: Sequence[Any]) -> Callable[[str], str | None] | None:
@@ -254,6 +261,7 @@ def replay(argv: Sequence[str]) -> int | None:
                     fh.write(text)
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
+    listing.forget_shared()  # nothing is scanned: the listing must not serve a later run of this process
     _emit(sys.stdout, entry["outputs"]["stdout"])
     _emit(sys.stderr, entry["outputs"]["stderr"])
     return int(entry["code"])

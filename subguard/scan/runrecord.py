@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TextIO
 
-from subguard.scan import runmemo
+from subguard.scan import listing, runmemo
 
 
 class _Tee(io.TextIOBase):
@@ -144,6 +144,7 @@ def recording(argv: Sequence[str]) -> Iterator[Recorder | None]:
     finally:
         sys.stdout, sys.stderr = saved
         ACTIVE = None
+        listing.forget_shared()  # a listing the run did not use must not serve a later run of this process
 
 
 def note_inputs(

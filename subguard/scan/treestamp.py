@@ -57,6 +57,7 @@ class _Walk:
         self.excluded = excluded
         self.unread = unread  # entries (relative path) counted by name alone: the config's `exclude`
         self.known: dict[str, bytes] = {}
+        self.rows: dict[str, list[tuple[object, ...]]] | None = None  # each folder's sorted rows, when kept
         self.newest = 0
 
     def _kind(self, prefix: str, entry: os.DirEntry[str]) -> int:
@@ -106,6 +107,8 @@ class _Walk:
         rows.sort()  # names are unique in a folder: listing order does not matter
         value = blake2b(marshal.dumps(rows, _CANONICAL), digest_size=20).digest()
         self.known[rel] = value
+        if self.rows is not None:
+            self.rows[rel] = rows
         return value
 
     def _rows(self, rel: str, fd: int, found: list[os.DirEntry[str]]) -> list[tuple[object, ...]]:
@@ -158,12 +161,15 @@ def walk_stamp(
     excluded: Callable[[str], bool],
     seed: str,
     unread: Callable[[str], str | None] | None = None,
+    keep: dict[str, list[tuple[object, ...]]] | None = None,
 ) -> tuple[str, int]:
     """Digest and newest ctime of every entry below the folder `base`, as `listing.walk_tree` meets
     them: real folders entered unless `excluded(name)` or under a `skip` prefix (relative, ending in
     "/"), links and other entries stamped by `lstat`, except those `unread(relative path)` names
-    (by name alone)."""
+    (by name alone). `keep` receives each folder's rows (`_Walk._rows`, sorted by name), so that the
+    scan after the stamp lists the tree from them instead of a second walk (`listing.walk_rows`)."""
     walk = _Walk(base, tuple(skip), excluded, unread)
+    walk.rows = keep
     shares = walk.frontier()
     if shares:
         mine, theirs = shares[0::2], shares[1::2]
@@ -173,48 +179,60 @@ def walk_stamp(
         answer = pending.result() if pending is not None else None
         if (
             isinstance(answer, tuple)
-            and len(answer) == 2
+            and len(answer) == 3
             and isinstance(answer[0], dict)
             and isinstance(answer[1], int)
+            and isinstance(answer[2], dict)
         ):
             walk.known.update(answer[0])
             walk.newest = max(walk.newest, answer[1])
+            if keep is not None:
+                keep.update(answer[2])
     h = blake2b(_name(seed), digest_size=32)
-    h.update(walk.digest(""))
+    h.update(walk.digest(""))  # and every folder no child answered for, rows included
     return h.hexdigest(), walk.newest
 
 
-def _folder_digests(walk: _Walk, rels: list[str]) -> tuple[dict[str, bytes], int]:
+def _folder_digests(walk: _Walk, rels: list[str]) -> tuple[dict[str, bytes], int, dict[str, list[tuple[object, ...]]]]:
     for rel in rels:
         walk.digest(rel)
-    return {rel: walk.known[rel] for rel in rels}, walk.newest
+    return {rel: walk.known[rel] for rel in rels}, walk.newest, walk.rows if walk.rows is not None else {}
 
 
-def names_stamp(base: str, names: Sequence[str], seed: str) -> tuple[str, int]:
-    """Digest and newest ctime of the listed entries (paths relative to `base`), by `lstat`."""
+def names_stamp(
+    base: str, names: Sequence[str], seed: str, keep: dict[str, tuple[int, int, int]] | None = None
+) -> tuple[str, int]:
+    """Digest and newest ctime of the listed entries (paths relative to `base`), by `lstat`. `keep`
+    receives (mode, size, mtime) of each entry stamped (`listing.share`)."""
     half = len(names) // 2 if len(names) >= SPLIT_MIN_NAMES else len(names)
-    pending = _in_child(lambda: _stamps(base, names[half:])) if half < len(names) else None
-    head, newest = _stamps(base, names[:half] if pending is not None else names)
+    want = keep is not None
+    pending = _in_child(lambda: _stamps(base, names[half:], want)) if half < len(names) else None
+    head, newest, stats = _stamps(base, names[:half] if pending is not None else names, want)
     h = blake2b(_name(seed), digest_size=32)
     h.update(head)
     if pending is not None:
         answer = pending.result()
         if (
             isinstance(answer, tuple)
-            and len(answer) == 2
+            and len(answer) == 3
             and isinstance(answer[0], bytes)
             and isinstance(answer[1], int)
+            and isinstance(answer[2], dict)
         ):
-            tail, newest_tail = answer
+            tail, newest_tail, stats_tail = answer
         else:
-            tail, newest_tail = _stamps(base, names[half:])
+            tail, newest_tail, stats_tail = _stamps(base, names[half:], want)
         h.update(tail)
         newest = max(newest, newest_tail)
+        stats.update(stats_tail)
+    if keep is not None:
+        keep.update(stats)
     return h.hexdigest(), newest
 
 
-def _stamps(base: str, names: Sequence[str]) -> tuple[bytes, int]:
+def _stamps(base: str, names: Sequence[str], keep: bool = False) -> tuple[bytes, int, dict[str, tuple[int, int, int]]]:
     out: list[bytes] = []
+    stats: dict[str, tuple[int, int, int]] = {}
     newest = 0
     for name in names:
         try:
@@ -224,7 +242,9 @@ def _stamps(base: str, names: Sequence[str]) -> tuple[bytes, int]:
             continue
         out.append(_name(name) + b"\0" + _stamp(st) + b"\n")
         newest = max(newest, st.st_ctime_ns)
-    return b"".join(out), newest
+        if keep:
+            stats[name] = (st.st_mode, st.st_size, st.st_mtime_ns)
+    return b"".join(out), newest, stats
 
 
 def _can_fork() -> bool:
