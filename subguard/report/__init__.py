@@ -159,10 +159,11 @@ def cite_paths(f: Finding, ctx: ReportContext) -> Finding:
     `display_path` shows its locations (relative to the working directory, absolute outside it).
 
     Rules write those paths relative to the scan root, as `path:line` (or `repo:path:line` when the
-    members span roots), and name module folders by their path. A citation is rewritten when it is
-    `repo:file` of a root, a file path with a folder followed by a line, one of the finding's own
-    paths, or a folder (with a `/`) that holds one of them; anything else (a host:port, a path of
-    another repository, a service id) is left as written."""
+    members span roots), name module folders by their path and services by `repo/module folder`. A
+    citation is rewritten when it is `repo:file` of a root, a file path with a folder followed by a
+    line, one of the finding's own paths, a folder (with a `/`) that holds one of them, or a service of
+    a root (shown as its module folder is); anything else (a host:port, a path of another repository)
+    is left as written."""
     own: dict[str, str] = {}
     folders: dict[str, str] = {}
     for loc in (f.location, *(r.location for r in f.related)):
@@ -175,6 +176,9 @@ def cite_paths(f: Finding, ctx: ReportContext) -> Finding:
     def shown(m: re.Match[str]) -> str:
         repo, path, line = m.group("repo"), m.group("path"), m.group("line") or ""
         file = _FILE_NAME.search(path) is not None
+        head, _, module = path.partition("/")
+        if repo is None and not file and not line and module and head in roots and path not in folders:
+            return display_path(Location(path=module, repo=head), ctx)  # a service id: `repo/module folder`
         if repo is not None:
             if repo not in roots or not file:
                 return m.group(0)
@@ -191,8 +195,9 @@ def cite_paths(f: Finding, ctx: ReportContext) -> Finding:
     def text(value: str) -> str:
         return _CITED.sub(shown, value) if value else value
 
-    if all(root_prefix(r, ctx) == "" for r in ctx.roots):
-        return f  # every root is the working directory: paths already read as shown
+    texts = (f.message, f.impact, *(r.message for r in f.related))
+    if all(root_prefix(r, ctx) == "" for r in ctx.roots) and not any(f"{r}/" in t for r in roots for t in texts):
+        return f  # every root is the working directory and no service id is cited: paths already read as shown
 
     def prop(key: str, value: object) -> object:
         if key == BEFORE_AFTER and isinstance(value, tuple):

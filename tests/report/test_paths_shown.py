@@ -200,7 +200,8 @@ def test_cite_paths_rewrites_citations_only(tmp_path: Path) -> None:
 
 def test_cite_paths_rewrites_the_folders_that_hold_the_findings_files(tmp_path: Path) -> None:
     """A note names the module whose config lacks a key: a folder of its own file, shown the same way;
-    a service id (`repo/module`) and a folder of no file of the finding stay as written."""
+    a service id of a root (`repo/module`) is shown as its module folder is; a folder of no file of the
+    finding stays as written."""
     ctx = ReportContext(roots=(Root("svc", str(tmp_path / "svc")),), workdir=str(tmp_path), cite_from_workdir=True)
     where = Location(path="shop/orders/src/main/java/Task.java", line=5, repo="svc")
     f = Finding(
@@ -220,3 +221,22 @@ def test_cite_paths_leaves_findings_alone_when_the_root_is_the_working_directory
     ctx = ReportContext(roots=(Root("svc", str(tmp_path)),), workdir=str(tmp_path), cite_from_workdir=True)
     f = _finding("at orders/worker.py:8")
     assert cite_paths(f, ctx) is f
+
+
+def test_service_ids_of_a_root_read_as_their_module_folders(tmp_path: Path) -> None:
+    """SG203 names services `repo/module`, the repo being the scanned folder's name: from the root they
+    read as the module folders, from elsewhere as the folders' paths; another repository's stay."""
+    f = Finding(
+        rule="SG203",
+        severity=Severity.ERROR,
+        message="declared by 3 services (svc/billing, svc/orders, lib/api): svc/billing at billing/worker.py:8",
+        location=Location(path="billing/worker.py", line=8, repo="svc"),
+    )
+    here = ReportContext(roots=(Root("svc", str(tmp_path)),), workdir=str(tmp_path), cite_from_workdir=True)
+    assert cite_paths(f, here).message == (
+        "declared by 3 services (billing, orders, lib/api): billing at billing/worker.py:8"
+    )
+    above = ReportContext(roots=(Root("svc", str(tmp_path / "svc")),), workdir=str(tmp_path), cite_from_workdir=True)
+    assert cite_paths(f, above).message == (
+        "declared by 3 services (svc/billing, svc/orders, lib/api): svc/billing at svc/billing/worker.py:8"
+    )
