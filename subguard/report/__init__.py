@@ -219,6 +219,13 @@ def cite_paths(f: Finding, ctx: ReportContext) -> Finding:
     )
 
 
+def cite_text(text: str, repo: str, ctx: ReportContext) -> str:
+    """A text outside any finding (`simulate --inventory`'s impact lines) with the paths it cites shown
+    as `cite_paths` shows a finding's, a bare `path:line` taken as one of repository `repo`."""
+    f = Finding(rule="", severity=Severity.NOTE, message=text, location=Location(path="", repo=repo))
+    return cite_paths(f, ctx).message
+
+
 def cited_path(location: Location, ctx: ReportContext) -> str:
     """A location's path where a message cites it (SARIF link texts): as `display_path` shows it under
     `ctx.cite_from_workdir`, else as the rule wrote it (the audit); a location of a repository that is

@@ -127,3 +127,32 @@ def test_inventory_keeps_samples_apart_as_check_judges_them(tmp_path: Path, caps
     assert data["internal_errors"] == []
     assert main(["simulate", "--inventory", str(tmp_path), "--runs", "4"]) == 0
     assert "demo-group (1 consumers, sample examples/grpc): no predicted loss" in capsys.readouterr().out
+
+
+def test_inventory_text_shows_paths_as_check_does(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The impact line cites the member that receives nothing relative to the working directory (as
+    `check` shows it); JSON keeps it relative to the scanned root."""
+    root = tmp_path / "shop"
+    java = root / "billing/src/main/java/acme/Billing.java"
+    java.parent.mkdir(parents=True)
+    java.write_text(
+        "package acme;\nimport org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;\n"
+        "public class Billing {\n    public static void main(String[] a) throws Exception {\n"
+        '        DefaultMQPushConsumer c = new DefaultMQPushConsumer("g");\n'
+        '        c.subscribe("T", "created||refunded");\n        c.start();\n    }\n}\n'
+    )
+    (root / "orders").mkdir()
+    for name in ("a.py", "b.py"):  # the shape of examples/org GID_ORDER_EVENTS: two Python members, one Java
+        (root / "orders" / name).write_text(
+            'from rocketmq.client import PushConsumer\n\nc = PushConsumer("g")\nc.subscribe("T", h, "created||paid")\nc.start()\n'
+        )
+    monkeypatch.chdir(tmp_path)
+    assert main(["simulate", "--inventory", "shop", "--runs", "20"]) == 0
+    text = capsys.readouterr().out
+    assert main(["simulate", "--inventory", "shop", "--runs", "20", "--format", "json"]) == 0
+    summary = json.loads(capsys.readouterr().out)["groups"][0]["summary"]
+    cited = "billing/src/main/java/acme/Billing.java:5"
+    assert f"consumer {cited} receives nothing" in summary, summary
+    assert f"consumer shop/{cited} receives nothing" in text, text

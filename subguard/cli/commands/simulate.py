@@ -11,6 +11,7 @@ import click
 from subguard.cli.commands.common import InputError, load_or_fail, scan_paths
 from subguard.core.inventory import group_key, group_name, split_key
 from subguard.core.model import Consumer
+from subguard.report import ReportContext, Root, cite_text
 from subguard.rules import selfcheck
 from subguard.rules.code_scope import sample_of
 from subguard.simulate.declared import declared_group
@@ -102,10 +103,14 @@ def _inventory(paths: tuple[str, ...], runs: int, seed: int, fmt: str, queues: i
                 {"runs": runs, "seed": seed, "queues": queues, "groups": rows, "internal_errors": internal}, indent=2
             )
         )
-    else:
-        for row in rows:
+    else:  # paths as `check` shows them: relative to the working directory (JSON keeps them root-relative)
+        ctx = ReportContext(
+            roots=tuple(Root(r.repo, r.root) for r in results), workdir=str(Path.cwd()), cite_from_workdir=True
+        )
+        for key, row in zip(sorted(groups), rows):
             where = f", sample {row['sample']}" if "sample" in row else ""
-            click.echo(f"{row['group']} ({row['members']} consumers{where}): {row['summary']}")
+            summary = cite_text(row["summary"], groups[key][0].repo or groups[key][0].location.repo, ctx)
+            click.echo(f"{row['group']} ({row['members']} consumers{where}): {summary}")
     for line in internal:  # the consistency rules and the simulator disagree: never hidden
         click.echo(f"subguard: {selfcheck.RULE} {line}", err=True)
     return 2 if internal else 0
