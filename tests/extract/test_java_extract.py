@@ -504,3 +504,30 @@ def test_a_configuration_properties_getter_reads_its_modules_config(tmp_path: Pa
     assert audit.group.value is None and audit.template == ()
     assert "placeholder ${acme.mq.consumer-group} is not set" in (audit.group.detail or "")
     assert "MqConfig.consumerGroup, @ConfigurationProperties prefix 'acme.mq'" in (audit.group.detail or "")
+
+
+def test_an_empty_expression_is_inventoried_as_the_star_it_registers(tmp_path: Path) -> None:
+    """`subscribe(topic, "")` (or a constant holding "") registers SUB_ALL: FilterAPI.buildSubscriptionData
+    turns an empty subString into '*', so the inventory shows what the broker keeps."""
+    source = """package com.acme;
+
+import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
+
+public class Empty {
+    static final String NO_TAGS = "";
+    public void start() throws Exception {
+        DefaultMQPushConsumer consumer = new DefaultMQPushConsumer("GID_EMPTY");
+        consumer.subscribe("TOPIC_A", "");
+        consumer.subscribe("TOPIC_B", NO_TAGS);
+        consumer.subscribe("TOPIC_C", "a||b");
+        consumer.start();
+    }
+}
+"""
+    [consumer] = _scan_java(tmp_path, source).consumers
+    got = [(s.topic.value, s.expression.value, s.expression.resolution) for s in consumer.subscriptions]
+    assert got == [
+        ("TOPIC_A", "*", Resolution.DEFAULT),
+        ("TOPIC_B", "*", Resolution.DEFAULT),
+        ("TOPIC_C", "a||b", Resolution.LITERAL),
+    ]

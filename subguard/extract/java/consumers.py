@@ -291,7 +291,12 @@ def _selector(expr: Expr | None, symbols: Symbols, where: Where, call: Call) -> 
         or (expr.kind in ("field", "name") and expr.text == "SUB_ALL")
     ):
         return _filter_expression(expr, symbols, where)
-    return symbols.string_value(expr, where), ExpressionType.TAG
+    value = symbols.string_value(expr, where)
+    if value.value == "":  # FilterAPI.buildSubscriptionData registers an empty subString as SUB_ALL
+        return value.model_copy(
+            update={"value": "*", "resolution": Resolution.DEFAULT, "detail": "an empty expression is registered as '*'"}
+        ), ExpressionType.TAG
+    return value, ExpressionType.TAG
 
 
 def _map_entries(expr: Expr) -> list[tuple[Expr, Expr]] | None:
