@@ -294,7 +294,11 @@ def _selector(expr: Expr | None, symbols: Symbols, where: Where, call: Call) -> 
     value = symbols.string_value(expr, where)
     if value.value == "":  # FilterAPI.buildSubscriptionData registers an empty subString as SUB_ALL
         return value.model_copy(
-            update={"value": "*", "resolution": Resolution.DEFAULT, "detail": "an empty expression is registered as '*'"}
+            update={
+                "value": "*",
+                "resolution": Resolution.DEFAULT,
+                "detail": "an empty expression is registered as '*'",
+            }
         ), ExpressionType.TAG
     return value, ExpressionType.TAG
 
