@@ -70,14 +70,18 @@ def test_invalid_scenario_exits_2_with_one_line_naming_the_key(
     assert len(err.splitlines()) == 1 and key in err
 
 
+def _python_consumer(path: Path, group: str, topic: str, tags: str) -> None:
+    """A rocketmq-client-python 2.x consumer file that subscribes `topic` with `tags` and starts."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(
+        f'from rocketmq.client import PushConsumer\n\nc = PushConsumer("{group}")\n'
+        f'c.subscribe("{topic}", callback, "{tags}")\nc.start()\n'
+    )
+
+
 def test_inventory_simulates_every_scanned_group(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     for name, tag in (("a.py", "tag1"), ("b.py", "tag2")):
-        (tmp_path / name).write_text(
-            "from rocketmq.client import PushConsumer\n\n"
-            'c = PushConsumer("orders-group")\n'
-            f'c.subscribe("orders", callback, "{tag}")\n'
-            "c.start()\n"
-        )
+        _python_consumer(tmp_path / name, "orders-group", "orders", tag)
     assert main(["simulate", "--inventory", str(tmp_path), "--runs", "4", "--format", "json"]) == 0
     data = json.loads(capsys.readouterr().out)
     (row,) = data["groups"]
@@ -89,12 +93,7 @@ def test_inventory_simulates_every_scanned_group(tmp_path: Path, capsys: pytest.
 
 def test_inventory_self_check_agrees_on_a_consistent_group(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     for name in ("a.py", "b.py"):
-        (tmp_path / name).write_text(
-            "from rocketmq.client import PushConsumer\n\n"
-            'c = PushConsumer("orders-group")\n'
-            'c.subscribe("orders", callback, "tag1||tag2")\n'
-            "c.start()\n"
-        )
+        _python_consumer(tmp_path / name, "orders-group", "orders", "tag1||tag2")
     assert main(["simulate", "--inventory", str(tmp_path), "--runs", "4", "--format", "json"]) == 0
     captured = capsys.readouterr()
     data = json.loads(captured.out)
@@ -110,14 +109,7 @@ def test_inventory_keeps_samples_apart_as_check_judges_them(tmp_path: Path, caps
     """Two sample scripts in two folders share a group name but never run together: two rows, each
     without loss, and no self-check error (check judges them apart too)."""
     for folder, tag in (("grpc", "tag1"), ("remoting", "tag2")):
-        path = tmp_path / "examples" / folder / "consumer.py"
-        path.parent.mkdir(parents=True)
-        path.write_text(
-            "from rocketmq.client import PushConsumer\n\n"
-            'c = PushConsumer("demo-group")\n'
-            f'c.subscribe("orders", callback, "{tag}")\n'
-            "c.start()\n"
-        )
+        _python_consumer(tmp_path / "examples" / folder / "consumer.py", "demo-group", "orders", tag)
     assert main(["simulate", "--inventory", str(tmp_path), "--runs", "4", "--format", "json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert [(r["group"], r["sample"], r["members"], r["loss"]) for r in data["groups"]] == [
@@ -143,11 +135,8 @@ def test_inventory_text_shows_paths_as_check_does(
         '        DefaultMQPushConsumer c = new DefaultMQPushConsumer("g");\n'
         '        c.subscribe("T", "created||refunded");\n        c.start();\n    }\n}\n'
     )
-    (root / "orders").mkdir()
     for name in ("a.py", "b.py"):  # the shape of examples/org GID_ORDER_EVENTS: two Python members, one Java
-        (root / "orders" / name).write_text(
-            'from rocketmq.client import PushConsumer\n\nc = PushConsumer("g")\nc.subscribe("T", h, "created||paid")\nc.start()\n'
-        )
+        _python_consumer(root / "orders" / name, "g", "T", "created||paid")
     monkeypatch.chdir(tmp_path)
     assert main(["simulate", "--inventory", "shop", "--runs", "20"]) == 0
     text = capsys.readouterr().out
