@@ -448,3 +448,27 @@ def test_base_scan_equals_cold_over_random_edits(tmp_path: Path, monkeypatch: py
 @pytest.mark.slow
 def test_base_run_equals_cold_over_many_random_edits(tmp_path: Path) -> None:
     _run_base_sequence(tmp_path, seed=3, edits=40)
+
+
+def test_a_scan_digest_follows_the_records_not_the_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`ScanResult.digest` (what keys the reused judgement, `subguard.rules.evalmemo`): the same after
+    an edit that changes no record (a blank line), another after one that does (a constant other files
+    read), and none without a cache."""
+    from subguard.core.config import Config
+    from subguard.scan.extraction import scan_repo
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    monkeypatch.delenv("SUBGUARD_CACHE_DIR", raising=False)
+    root = tmp_path / "repo"
+    make_repo(root)
+    config = Config()
+    first = scan_repo(root, config, cache_key="k")
+    assert first.digest and not scan_repo(root, config).digest
+    editor = Editor(root, 0)
+    path = root / "svc1" / "consumer_1.py"
+    editor.write(path, path.read_text(encoding="utf-8") + "\n")
+    blank = scan_repo(root, config, cache_key="k")
+    assert blank.digest == first.digest and blank.consumers == first.consumers
+    editor.write(root / "common" / "names.py", CONSTANTS.format(group_a="GID_C", topic="TopicPay", tags="TagB"))
+    changed = scan_repo(root, config, cache_key="k")
+    assert changed.digest != first.digest and changed.consumers != first.consumers

@@ -25,6 +25,7 @@ from typing import Any
 from subguard.core.config import Config
 from subguard.core.inventory import group_key, group_name
 from subguard.core.model import SAMPLE, Consumer, FileStatus, Finding, Location, Related, Severity, fingerprint
+from subguard.rules import evalmemo
 from subguard.rules.code_scope import sample_of
 from subguard.rules.conditions import UNKNOWN
 from subguard.rules.conditions import evaluate as judge
@@ -293,7 +294,20 @@ def _order(f: Finding) -> tuple[Any, ...]:
 def evaluate(
     results: Sequence[ScanResult], policies: Sequence[Policy], config: Config, beyond: bool = False
 ) -> list[Finding]:
-    """Every finding of every selected policy over all results, in a deterministic order."""
+    """Every finding of every selected policy over all results, in a deterministic order; the
+    last answer for the same records, policies, config and code when the scans were cached
+    (`subguard.rules.evalmemo`)."""
+    memo_key = evalmemo.key(results, policies, config, beyond)
+    kept = evalmemo.load(memo_key) if memo_key is not None else None
+    if kept is not None:
+        return kept
+    findings = _evaluate(results, policies, config, beyond)
+    if memo_key is not None:
+        evalmemo.store(memo_key, findings)
+    return findings
+
+
+def _evaluate(results: Sequence[ScanResult], policies: Sequence[Policy], config: Config, beyond: bool) -> list[Finding]:
     universe = Universe.of(
         [c for r in results for c in r.consumers], [d for r in results for d in r.deployments], config
     )

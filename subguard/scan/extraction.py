@@ -39,6 +39,10 @@ class ScanResult:
     deployments: tuple[Deployment, ...]
     findings: tuple[Finding, ...] = ()
     facts: Mapping[str, object] = field(default_factory=dict)
+    # what the policies judge (consumers, deployments, findings, failed files) as a digest, when a
+    # cached scan knows every extractor's result ("" otherwise): equal digests, equal judgements
+    # (`subguard.rules.engine.evaluate` reuses its last answer); never part of equality
+    digest: str = field(default="", compare=False)
 
     def counts(self) -> dict[str, int]:
         out = {s.value: 0 for s in FileStatus}
@@ -165,7 +169,11 @@ def _scan_files(
         else None
     )
 
+    unread: list[str] = []  # files that could not be read: skipped records no extractor result holds
+
     def skip(cand: Candidate, reason: str, extractor: str = "") -> None:
+        if reason.startswith(UNREADABLE):
+            unread.append(cand.path)
         if file_records:  # most of a large repo's files: built unvalidated (every field is typed here)
             records[cand.path] = FileRecord.model_construct(
                 path=cand.path, status=FileStatus.SKIPPED, reason=reason, extractor=extractor, repo=repo, size=cand.size
@@ -256,6 +264,7 @@ def _scan_files(
         deployments=scrub(tuple(deployments_out)),
         findings=scrub(tuple(findings)),
         facts=facts if file_records else {},
+        digest=inc.digest(registry.names, repo, unread) if inc is not None and file_records else "",
     )
 
 
@@ -459,6 +468,9 @@ class _State:
     priors: frozenset[str]
     blob: bytes
     facts: tuple[tuple[str, bytes], ...] = ()
+    # names the result's content (not its pickle: equal results pickle apart when they share strings
+    # differently); kept while a run gives an equal result (`_Incremental.digest`)
+    digest: str = ""
 
 
 class Facts(Mapping[str, object]):
@@ -538,6 +550,7 @@ class _Incremental:
             h.update(path.encode("utf-8", "surrogateescape") + b"\0")
         self.paths = h.hexdigest()
         self.changed: set[str] = set()  # extractors whose result differs from the stored one
+        self.digests: dict[str, str] = {}  # each extractor's result digest (`_State.digest`), reused or stored
 
     def module_roots(self, paths: frozenset[str]) -> None:
         """The module roots of the path set (`deploy.service`), kept while no path is added or removed."""
@@ -567,7 +580,32 @@ class _Incremental:
             return None
         if not isinstance(result, ExtractResult):
             return None
+        self.digests[name] = state.digest or hashlib.blake2b(state.blob, digest_size=20).hexdigest()
         return dataclasses.replace(result, facts=Facts(dict(state.facts)))
+
+    def digest(self, names: Sequence[str], repo: str, unread: Sequence[str]) -> str:
+        """A digest of what the scan's result holds besides file records and facts: the cache's
+        namespace (version, code, scan config, root), the path set, the repo name, the unreadable
+        files and each extractor's result digest (its consumers, deployments, findings and failed
+        files: `_State.digest`); "" when an extractor's result has none (a failure run in isolation,
+        an unpicklable result)."""
+        if any(name not in self.digests for name in names):
+            return ""
+        h = hashlib.blake2b(self.cache.file.name.encode(), digest_size=20)
+        h.update(f"\0{self.paths}\0{repo}\0{sorted(unread)}".encode("utf-8", "surrogateescape"))
+        for name in names:
+            h.update(f"\0{name}\0{self.digests[name]}".encode())
+        return h.hexdigest()
+
+    @staticmethod
+    def _same(old: _State, result: ExtractResult, blob: bytes) -> bool:
+        """Whether the stored result equals `result` (facts aside): same pickle, or equal once unpickled."""
+        if old.blob == blob:
+            return True
+        try:
+            return bool(pickle.loads(old.blob) == dataclasses.replace(result, facts={}))
+        except Exception:  # noqa: BLE001 - unreadable: not the same
+            return False
 
     def ran(
         self,
@@ -584,8 +622,12 @@ class _Incremental:
             facts = tuple(sorted(Facts.pickled(result.facts).items()))
         except Exception:  # noqa: BLE001 - unpicklable facts: nothing to reuse
             blob, facts = b"", ()
-        if not isinstance(old, _State) or old.blob != blob or old.facts != facts:
+        same = isinstance(old, _State) and bool(blob) and self._same(old, result, blob)
+        if not same or not isinstance(old, _State) or old.facts != facts:
             self.changed.add(name)
+        digest = old.digest if same and isinstance(old, _State) and old.digest else ""
+        if blob and not isolated:
+            self.digests[name] = digest = digest or hashlib.blake2b(blob, digest_size=20).hexdigest()
         if self.readonly:
             return
         if isolated or not blob or any(not c.mtime_ns for c in chosen):  # a failure may be a timeout: never reused
@@ -599,6 +641,7 @@ class _Incremental:
             frozenset(priors),
             blob,
             facts,
+            digest,
         )
         if state != old:
             self.cache.put(_STATES, name, state)
