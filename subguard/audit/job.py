@@ -74,7 +74,7 @@ class AuditArgs:
     extra_conf: tuple[tuple[str, str], ...] = field(default_factory=tuple)
     reader: str = "auto"
     fail_on: str = "none"
-    jvm_archive: bool = False  # a class-data archive for a local driver JVM (subguard.audit.jvm)
+    jvm_archive: bool = True  # a class-data archive for a local driver JVM (subguard.audit.jvm)
     verbose: bool = False  # JVM and Spark start-up messages on the terminal (else in `--out`/audit.log)
     compare: str | None = None  # a previous output: new, fixed and unchanged findings by fingerprint
     since: str | None = None  # a previous output whose state is reused for unchanged repositories and groups
@@ -94,7 +94,7 @@ def parse_args(argv: Sequence[str]) -> AuditArgs:
     p.add_argument("--runs", type=int, default=DEFAULT_RUNS)
     p.add_argument("--reader", choices=READERS, default="auto")
     p.add_argument("--fail-on", choices=("error", "warning", "note", "none"), default="none")
-    p.add_argument("--jvm-archive", action="store_true")
+    p.add_argument("--jvm-archive", action=argparse.BooleanOptionalAction, default=True)
     p.add_argument("-v", "--verbose", action="store_true")
     p.add_argument("--compare", metavar="PREV_OUT")
     p.add_argument("--since", metavar="PREVIOUS_OUT")
@@ -938,6 +938,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         summary = run_audit(spark, args, progress, log)
         done = True
+        # the results first: a JVM that writes its class-data archive takes a while to exit
+        print(summ.headline(summary))
+        print(f"report: {args.out.rstrip('/')}/report.html", flush=True)
+        if cds.pending is not None:
+            progress(f"writing the JVM's class-data archive for the next audits (once; {jvm.OFF_FLAG}: never)")
     except src.SourceError as exc:
         print(f"subguard: error: {exc}", file=sys.stderr)
         done = True
@@ -951,9 +956,6 @@ def main(argv: Sequence[str] | None = None) -> int:
                 pass
         elif log is not None:
             print(f"subguard: the JVM's messages are in {log}", file=sys.stderr)
-    report = f"{args.out.rstrip('/')}/report.html"
-    print(summ.headline(summary))
-    print(f"report: {report}")
     return summ.exit_code(summary, args.fail_on)
 
 

@@ -12,8 +12,11 @@ longer matches that record is deleted, not used. Should a JVM still fail to star
 the caller drops it and starts without (`discard`). The archive lives in the user cache, keyed by
 the java binary, the Spark jars and the JVM options.
 
-Opt-in (`subguard audit --jvm-archive`): the run that writes the archive is much slower (the JVM
-records what it loads and writes ~190 MB at exit), which a one-off run, as in CI, never earns back.
+On by default for local masters (`subguard audit --no-jvm-archive`: never): the run that writes
+the archive is slower (the JVM records what it loads and writes ~190 MB at exit, after the audit
+has printed its results), every later run with the same java, jars and options maps it. On the
+example organisation at local[2] the archive took the whole run from a median of 27.7 s to 17.5 s
+(CPU of the process tree 30.2 s -> 23.1 s; three interleaved pairs on a loaded 2-core VM).
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from pathlib import Path
 
 from subguard.core.cache import user_cache_dir
 
+OFF_FLAG = "--no-jvm-archive"
 QUIET = "-Xlog:cds=off -Xlog:cds+dynamic=off"  # no JVM chatter about archives on stderr
 DUMP_WAIT_SECONDS = 120.0  # how long an exiting JVM may take to write its archive
 STALE_SECONDS = 3600.0  # a temporary archive this old belongs to a run that died

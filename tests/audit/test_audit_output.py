@@ -25,7 +25,19 @@ REPORTS = ("report.html", "findings.json", "summary.json")
 
 def _audit(out: Path, *extra: str) -> subprocess.Popen[str]:
     env = {**os.environ, "NO_COLOR": "1"}
-    cmd = [sys.executable, "-m", "subguard", "audit", str(ORG), "--out", str(out), "--master", "local[2]", *extra]
+    cmd = [
+        sys.executable,
+        "-m",
+        "subguard",
+        "audit",
+        str(ORG),
+        "--out",
+        str(out),
+        "--master",
+        "local[2]",
+        "--no-jvm-archive",
+        *extra,
+    ]
     return subprocess.Popen(
         cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=out.parent, start_new_session=True
     )

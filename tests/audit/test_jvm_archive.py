@@ -1,4 +1,4 @@
-"""`subguard audit --jvm-archive`: the class-data archive of the local driver JVM is written once,
+"""`subguard audit` (class-data archive on by default): the archive of the local driver JVM is written once,
 used after, and an archive that would crash the JVM is dropped, never fatal (`subguard.audit.jvm`)."""
 
 from __future__ import annotations
@@ -28,7 +28,6 @@ def _audit(tmp_path: Path, out: str) -> subprocess.CompletedProcess[str]:
         str(tmp_path / out),
         "--master",
         "local[1]",
-        "--jvm-archive",
         "--format",
         "json",
     ]
@@ -102,3 +101,12 @@ def test_stale_temporary_archives_are_swept(tmp_path: Path, monkeypatch: pytest.
     if jvm.plan("local[1]", "", str(tmp_path)).archive is None:
         pytest.skip("no java binary")
     assert not old.exists() and new.exists()
+
+
+def test_the_archive_is_on_by_default_and_can_be_turned_off() -> None:
+    pytest.importorskip("pyspark")
+    from subguard.audit import job
+
+    assert job.parse_args(["org", "--out", "o"]).jvm_archive
+    assert not job.parse_args(["org", "--out", "o", "--no-jvm-archive"]).jvm_archive
+    assert job.parse_args(["org", "--out", "o", "--jvm-archive"]).jvm_archive

@@ -73,10 +73,11 @@ from subguard.simulate.impact import DEFAULT_RUNS
     "systems through Spark's binaryFile source; binaryfile: everything through binaryFile.",
 )
 @click.option(
-    "--jvm-archive",
-    is_flag=True,
-    help="Local masters: keep a class-data archive of Spark's JVM in the user cache (~190 MB). The run "
-    "that writes it is slower; every later one starts several seconds sooner.",
+    "--jvm-archive/--no-jvm-archive",
+    default=True,
+    show_default=True,
+    help="Local masters: keep a class-data archive of Spark's JVM in the user cache (~190 MB). The first "
+    "run writes it (slower, after printing its results); every later one starts several seconds sooner.",
 )
 @click.option(
     "-v",
@@ -136,8 +137,7 @@ def audit(
         argv += ["--config", config_file]
     for ev in evidence:
         argv += ["--evidence", ev]
-    if jvm_archive:
-        argv.append("--jvm-archive")
+    argv.append("--jvm-archive" if jvm_archive else "--no-jvm-archive")
     if compare:
         argv += ["--compare", compare]
     if since:
