@@ -81,10 +81,12 @@ def test_warm_run_gives_identical_findings_and_uses_the_cache(
     assert code == 0 and "SG102" in rules(cold) and "warning" not in err
     cache_dir = repo / ".subguard_cache"
     assert (cache_dir / ".gitignore").read_text(encoding="utf-8").splitlines()[-1] == "*"
-    assert len(list(cache_dir.glob("result-*.pickle"))) == 1 and len(list(cache_dir.glob("scan-*.pickle"))) == 1
+    # the whole result is written by the second run over the same files (an edit loop never reads it)
+    assert not list(cache_dir.glob("result-*.pickle")) and len(list(cache_dir.glob("scan-*.pickle"))) == 1
 
     _, warm, err = check(capsys, str(repo))
     assert warm == cold and err.count("warning") == 0
+    assert len(list(cache_dir.glob("result-*.pickle"))) == 1
 
     # same size and mtime, new content: the warm run still answers from the cache (so it was used) ...
     rewrite_same_stat(repo / "shipping" / "consumer.py", CONSUMER.format(tags="tag1"))
@@ -119,7 +121,7 @@ def test_a_changed_policy_set_invalidates(tmp_path: Path, capsys: pytest.Capture
     _, after, _ = check(capsys, str(repo), "--policies", str(policies))
     assert "SG102" in rules(before) and "SG102" not in rules(after)  # re-extracted despite the same stat
     assert rules(after).count("ACME001") == 2
-    assert len(list((repo / ".subguard_cache").glob("result-*.pickle"))) == 2
+    assert len(list((repo / ".subguard_cache").glob("scan-*.pickle"))) == 2
 
     # editing a policy file (same directory, new bytes) is a new policy set too
     rewrite_same_stat(repo / "shipping" / "consumer.py", CONSUMER.format(tags="tag3"))
@@ -162,7 +164,7 @@ def test_cache_dir_from_config_inside_the_repo_is_not_scanned(
     config = repo / ".subguard.yaml"
     config.write_text("cache-dir: build-cache/sg\n", encoding="utf-8")
     _, first, _ = check(capsys, str(repo), "--config", str(config))
-    assert list((repo / "build-cache" / "sg").glob("result-*.pickle"))
+    assert list((repo / "build-cache" / "sg").glob("scan-*.pickle"))
     rewrite_same_stat(repo / "shipping" / "consumer.py", CONSUMER.format(tags="tag1"))
     _, second, _ = check(capsys, str(repo), "--config", str(config))
     assert second == first  # a whole-repo hit: the cache's own files did not change the manifest
@@ -173,6 +175,7 @@ def test_planted_cache_file_is_never_unpickled(
 ) -> None:
     repo = make_repo(tmp_path / "repo")
     _, first, _ = check(capsys, str(repo))
+    check(capsys, str(repo))  # the second run over the same files writes the whole result
     marker = tmp_path / "unpickled"
     payload = pickle.dumps(Planted(str(marker)))
     planted = list((repo / ".subguard_cache").glob("*.pickle")) + list((user_cache / "policies").glob("*.pickle"))
@@ -240,7 +243,7 @@ def test_cache_dir_from_the_environment_holds_one_set_per_root(
     _, first_one, _ = check(capsys, str(one))
     _, first_two, _ = check(capsys, str(two))
     assert not (one / ".subguard_cache").exists() and not (two / ".subguard_cache").exists()
-    assert len(list(shared.glob("result-*.pickle"))) == 2
+    assert len(list(shared.glob("scan-*.pickle"))) == 2
     assert "SG102" in rules(first_one) and "SG102" not in rules(first_two)
     rewrite_same_stat(one / "shipping" / "consumer.py", CONSUMER.format(tags="tag1"))
     _, again_one, _ = check(capsys, str(one))
