@@ -6,6 +6,7 @@ the rest of subguard. Nothing here opens a file.
 
 from __future__ import annotations
 
+import marshal
 import os
 
 TYPE_CHECKING = False
@@ -177,7 +178,7 @@ _SHARED: dict[str, tuple[object, ...]] = {}
 def share(
     top: str,
     skip: tuple[str, ...],
-    walk_rows: dict[str, list[tuple[object, ...]]] | None = None,
+    walk_rows: dict[str, bytes] | None = None,
     names: list[str] | None = None,
     stats: dict[str, Stat] | None = None,
 ) -> None:
@@ -210,7 +211,7 @@ def take_shared(top: str, exclude_dirs: frozenset[str]) -> list[tuple[str, Stat 
     return None
 
 
-def _walk_order(rows: dict[str, list[tuple[object, ...]]]) -> list[tuple[str, Stat | None]] | None:
+def _walk_order(rows: dict[str, bytes]) -> list[tuple[str, Stat | None]] | None:
     """`walk_tree`'s order (entries of a folder by name, then its subfolders last-first) over a
     stamp's rows: (name, digest) a subfolder, (name, mode, size, mtime, ctime, inode) a stamped
     entry, (name, "excluded") or (name, None) one counted without a stat, ("!unreadable",) a folder
@@ -219,9 +220,10 @@ def _walk_order(rows: dict[str, list[tuple[object, ...]]]) -> list[tuple[str, St
     stack = [""]
     while stack:
         rel = stack.pop()
-        folder = rows.get(rel)
-        if folder is None:
+        blob = rows.get(rel)
+        if blob is None:
             return None
+        folder = marshal.loads(blob)
         prefix = f"{rel}/" if rel else ""
         for row in folder:
             if len(row) == 1:
@@ -231,7 +233,7 @@ def _walk_order(rows: dict[str, list[tuple[object, ...]]]) -> list[tuple[str, St
             if len(row) == 2 and isinstance(row[1], bytes):
                 stack.append(prefix + name)
             elif len(row) == 6:
-                out.append((prefix + name, (row[1], row[2], row[3])))  # type: ignore[arg-type]
+                out.append((prefix + name, (row[1], row[2], row[3])))
             else:
                 out.append((prefix + name, None))
     return out

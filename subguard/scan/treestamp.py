@@ -57,7 +57,7 @@ class _Walk:
         self.excluded = excluded
         self.unread = unread  # entries (relative path) counted by name alone: the config's `exclude`
         self.known: dict[str, bytes] = {}
-        self.rows: dict[str, list[tuple[object, ...]]] | None = None  # each folder's sorted rows, when kept
+        self.rows: dict[str, bytes] | None = None  # each folder's sorted rows (marshalled), when kept
         self.newest = 0
 
     def _kind(self, prefix: str, entry: os.DirEntry[str]) -> int:
@@ -105,10 +105,11 @@ class _Walk:
             finally:
                 os.close(fd)
         rows.sort()  # names are unique in a folder: listing order does not matter
-        value = blake2b(marshal.dumps(rows, _CANONICAL), digest_size=20).digest()
+        canonical = marshal.dumps(rows, _CANONICAL)
+        value = blake2b(canonical, digest_size=20).digest()
         self.known[rel] = value
-        if self.rows is not None:
-            self.rows[rel] = rows
+        if self.rows is not None:  # kept as marshalled: a forked half hands them over at no cost
+            self.rows[rel] = canonical
         return value
 
     def _rows(self, rel: str, fd: int, found: list[os.DirEntry[str]]) -> list[tuple[object, ...]]:
@@ -161,13 +162,14 @@ def walk_stamp(
     excluded: Callable[[str], bool],
     seed: str,
     unread: Callable[[str], str | None] | None = None,
-    keep: dict[str, list[tuple[object, ...]]] | None = None,
+    keep: dict[str, bytes] | None = None,
 ) -> tuple[str, int]:
     """Digest and newest ctime of every entry below the folder `base`, as `listing.walk_tree` meets
     them: real folders entered unless `excluded(name)` or under a `skip` prefix (relative, ending in
     "/"), links and other entries stamped by `lstat`, except those `unread(relative path)` names
-    (by name alone). `keep` receives each folder's rows (`_Walk._rows`, sorted by name), so that the
-    scan after the stamp lists the tree from them instead of a second walk (`listing.walk_rows`)."""
+    (by name alone). `keep` receives each folder's rows (`_Walk._rows`, sorted by name, marshalled),
+    so that the scan after the stamp lists the tree from them instead of a second walk
+    (`listing.take_shared`)."""
     walk = _Walk(base, tuple(skip), excluded, unread)
     walk.rows = keep
     shares = walk.frontier()
@@ -193,7 +195,7 @@ def walk_stamp(
     return h.hexdigest(), walk.newest
 
 
-def _folder_digests(walk: _Walk, rels: list[str]) -> tuple[dict[str, bytes], int, dict[str, list[tuple[object, ...]]]]:
+def _folder_digests(walk: _Walk, rels: list[str]) -> tuple[dict[str, bytes], int, dict[str, bytes]]:
     for rel in rels:
         walk.digest(rel)
     return {rel: walk.known[rel] for rel in rels}, walk.newest, walk.rows if walk.rows is not None else {}
