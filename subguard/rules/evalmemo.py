@@ -20,6 +20,7 @@ try:  # hashlib would load OpenSSL for a digest the interpreter has built in
 except ImportError:  # pragma: no cover - an interpreter built without it
     from hashlib import blake2b
 
+from subguard import __version__
 from subguard.core.cache import code_stamp, read_signed, user_cache_dir, write_signed
 from subguard.core.config import Config
 from subguard.core.model import Finding
@@ -44,7 +45,7 @@ def key(results: Sequence[ScanResult], policies: Sequence[Policy], config: Confi
         h.update(f"{r.digest}\0{r.root}\0{r.repo}\0".encode("utf-8", "surrogateescape"))
     h.update(repr(list(policies)).encode("utf-8", "surrogateescape"))  # their pickles differ run to run
     h.update(config.model_dump_json().encode("utf-8", "surrogateescape"))
-    h.update(f"\0{_code()}\0{beyond}".encode("utf-8", "surrogateescape"))
+    h.update(f"\0{__version__}\0{_code()}\0{beyond}".encode("utf-8", "surrogateescape"))
     return h.hexdigest()
 
 
