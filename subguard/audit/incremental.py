@@ -19,17 +19,27 @@ touches are judged again, and the outputs equal those of a full audit.
 
 Repositories read through Spark's binaryFile source (HDFS, object stores) and inventory outputs are
 always read in full; their groups are still reused when their inputs are unchanged.
+
+The files table (one row per file: the largest output by far) is kept split by repository: its
+Parquet files are named `p<part>-...` where `part = pmod(hash(repo), parts)` (`parts_for`: a power
+of two, about eight repositories a part, at most PARTS_MAX), and `state/file_counts` holds its rows
+counted by repository, status and reason. `state/repos` holds no file rows. A `--since` run writes
+only the parts a scanned, added or removed repository falls in (the reused repositories of those
+parts read back from the previous files table) and links the other parts' files from the previous
+output unchanged (a local output; elsewhere every part is written again, the reused repositories'
+rows read from the previous table). The table is `files` with the parquet format, else `state/files`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+import re
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from pyspark import RDD
 from pyspark.errors import AnalysisException
-from pyspark.sql import DataFrame, Row, SparkSession
+from pyspark.sql import Column, DataFrame, Row, SparkSession
 from pyspark.sql import functions as F
 
 from subguard.audit import stamps, tasks
@@ -40,7 +50,13 @@ STATE = "state"
 REPOS = f"{STATE}/repos"
 GROUPS = f"{STATE}/groups"
 GROUP_RECORDS = f"group string, input string, reused boolean, {T.RECORDS}"
-MARKERS = ("stamp", "reuse", "settings")  # record kinds of this module; every table ignores them
+FILE_COUNTS = f"{STATE}/file_counts"
+STATE_FILES = f"{STATE}/files"  # the files table without the parquet format
+FILE_COUNT_SCHEMA = "repo string, status string, reason string, count long"
+MARKERS = ("stamp", "reuse", "settings", "layout")  # record kinds of this module; every table ignores them
+FILE_KINDS = ("files", "file")  # the files table's records: kept in that table, not in state/repos
+PARTS_MAX = 512
+PART = re.compile(r"p(\d{5})-[^/]*\.parquet$")
 
 
 @dataclass(frozen=True)
@@ -51,6 +67,8 @@ class Since:
     repos: DataFrame
     groups: DataFrame
     stamps: Mapping[str, str]  # repo -> stamp of the previous run
+    parts: int  # how the previous files table was split (`parts_for`)
+    file_counts: DataFrame  # FILE_COUNT_SCHEMA: the previous files table's rows counted
 
 
 def read_since(spark: SparkSession, uri: str, settings: str) -> tuple[Since | None, str]:
@@ -59,7 +77,8 @@ def read_since(spark: SparkSession, uri: str, settings: str) -> tuple[Since | No
     try:
         repos = spark.read.schema(T.RECORDS).parquet(f"{base}/{REPOS}")
         groups = spark.read.schema(GROUP_RECORDS.replace("reused boolean, ", "")).parquet(f"{base}/{GROUPS}")
-        marks = repos.where(F.col("kind").isin("settings", "stamp")).select("repo", "kind", "key").collect()
+        counts = spark.read.schema(FILE_COUNT_SCHEMA).parquet(f"{base}/{FILE_COUNTS}")
+        marks = repos.where(F.col("kind").isin("settings", "stamp", "layout")).select("repo", "kind", "key").collect()
     except AnalysisException:
         return None, f"{uri} holds no audit state ({REPOS}): a full audit"
     if [r.key for r in marks if r.kind == "settings"] != [settings]:
@@ -71,9 +90,15 @@ def read_since(spark: SparkSession, uri: str, settings: str) -> tuple[Since | No
     for r in marks:
         if r.kind == "stamp":
             seen.setdefault(str(r.repo), []).append(str(r.key))
+    layout = [int(r.key) for r in marks if r.kind == "layout"] or [0]
     # a name two folders share is never reused: its records could not be told apart
     return Since(
-        uri, repos.where(F.col("kind") != "settings"), groups, {k: v[0] for k, v in seen.items() if len(v) == 1}
+        uri,
+        repos.where(~F.col("kind").isin("settings", "layout")),
+        groups,
+        {k: v[0] for k, v in seen.items() if len(v) == 1},
+        layout[0],
+        counts,
     ), ""
 
 
@@ -128,14 +153,91 @@ def with_reused(records: DataFrame, since: Since | None) -> DataFrame:
     return records.unionByName(since.repos.join(F.broadcast(reused), "repo", "left_semi"))
 
 
-def state_repos(records: DataFrame, settings: str) -> DataFrame:
-    """`state/repos`: every record of each stamped repository, and the settings record. The stamped
-    repositories' names are broadcast: a shuffle would move every record's file list (1,000,000
-    files: the slowest output of an incremental run)."""
+def state_repos(records: DataFrame, settings: str, parts: int) -> DataFrame:
+    """`state/repos`: every record of each stamped repository but its file rows (they are kept in the
+    files table), the settings record and the files table's layout (`parts`)."""
     stamped = records.where(F.col("kind") == "stamp").select("repo")
-    rows = records.where(F.col("kind") != "reuse").join(F.broadcast(stamped), "repo", "left_semi")
-    key = records.sparkSession.createDataFrame([("", "settings", settings, "", None)], T.RECORDS)
+    rows = records.where(~F.col("kind").isin("reuse", *FILE_KINDS)).join(F.broadcast(stamped), "repo", "left_semi")
+    key = records.sparkSession.createDataFrame(
+        [("", "settings", settings, "", None), ("", "layout", str(parts), "", None)], T.RECORDS
+    )
     return rows.unionByName(key)
+
+
+# --- the files table, split by repository ----------------------------------------------------------
+
+
+def parts_for(repos: int) -> int:
+    """How many parts the files table is split into: a power of two near an eighth of the
+    repositories (so a few more or fewer keep the layout), 1 to PARTS_MAX."""
+    parts = 1
+    while parts * 8 < repos and parts < PARTS_MAX:
+        parts *= 2
+    return parts
+
+
+def part_of(repo: Column, parts: int) -> Column:
+    return F.pmod(F.hash(repo), F.lit(parts))
+
+
+def part_name(part: int, name: str) -> str:
+    """A files-table Parquet file's name in the output: its part first (`PART`)."""
+    return f"p{part:05d}-{name}"
+
+
+def file_parts(names: Iterable[str]) -> dict[int, list[str]]:
+    """part -> the names of the files table's Parquet files of that part."""
+    out: dict[int, list[str]] = {}
+    for name in names:
+        m = PART.fullmatch(name)
+        if m:
+            out.setdefault(int(m.group(1)), []).append(name)
+    return out
+
+
+@dataclass(frozen=True)
+class Carry:
+    """What a run does with the previous files table: `read` (its files whose reused repositories'
+    rows are written again) and `link` (its files put into the new output as they are)."""
+
+    read: tuple[str, ...] = ()
+    link: tuple[str, ...] = ()
+
+
+def carry(previous: Mapping[int, Sequence[str]], touched: Iterable[int], same_layout: bool, can_link: bool) -> Carry:
+    """Which of the previous files table's files (`previous`: part -> names) are read back and which
+    linked: the parts no scanned, added or removed repository falls in are linked when the layout is
+    the same and the output can take links; every other file is read."""
+    hit = set(touched)
+    read: list[str] = []
+    link: list[str] = []
+    for part, names in sorted(previous.items()):
+        (link if same_layout and can_link and part not in hit else read).extend(names)
+    return Carry(tuple(read), tuple(link))
+
+
+def file_counts(fresh: DataFrame, since: Since | None, reused: DataFrame) -> DataFrame:
+    """`state/file_counts` (FILE_COUNT_SCHEMA): the scanned repositories' rows counted, with the
+    previous counts of the reused ones."""
+    counts = fresh.groupBy("repo", "status", "reason").count()
+    if since is None:
+        return counts
+    return counts.unionByName(since.file_counts.join(F.broadcast(reused), "repo", "left_semi"))
+
+
+def touched_parts(fresh: DataFrame, since: Since, reused: DataFrame, parts: int) -> DataFrame:
+    """(part): the parts a scanned repository's rows fall in, or a repository of the previous files
+    table that is not reused now (changed or removed)."""
+    gone = since.file_counts.join(F.broadcast(reused), "repo", "left_anti").select(part_of(F.col("repo"), parts))
+    return fresh.select("part").unionByName(gone.toDF("part")).distinct()
+
+
+def carried_rows(spark: SparkSession, uris: Sequence[str], reused: DataFrame, parts: int) -> DataFrame | None:
+    """The reused repositories' rows of the previous files table's files `uris`, with their part."""
+    if not uris:
+        return None
+    rows = spark.read.schema(f"repo string, {T.FILES}").parquet(*uris)
+    return rows.join(F.broadcast(reused), "repo", "left_semi").withColumn("part", part_of(F.col("repo"), parts))
 
 
 # --- groups ----------------------------------------------------------------------------------------

@@ -17,6 +17,7 @@ import datetime as dt
 import json
 import os
 import re
+import shutil
 import sys
 import tempfile
 import time
@@ -636,7 +637,11 @@ def _pipeline(
         r.repo: (json.loads(r.payload)["path"], json.loads(r.payload)["text"]) for r in notes if r.kind == "owners"
     }
 
-    files_df = T.files_table(records).persist()  # written, then counted: exploded once
+    # the files table of the repositories scanned now (state/repos holds no file rows), with its part
+    parts = inc.parts_for(len({r.repo for r in notes if r.kind == "repo"}))
+    files_df = T.files_table(records).withColumn("part", inc.part_of(F.col("repo"), parts)).persist()
+    reused_repos = records.where(F.col("kind") == "reuse").select("repo")
+    counts_df = inc.file_counts(files_df, since, reused_repos).persist()
     consumers = T.effective_environment(T.with_hints(T.table(records, "consumer", T.CONSUMERS), hints)).persist()
     deployments = T.table(records, "deployment", T.DEPLOYMENTS)
     waivers = records.where(F.col("kind") == "waiver").select("repo", "payload")
@@ -660,10 +665,13 @@ def _pipeline(
         f"group tasks done: {sum(int(r['rows']) for r in reused_groups)} result rows "
         f"in {time.monotonic() - t_groups:.1f} s"
     )
-    state = {inc.REPOS: inc.state_repos(records, settings), inc.GROUPS: inc.state_groups(group_records)}
+    state = {
+        inc.REPOS: inc.state_repos(records, settings, parts),
+        inc.GROUPS: inc.state_groups(group_records),
+        inc.FILE_COUNTS: counts_df,
+    }
     tables = (
         {
-            "files": files_df,
             "consumers": consumers,
             "subscriptions": subs,
             "deployments": deployments,
@@ -678,6 +686,10 @@ def _pipeline(
     t_outputs = time.monotonic()
     with ThreadPoolExecutor(max_workers=CONCURRENT_JOBS, thread_name_prefix="subguard-audit") as pool:
         writes = [pool.submit(_write_parquet, df, f"{out}/{name}") for name, df in {**tables, **state}.items()]
+        files_at = "files" if "parquet" in args.formats else inc.STATE_FILES
+        writes.append(
+            pool.submit(write_files_table, spark, fs, out, files_at, files_df, since, reused_repos, parts, progress)
+        )
         group_sizes_f = pool.submit(
             lambda: [
                 r.asDict()
@@ -689,9 +701,7 @@ def _pipeline(
                 .collect()
             ]
         )
-        file_counts_f = pool.submit(
-            lambda: [r.asDict() for r in files_df.groupBy("repo", "status", "reason").count().collect()]
-        )
+        file_counts_f = pool.submit(lambda: [r.asDict() for r in counts_df.collect()])
         # the --top worst groups for summary.json and every group with a finding for report.html, in
         # one job (both in worst-first order)
         ranked_f = pool.submit(_ranked_groups, groups_df, args.top, "html" in args.formats)
@@ -760,7 +770,7 @@ def _pipeline(
         for w in writes:
             w.result()
     if tables:
-        progress(f"wrote {len(tables)} Parquet tables")
+        progress(f"wrote {len(tables) + 1} Parquet tables")
     progress(
         f"outputs: {time.monotonic() - t_outputs:.1f} s for the tables, the state and the report aggregates, side by side"
     )
@@ -780,7 +790,7 @@ def _pipeline(
         tasks._policies(config).docs,
         previous,
     )
-    for df in (cached, files_df, consumers, group_records, findings, subs, groups_df, extracted):
+    for df in (cached, files_df, counts_df, consumers, group_records, findings, subs, groups_df, extracted):
         if df is not None:
             df.unpersist()
     return summary
@@ -857,6 +867,72 @@ def _local(uri: str) -> str:
 
 def _write_parquet(df: DataFrame, uri: str) -> None:
     df.write.mode("overwrite").parquet(uri)
+
+
+def write_files_table(
+    spark: SparkSession,
+    fs: FS,
+    out: str,
+    at: str,
+    fresh: DataFrame,
+    since: inc.Since | None,
+    reused: DataFrame,
+    parts: int,
+    progress: Progress,
+) -> None:
+    """The files table at `out/at`, split by repository (`incremental`): the scanned repositories'
+    rows (`fresh`, with their part), the reused repositories' rows of the parts those touch read back
+    from the previous table, the previous table's other parts linked in unchanged."""
+    plan, base = inc.Carry(), ""
+    if since is not None:
+        for name in ("files", inc.STATE_FILES):
+            uri = f"{since.uri.rstrip('/')}/{name}"
+            if fs.stat(uri):
+                base = fs.qualify(uri)
+                break
+        previous = inc.file_parts(name for name, is_dir in fs.children(base) if not is_dir) if base else {}
+        touched = [int(r.part) for r in inc.touched_parts(fresh, since, reused, parts).collect()]
+        linkable = local.local_path(out) is not None and local.local_path(base or out) is not None
+        plan = inc.carry(previous, touched, since.parts == parts, linkable)
+    carried = inc.carried_rows(spark, [f"{base}/{name}" for name in plan.read], reused, parts)
+    rows = fresh if carried is None else fresh.unionByName(carried)
+    split = f"{out}/_files_parts"
+    rows.repartition("part").write.mode("overwrite").partitionBy("part").parquet(split)
+    dest = f"{out}/{at}"
+    moved = _flatten_parts(fs, split, dest)
+    if not moved and not plan.link:  # no rows at all: an empty table that still has its schema
+        fresh.drop("part").limit(0).write.mode("overwrite").parquet(dest)
+    for name in plan.link:
+        local.link_or_copy(f"{local.local_path(base)}/{name}", f"{local.local_path(dest)}/{name}")
+    progress(
+        f"files table: {moved} file(s) written in {parts} part(s), {len(plan.link)} linked from {since.uri if since else '-'}"
+    )
+
+
+def _flatten_parts(fs: FS, split: str, dest: str) -> int:
+    """Move the Parquet files of `split/part=N/` to `dest/p<N>-<name>` (`incremental.part_name`),
+    then delete `split`; returns how many were moved."""
+    moved = 0
+    path, target = local.local_path(split), local.local_path(dest)
+    if path is not None and target is not None:
+        os.makedirs(target, exist_ok=True)
+        for folder in sorted(os.listdir(path)):
+            if folder.startswith("part="):
+                for name in sorted(os.listdir(f"{path}/{folder}")):
+                    if name.endswith(".parquet"):
+                        os.rename(f"{path}/{folder}/{name}", f"{target}/{inc.part_name(int(folder[5:]), name)}")
+                        moved += 1
+        shutil.rmtree(path)
+        return moved
+    fs.mkdirs(dest)
+    for uri in fs.paths(split):
+        folder, _, name = uri.rstrip("/").rpartition("/")
+        part = folder.rpartition("/")[2]
+        if name.endswith(".parquet") and part.startswith("part="):
+            fs.rename(uri, f"{dest}/{inc.part_name(int(part[5:]), name)}")
+            moved += 1
+    fs.delete(split)
+    return moved
 
 
 def _write_reports(

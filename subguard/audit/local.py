@@ -163,3 +163,14 @@ def _below(folders: list[str], prefix: str) -> tuple[str, ...]:
     while end < len(folders) and folders[end].startswith(prefix):
         end += 1
     return tuple(folders[start:end])
+
+
+def link_or_copy(src: str, dest: str) -> None:
+    """`dest` as a hard link of `src` (an output's file carried into the next one unchanged), a copy
+    when the two are on different file systems or links are refused."""
+    import shutil
+
+    try:
+        os.link(src, dest)
+    except OSError:
+        shutil.copyfile(src, dest)

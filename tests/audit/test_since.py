@@ -53,7 +53,11 @@ def same(a: Path, b: Path) -> None:
     assert not diff, "\n".join(diff)
 
 
-def test_since_equals_a_full_audit(spark: Any, org: Path, tmp_path: Path) -> None:
+def test_since_equals_a_full_audit(spark: Any, org: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from subguard.audit import incremental
+
+    # sixteen parts for ten repositories: the changes below touch five of them, three others hold files
+    monkeypatch.setattr(incremental, "parts_for", lambda repos: 16)
     first = run(spark, [str(org)], tmp_path / "first")
     assert first["incremental"]["repos_scanned"] == len(REPOS) and first["incremental"]["repos_reused"] == 0
     before = equality.result(tmp_path / "first")
@@ -80,6 +84,9 @@ def test_since_equals_a_full_audit(spark: Any, org: Path, tmp_path: Path) -> Non
     since = run(spark, [str(org)], tmp_path / "since", since=str(tmp_path / "first"))
     full = run(spark, [str(org)], tmp_path / "full")
     same(tmp_path / "full", tmp_path / "since")
+    # the files table's untouched parts are the previous output's files, linked
+    assert any(p.stat().st_nlink > 1 for p in (tmp_path / "since" / "files").glob("p*.parquet"))
+    assert any(p.stat().st_nlink == 1 for p in (tmp_path / "since" / "files").glob("p*.parquet"))
     assert full["findings"] != first["findings"]  # the changes changed the results
     info = since["incremental"]
     assert info["repos_scanned"] == 4, info  # orders-py, billing-java, inventory-worker, orders-loadtest-2
@@ -88,7 +95,7 @@ def test_since_equals_a_full_audit(spark: Any, org: Path, tmp_path: Path) -> Non
     assert info["groups_judged"] + info["groups_reused"] == full["totals"]["groups"]
 
     # other settings (here --runs): nothing is reused
-    from subguard.audit import incremental, stamps
+    from subguard.audit import stamps
     from subguard.core.config import Config
 
     assert (
@@ -129,3 +136,15 @@ def test_stamps(tmp_path: Path) -> None:
     (repo / "build" / "out.txt").write_text("x")
     assert stamps.stamp(str(repo)) == ignored  # an ignored file is not in the commit
     assert stamps.stamp(str(repo), commit="abc").endswith("commit:abc")
+
+
+def test_files_table_parts() -> None:
+    from subguard.audit import incremental as inc
+
+    assert [inc.parts_for(n) for n in (0, 8, 9, 100, 1000, 5000, 10**6)] == [1, 1, 2, 16, 128, 512, 512]
+    names = [inc.part_name(3, "part-0-a.parquet"), inc.part_name(3, "part-1-a.parquet"), inc.part_name(12, "x.parquet")]
+    previous = inc.file_parts([*names, "_SUCCESS", ".p00003-x.parquet.crc"])
+    assert previous == {3: names[:2], 12: names[2:]}
+    assert inc.carry(previous, [12], True, True) == inc.Carry(read=tuple(names[2:]), link=tuple(names[:2]))
+    assert inc.carry(previous, [], False, True) == inc.Carry(read=tuple(names))  # another layout: all read
+    assert inc.carry(previous, [], True, False) == inc.Carry(read=tuple(names))  # no links (remote): all read
