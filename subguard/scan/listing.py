@@ -14,6 +14,8 @@ if TYPE_CHECKING:  # kept out of the run memo's imports (`subguard.scan.runmemo`
     from collections.abc import Callable, Iterable, Iterator
     from pathlib import Path
 
+    from subguard.scan.treestamp import Rows
+
     Stat = tuple[int, int, int]  # (st_mode, st_size, st_mtime_ns) of one entry
 
 DEFAULT_EXCLUDE_DIRS = frozenset(
@@ -178,18 +180,28 @@ _SHARED: dict[str, tuple[object, ...]] = {}
 def share(
     top: str,
     skip: tuple[str, ...],
-    walk_rows: dict[str, bytes] | None = None,
+    walk_rows: Rows | None = None,
     names: list[str] | None = None,
     stats: dict[str, Stat] | None = None,
 ) -> None:
     """Keep the listing a stamp took of `top`: a walk's rows per folder (`treestamp.walk_stamp`), or
     git's names with the stat of each stamped one (`treestamp.names_stamp`). `skip`: the prefixes the
     stamp left out (the run's caches and outputs inside the root)."""
+    _close(_SHARED.pop(top, None))
     _SHARED[top] = (skip, walk_rows, names, stats)
+
+
+def _close(kept: tuple[object, ...] | None) -> None:
+    rows = kept[1] if kept is not None else None
+    close = getattr(rows, "close", None)
+    if close is not None:  # a forked child still holding rows: let it go
+        close()
 
 
 def forget_shared() -> None:
     """Drop every kept listing (the run that took them is over)."""
+    for kept in _SHARED.values():
+        _close(kept)
     _SHARED.clear()
 
 
@@ -199,13 +211,16 @@ def take_shared(top: str, exclude_dirs: frozenset[str]) -> list[tuple[str, Stat 
     scan lists (a skipped prefix outside every excluded folder, other excluded folders)."""
     kept = _SHARED.pop(top, None)
     if kept is None or exclude_dirs != DEFAULT_EXCLUDE_DIRS:
+        _close(kept)
         return None
     skip, walk_rows, names, stats = kept
     assert isinstance(skip, tuple)
     if not all(any(excluded_dir(part) for part in prefix.split("/")[:-1]) for prefix in skip):
+        _close(kept)
         return None
-    if isinstance(walk_rows, dict):
-        return _walk_order(walk_rows)
+    complete = getattr(walk_rows, "complete", None)
+    if complete is not None:
+        return _walk_order(complete())
     if isinstance(names, list) and isinstance(stats, dict):
         return [(name, stats.get(name)) for name in names]
     return None

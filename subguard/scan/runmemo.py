@@ -103,7 +103,7 @@ def root_listing(root: str, exclude: Sequence[str] = (), globs: Sequence[Any] = 
     skip = tuple(e.rstrip("/") + "/" for e in exclude)
     listed = git_files(top)
     if listed is None:
-        rows: dict[str, bytes] = {}
+        rows = treestamp.Rows()
         stamp = treestamp.walk_stamp(top, skip, excluded_dir, top, match, keep=rows)
         listing.share(top, skip, walk_rows=rows)  # the scan lists the root from these rows
         return stamp

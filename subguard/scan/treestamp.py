@@ -156,49 +156,75 @@ class _Walk:
         return level if len(level) >= SPLIT_FRONTIER else []
 
 
+class Rows:
+    """The rows a walk kept (`walk_stamp(keep=...)`): this process's folders at once, a forked
+    child's only when asked for (`complete`), so that a stamp nobody lists from (a replayed run)
+    does not pay for handing them over. `close` lets the child go without them."""
+
+    def __init__(self) -> None:
+        self.rows: dict[str, bytes] = {}
+        self.pending: _Pending | None = None
+
+    def complete(self) -> dict[str, bytes]:
+        """Every folder's rows (a folder whose rows the child could not send is missing)."""
+        if self.pending is not None:
+            more, self.pending = self.pending.more(), None
+            if isinstance(more, dict):
+                self.rows.update(more)
+        return self.rows
+
+    def close(self) -> None:
+        if self.pending is not None:
+            self.pending.close()
+            self.pending = None
+
+
 def walk_stamp(
     base: str,
     skip: Sequence[str],
     excluded: Callable[[str], bool],
     seed: str,
     unread: Callable[[str], str | None] | None = None,
-    keep: dict[str, bytes] | None = None,
+    keep: Rows | None = None,
 ) -> tuple[str, int]:
     """Digest and newest ctime of every entry below the folder `base`, as `listing.walk_tree` meets
     them: real folders entered unless `excluded(name)` or under a `skip` prefix (relative, ending in
     "/"), links and other entries stamped by `lstat`, except those `unread(relative path)` names
     (by name alone). `keep` receives each folder's rows (`_Walk._rows`, sorted by name, marshalled),
     so that the scan after the stamp lists the tree from them instead of a second walk
-    (`listing.take_shared`)."""
+    (`listing.take_shared`); a forked child's on request (`Rows`)."""
     walk = _Walk(base, tuple(skip), excluded, unread)
-    walk.rows = keep
+    walk.rows = keep.rows if keep is not None else None
     shares = walk.frontier()
     if shares:
         mine, theirs = shares[0::2], shares[1::2]
-        pending = _in_child(lambda: _folder_digests(walk, theirs))
+        pending = _in_child(
+            lambda: _folder_digests(walk, theirs), (lambda: walk.rows or {}) if keep is not None else None
+        )
         for rel in mine:
             walk.digest(rel)
         answer = pending.result() if pending is not None else None
         if (
             isinstance(answer, tuple)
-            and len(answer) == 3
+            and len(answer) == 2
             and isinstance(answer[0], dict)
             and isinstance(answer[1], int)
-            and isinstance(answer[2], dict)
         ):
             walk.known.update(answer[0])
             walk.newest = max(walk.newest, answer[1])
-            if keep is not None:
-                keep.update(answer[2])
+            if keep is not None and pending is not None:
+                keep.pending = pending
+        elif pending is not None:
+            pending.close()
     h = blake2b(_name(seed), digest_size=32)
     h.update(walk.digest(""))  # and every folder no child answered for, rows included
     return h.hexdigest(), walk.newest
 
 
-def _folder_digests(walk: _Walk, rels: list[str]) -> tuple[dict[str, bytes], int, dict[str, bytes]]:
+def _folder_digests(walk: _Walk, rels: list[str]) -> tuple[dict[str, bytes], int]:
     for rel in rels:
         walk.digest(rel)
-    return {rel: walk.known[rel] for rel in rels}, walk.newest, walk.rows if walk.rows is not None else {}
+    return {rel: walk.known[rel] for rel in rels}, walk.newest
 
 
 def names_stamp(
@@ -257,54 +283,113 @@ def _can_fork() -> bool:
     return threading is None or threading.active_count() == 1
 
 
-def _in_child(work: Callable[[], Any]) -> _Pending | None:
+def _in_child(work: Callable[[], Any], more: Callable[[], Any] | None = None) -> _Pending | None:
     """Start `work` in a forked child; a handle whose `result()` is its (marshalled) value, or None
-    when no child could be started (the caller does the work itself)."""
+    when no child could be started (the caller does the work itself). With `more`, the child then
+    waits: `_Pending.more()` has it send `more()` as well, `_Pending.close()` lets it go."""
     if not _can_fork():
         return None
     try:
         read_fd, write_fd = os.pipe()
+        ask_read, ask_write = os.pipe() if more is not None else (-1, -1)
     except OSError:
         return None
     try:
         pid = os.fork()
     except OSError:
-        os.close(read_fd)
-        os.close(write_fd)
+        for fd in (read_fd, write_fd, ask_read, ask_write):
+            if fd >= 0:
+                os.close(fd)
         return None
     if pid == 0:  # the child: compute, write, leave without running the parent's exit handlers
         code = 1
         try:
             os.close(read_fd)
-            data = marshal.dumps(work())
-            view = memoryview(data)
-            while view:
-                view = view[os.write(write_fd, view) :]
+            if ask_write >= 0:
+                os.close(ask_write)
+            _send(write_fd, marshal.dumps(work()))
+            if more is not None and os.read(ask_read, 1) == b"1":  # b"0" or the end of the pipe: go
+                _send(write_fd, marshal.dumps(more()))
             code = 0
         finally:
             os._exit(code)
     os.close(write_fd)
-    return _Pending(pid, read_fd)
+    if ask_read >= 0:
+        os.close(ask_read)
+    return _Pending(pid, read_fd, ask_write)
+
+
+_LENGTH = 8  # each answer is its length (8 bytes, big-endian) and its marshalled value
+
+
+def _send(fd: int, data: bytes) -> None:
+    view = memoryview(len(data).to_bytes(_LENGTH, "big") + data)
+    while view:
+        view = view[os.write(fd, view) :]
 
 
 class _Pending:
-    """A forked child's answer, read when the parent needs it."""
+    """A forked child's answers, read when the parent needs them."""
 
-    def __init__(self, pid: int, fd: int) -> None:
-        self.pid, self.fd = pid, fd
+    def __init__(self, pid: int, fd: int, ask: int = -1) -> None:
+        self.pid, self.fd, self.ask = pid, fd, ask
+
+    def _receive(self) -> object | None:
+        chunks: list[bytes] = []
+        want, got = _LENGTH, 0
+        header = True
+        while True:
+            try:
+                chunk = os.read(self.fd, min(want - got, 1 << 20))
+            except OSError:
+                return None
+            if not chunk:
+                return None  # the child ended before it answered in full
+            chunks.append(chunk)
+            got += len(chunk)
+            if got < want:
+                continue
+            if header:
+                want, got, header = int.from_bytes(b"".join(chunks), "big"), 0, False
+                chunks = []
+                if want == 0:
+                    return None
+                continue
+            try:
+                value: object = marshal.loads(b"".join(chunks))
+            except (EOFError, ValueError, TypeError):
+                return None
+            return value
 
     def result(self) -> object | None:
-        chunks = []
-        try:
-            while chunk := os.read(self.fd, 1 << 20):
-                chunks.append(chunk)
-        finally:
-            os.close(self.fd)
-            _, status = os.waitpid(self.pid, 0)
-        if status != 0:
-            return None
-        try:
-            value: object = marshal.loads(b"".join(chunks))
-        except (EOFError, ValueError, TypeError):
-            return None
+        """The child's first answer (a child asked for nothing more is waited for)."""
+        value = self._receive()
+        if self.ask < 0 or value is None:
+            self.close()
         return value
+
+    def more(self) -> object | None:
+        """The child's second answer; the child is done after it."""
+        try:
+            os.write(self.ask, b"1")
+        except OSError:
+            self.close()
+            return None
+        value = self._receive()
+        self.close()
+        return value
+
+    def close(self) -> None:
+        """Let the child go (without its second answer) and wait for it."""
+        if self.pid < 0:
+            return
+        if self.ask >= 0:
+            try:
+                os.write(self.ask, b"0")
+            except OSError:
+                pass
+            os.close(self.ask)
+            self.ask = -1
+        os.close(self.fd)
+        os.waitpid(self.pid, 0)
+        self.pid = -1
