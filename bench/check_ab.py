@@ -1,0 +1,97 @@
+"""Interleaved before/after runs of `subguard check` from two checkouts, on one tree.
+
+    python bench/check_ab.py TREE CHECKOUT_A CHECKOUT_B [--rounds 3]
+
+Each checkout is installed as `check_speed.py` installs it (not editable, its own cache and user
+cache). Every round runs, alternating between the checkouts: a cold check (caches emptied), a warm
+check (the run memo answers), then three edits of `check_speed.edit_target(TREE)` (a line added,
+then taken away again), each followed by one check of each checkout. Prints, per checkout and kind,
+the median, lowest and highest wall time and CPU seconds (the child's and its children's). On a
+shared machine the load moves during a run; alternating puts both sides under the same load.
+A checkout older than `check_speed.install` cannot be measured (`git archive REV | tar -x -C DIR`
+gives one to compare with).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import check_speed  # noqa: E402 - the sibling benchmark's install and edit target
+
+
+def run(cmd: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """Wall and CPU seconds of one child process."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    _, _, usage = os.wait4(proc.pid, 0)
+    return time.perf_counter() - start, usage.ru_utime + usage.ru_stime
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("tree", type=Path)
+    ap.add_argument("checkouts", nargs=2)
+    ap.add_argument("--rounds", type=int, default=3)
+    args = ap.parse_args()
+    tree = args.tree.resolve()
+    work = Path(tempfile.mkdtemp(prefix="sg-ab-"))
+    setups: list[tuple[Path, dict[str, str], list[str]]] = []
+    for n, checkout in enumerate(args.checkouts):
+        folder = work / f"v{n}"
+        folder.mkdir()
+        check_speed.__file__ = str(Path(checkout).resolve() / "bench" / "check_speed.py")  # what install() builds
+        exe = check_speed.install(folder)
+        cfg = folder / "cfg.yaml"
+        cfg.write_text(f"cache-dir: {folder / 'cache'}\n", encoding="utf-8")
+        env = {**os.environ, "XDG_CACHE_HOME": str(folder / "xdg")}
+        cmd = [exe, "check", str(tree), "--config", str(cfg), "--format", "json", "--output", os.devnull]
+        setups.append((folder, env, [*cmd, "--fail-on", "none"]))
+
+    def read_tree() -> None:
+        subprocess.run(["grep", "-rl", "rocketmq", str(tree)], stdout=subprocess.DEVNULL, check=False)
+
+    target = check_speed.edit_target(tree)
+    original, st = target.read_bytes(), target.stat()
+    times: dict[tuple[int, str], list[tuple[float, float]]] = {}
+    try:
+        for _ in range(args.rounds):
+            for n, (folder, env, cmd) in enumerate(setups):
+                shutil.rmtree(folder / "cache", ignore_errors=True)
+                shutil.rmtree(folder / "xdg" / "subguard", ignore_errors=True)
+                read_tree()
+                times.setdefault((n, "cold"), []).append(run(cmd, env))
+            for n, (_, env, cmd) in enumerate(setups):
+                run(cmd, env)
+                read_tree()
+                times.setdefault((n, "warm"), []).append(run(cmd, env))
+            for _ in range(3):
+                target.write_bytes(original + b"\n" if target.read_bytes() == original else original)
+                time.sleep(0.15)  # past the run memo's racy window
+                for n, (_, env, cmd) in enumerate(setups):
+                    read_tree()
+                    times.setdefault((n, "1 edit"), []).append(run(cmd, env))
+    finally:
+        target.write_bytes(original)
+        os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns))
+        shutil.rmtree(work, ignore_errors=True)
+    print(f"tree: {tree}, rounds: {args.rounds}, load average: {os.getloadavg()[0]:.2f}")
+    for (n, kind), values in sorted(times.items(), key=lambda item: (item[0][1], item[0][0])):
+        walls, cpus = sorted(v[0] for v in values), sorted(v[1] for v in values)
+        print(
+            f"{args.checkouts[n]:28} {kind:7} wall {statistics.median(walls):.3f} s [{walls[0]:.3f}-{walls[-1]:.3f}]"
+            f"  cpu {statistics.median(cpus):.3f} s [{cpus[0]:.3f}-{cpus[-1]:.3f}]  n={len(values)}"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
