@@ -61,12 +61,20 @@ def _layout(path: str) -> str:
 def code_kind(path: str, config: Config, repo: str = "") -> str:
     """ "test", "example" or "" for a repository-relative POSIX path (of repository `repo`, whose
     name may say that it is a sample as a whole: `example-repos`)."""
+    return _code_kind(path, repo, config.test_paths, config.example_paths, config.example_repos)
+
+
+@functools.lru_cache(maxsize=65536)
+def _code_kind(
+    path: str, repo: str, test_paths: tuple[str, ...], example_paths: tuple[str, ...], example_repos: tuple[str, ...]
+) -> str:
+    """`code_kind` by value: a run asks it for every member and every location of every finding."""
     layout = _layout(path)
-    if _matcher(config.test_paths)(layout):
+    if _matcher(test_paths)(layout):
         return "test"
-    if _matcher(config.example_paths)(layout):
+    if _matcher(example_paths)(layout):
         return "example"
-    if repo and any(fnmatch.fnmatchcase(repo.lower(), p) for p in config.example_repos):
+    if repo and any(fnmatch.fnmatchcase(repo.lower(), p) for p in example_repos):
         return "example"
     return ""
 
