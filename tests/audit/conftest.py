@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -11,6 +12,13 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 ORG = ROOT / "examples" / "org"
+
+
+def audit_command(out: Path, master: str, *extra: str) -> list[str]:
+    """`subguard audit` of the bundled example organisation into `out`, as a user runs it."""
+    return [sys.executable, "-m", "subguard", "audit", str(ORG), "--out", str(out), "--master", master, *extra]
+
+
 REPOS = sorted(
     p.name for p in ORG.iterdir() if p.is_dir() and not p.name.startswith(".")
 )  # hidden folders (a local .subguard_cache) are not repos

@@ -10,7 +10,6 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,26 +17,14 @@ from pathlib import Path
 import pytest
 
 from subguard.audit import output as outdir
-from tests.audit.conftest import ORG
+from tests.audit.conftest import audit_command
 
 REPORTS = ("report.html", "findings.json", "summary.json")
 
 
 def _audit(out: Path, *extra: str) -> subprocess.Popen[str]:
     env = {**os.environ, "NO_COLOR": "1"}
-    cmd = [
-        sys.executable,
-        "-m",
-        "subguard",
-        "audit",
-        str(ORG),
-        "--out",
-        str(out),
-        "--master",
-        "local[2]",
-        "--no-jvm-archive",
-        *extra,
-    ]
+    cmd = audit_command(out, "local[2]", "--no-jvm-archive", *extra)
     return subprocess.Popen(
         cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=out.parent, start_new_session=True
     )

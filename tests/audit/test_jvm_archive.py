@@ -5,32 +5,19 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
 from subguard.audit import jvm
-from tests.audit.conftest import ORG
+from tests.audit.conftest import audit_command
 from tests.report_json import all_findings
 
 
 def _audit(tmp_path: Path, out: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
-    cmd = [
-        sys.executable,
-        "-m",
-        "subguard",
-        "audit",
-        str(ORG),
-        "--out",
-        str(tmp_path / out),
-        "--master",
-        "local[1]",
-        "--format",
-        "json",
-    ]
+    cmd = audit_command(tmp_path / out, "local[1]", "--format", "json")
     return subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600, check=False)
 
 
