@@ -911,27 +911,35 @@ def write_files_table(
 
 def _flatten_parts(fs: FS, split: str, dest: str) -> int:
     """Move the Parquet files of `split/part=N/` to `dest/p<N>-<name>` (`incremental.part_name`),
-    then delete `split`; returns how many were moved."""
-    moved = 0
+    then delete `split`; returns how many were moved. A local output is moved by plain file calls
+    (hundreds of parts: one JVM call each would add up)."""
     path, target = local.local_path(split), local.local_path(dest)
     if path is not None and target is not None:
         os.makedirs(target, exist_ok=True)
-        for folder in sorted(os.listdir(path)):
-            if folder.startswith("part="):
-                for name in sorted(os.listdir(f"{path}/{folder}")):
-                    if name.endswith(".parquet"):
-                        os.rename(f"{path}/{folder}/{name}", f"{target}/{inc.part_name(int(folder[5:]), name)}")
-                        moved += 1
-        shutil.rmtree(path)
-        return moved
-    fs.mkdirs(dest)
-    for uri in fs.paths(split):
-        folder, _, name = uri.rstrip("/").rpartition("/")
-        part = folder.rpartition("/")[2]
-        if name.endswith(".parquet") and part.startswith("part="):
-            fs.rename(uri, f"{dest}/{inc.part_name(int(part[5:]), name)}")
-            moved += 1
-    fs.delete(split)
+
+        def move(src_at: str, dest_at: str) -> None:
+            os.rename(f"{path}/{src_at}", f"{target}/{dest_at}")
+
+        def remove() -> None:
+            shutil.rmtree(path)
+
+    else:
+        fs.mkdirs(dest)
+
+        def move(src_at: str, dest_at: str) -> None:
+            fs.rename(f"{split}/{src_at}", f"{dest}/{dest_at}")
+
+        def remove() -> None:
+            fs.delete(split)
+
+    moved = 0
+    for folder, is_dir in fs.children(split):
+        if is_dir and folder.startswith("part="):
+            for name, _ in fs.children(f"{split}/{folder}"):
+                if name.endswith(".parquet"):
+                    move(f"{folder}/{name}", inc.part_name(int(folder[5:]), name))
+                    moved += 1
+    remove()
     return moved
 
 
