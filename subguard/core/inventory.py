@@ -135,10 +135,6 @@ class Group:
     members: tuple[Consumer, ...]
     sample: str = ""
 
-    @property
-    def key(self) -> str:
-        return group_key(self.name, self.sample)
-
     def subscriptions(self, topic: str) -> list[tuple[Consumer, Subscription]]:
         """(member, subscription) for each member subscription of `topic`, in member order."""
         return list(self._by_topic.get(topic, ()))

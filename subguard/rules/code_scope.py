@@ -26,7 +26,8 @@ import re
 from collections.abc import Callable, Sequence
 
 from subguard.core.config import Config
-from subguard.core.model import CODE_SCOPE, Consumer, Finding, Severity
+from subguard.core.inventory import group_key, group_name
+from subguard.core.model import CODE_SCOPE, SAMPLE, Consumer, Finding, Severity
 from subguard.scan.globs import matcher as globs_matcher
 
 TAGS = {"test": "test code", "example": "example code", "placeholder": "placeholder group name"}
@@ -94,6 +95,18 @@ def sample_of(c: Consumer, config: Config) -> str:
     if c.service and c.service != repo:
         return c.service
     return "." if path.startswith("src/") else posixpath.dirname(path) or "."
+
+
+def member_key(c: Consumer, config: Config) -> str | None:
+    """The group map key of a consumer (`group_key`: the name the broker sees, plus its sample);
+    None when its group is not known."""
+    name = group_name(c)
+    return None if name is None else group_key(name, sample_of(c, config))
+
+
+def finding_key(f: Finding) -> str:
+    """The group map key a group finding is about: its group, plus the sample it is confined to."""
+    return group_key(f.group, str(dict(f.properties).get(SAMPLE) or ""))
 
 
 def _kind(f: Finding, config: Config) -> str:

@@ -23,10 +23,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from subguard.core.config import Config
-from subguard.core.inventory import group_key, group_name
 from subguard.core.model import SAMPLE, Consumer, FileStatus, Finding, Location, Related, Severity, fingerprint
 from subguard.rules import evalmemo
-from subguard.rules.code_scope import sample_of
+from subguard.rules.code_scope import member_key
 from subguard.rules.conditions import UNKNOWN
 from subguard.rules.conditions import evaluate as judge
 from subguard.rules.policy import Policy, builtin
@@ -176,10 +175,10 @@ def _could_share_a_group(owner: str, universe: Universe, beyond: bool) -> bool:
     consumer = universe.by_id.get(owner)
     if consumer is None:
         return True
-    name = group_name(consumer)
-    if name is None:
+    key = member_key(consumer, universe.config)
+    if key is None:
         return beyond or len(universe.consumers) > 1
-    group = universe.groups.groups.get(group_key(name, sample_of(consumer, universe.config)))
+    group = universe.groups.groups.get(key)
     return group is not None and len(group.members) > 1
 
 

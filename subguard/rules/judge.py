@@ -16,10 +16,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from subguard.core.config import Config
-from subguard.core.inventory import group_key, group_name
 from subguard.core.limits import gc_paused
 from subguard.core.members import attach_members
-from subguard.core.model import SAMPLE, Consumer, Finding, Location, RuleDoc
+from subguard.core.model import Consumer, Finding, Location, RuleDoc
 from subguard.rules import baseline as baseline_mod
 from subguard.rules import code_scope, selfcheck, suppress
 from subguard.rules.engine import enabled_by, evaluate, selected
@@ -150,7 +149,7 @@ def attach_impact(
     consumers: Sequence[Consumer],
     rules: RuleSet,
     describe: Describe,
-    config: Config | None = None,
+    config: Config,
 ) -> list[Finding]:
     """Put the simulated impact of its group on every unsuppressed group finding (once per group; a
     finding confined to one sample is simulated over that sample's members, as `config` keeps them)."""
@@ -158,18 +157,18 @@ def attach_impact(
     def wanted(f: Finding) -> bool:
         return bool(f.group) and _is_group(f, rules) and not f.impact and f.suppressed is None
 
-    def key(f: Finding) -> str:
-        return group_key(f.group, str(dict(f.properties).get(SAMPLE) or ""))
-
     by_group: dict[str, list[Consumer]] = {}
     for c in consumers:  # keyed as findings name groups: namespace%group when a namespace is known
-        name = group_name(c)
-        if c.registers and name is not None:  # one that registers no subscription takes no part in filtering
-            sample = code_scope.sample_of(c, config) if config is not None else ""
-            by_group.setdefault(group_key(name, sample), []).append(c)
-    groups = sorted({key(f) for f in found if wanted(f)})
-    texts = describe({g: by_group.get(g, []) for g in groups})
-    return [f.model_copy(update={"impact": texts[key(f)]}) if wanted(f) and texts.get(key(f)) else f for f in found]
+        key = code_scope.member_key(c, config)
+        if c.registers and key is not None:  # one that registers no subscription takes no part in filtering
+            by_group.setdefault(key, []).append(c)
+    keys = {id(f): code_scope.finding_key(f) for f in found if wanted(f)}
+    texts = describe({g: by_group.get(g, []) for g in sorted(set(keys.values()))})
+    out: list[Finding] = []
+    for f in found:
+        text = texts.get(keys[id(f)]) if id(f) in keys else None
+        out.append(f.model_copy(update={"impact": text}) if text else f)
+    return out
 
 
 def self_check(

@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 
 from subguard.core.config import Config
-from subguard.core.inventory import group_key, group_map, split_key
+from subguard.core.inventory import group_map, split_key
 from subguard.core.model import SAMPLE, Consumer, Finding, Related, RuleDoc, Severity
-from subguard.rules.code_scope import sample_of
+from subguard.rules.code_scope import finding_key, sample_of
 from subguard.rules.policy import Policy, with_role
 from subguard.scan.extraction import ScanResult
 
@@ -34,11 +34,7 @@ def flagged_groups(
     if evaluated is None or not all(selected(p.id, config) for p in rules):
         everything = config.model_copy(update={"select": (), "ignore": ()})
         evaluated = evaluate(results, rules, everything)
-    return frozenset(
-        group_key(f.group, str(dict(f.properties).get(SAMPLE) or ""))
-        for f in evaluated
-        if f.rule in consistency and f.group
-    )
+    return frozenset(finding_key(f) for f in evaluated if f.rule in consistency and f.group)
 
 
 def _fully_known(c: Consumer) -> bool:
@@ -47,13 +43,11 @@ def _fully_known(c: Consumer) -> bool:
     )
 
 
-def candidates(
-    consumers: Iterable[Consumer], flagged: frozenset[str], config: Config | None = None
-) -> dict[str, list[Consumer]]:
+def candidates(consumers: Iterable[Consumer], flagged: frozenset[str], config: Config) -> dict[str, list[Consumer]]:
     """Groups to self-check, by `group_key` (the name the broker sees, namespace%group, plus the sample
     `config` keeps apart): a known name, two or more members (a lone consumer cannot disagree), every
     subscription known, and no consistency finding."""
-    groups = group_map(consumers, (lambda c: sample_of(c, config)) if config is not None else None).groups
+    groups = group_map(consumers, lambda c: sample_of(c, config)).groups
     return {
         key: list(g.members)
         for key, g in groups.items()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from subguard.core.config import Config
 from subguard.core.model import ClientFamily, Consumer, Location, MessageModel, Subscription, Value
 from subguard.rocketmq.expression import parse
 from subguard.simulate.impact import DEFAULT_RUNS, describe_group, predict
@@ -85,7 +86,7 @@ def test_a_failing_simulation_warns_in_the_caller_and_keeps_the_finding(
     group = [consumer("a.py", 3, "T", "tag1"), consumer("b.py", 7, "T", "tag2")]
     finding = Finding(rule="SG102", severity=Severity.ERROR, message="m", location=group[0].location, group="g")
     doc = RuleDoc(id="SG102", name="n", severity=Severity.ERROR, scope="group/topic")
-    out = judge.attach_impact([finding], group, judge.RuleSet((), {"SG102": doc}), impact.describer(jobs=1))
+    out = judge.attach_impact([finding], group, judge.RuleSet((), {"SG102": doc}), impact.describer(jobs=1), Config())
     assert out == [finding]
     assert "simulation of group g failed: RuntimeError: boom" in capsys.readouterr().err
 

@@ -130,8 +130,8 @@ def test_unknown_members_are_not_self_checked() -> None:
         )
         for i, sub in enumerate((known, unknown))
     ]
-    assert selfcheck.candidates(members, frozenset()) == {}
-    assert selfcheck.candidates(members[:1], frozenset()) == {}  # a lone consumer cannot disagree
+    assert selfcheck.candidates(members, frozenset(), Config()) == {}
+    assert selfcheck.candidates(members[:1], frozenset(), Config()) == {}  # a lone consumer cannot disagree
 
 
 # --- the two models against each other on arbitrary declared groups ---------------------------------

@@ -9,11 +9,11 @@ from typing import Any
 import click
 
 from subguard.cli.commands.common import InputError, load_or_fail, scan_paths
-from subguard.core.inventory import group_key, group_name, split_key
+from subguard.core.inventory import split_key
 from subguard.core.model import Consumer
 from subguard.report import ReportContext, Root, cite_text
 from subguard.rules import selfcheck
-from subguard.rules.code_scope import sample_of
+from subguard.rules.code_scope import member_key
 from subguard.simulate.declared import declared_group
 from subguard.simulate.impact import DEFAULT_RUNS, QUEUES, SEED, describe_impact, predict, runs_phrase
 from subguard.simulate.render import render_text
@@ -64,9 +64,10 @@ def _inventory(paths: tuple[str, ...], runs: int, seed: int, fmt: str, queues: i
     groups: dict[str, list[Consumer]] = {}
     for res in results:
         for consumer in res.consumers:
-            name = group_name(consumer)  # namespace%group: consumers of two namespaces never share a group
-            if name is not None:  # two samples of example code never share one either (as `check` judges)
-                groups.setdefault(group_key(name, sample_of(consumer, config)), []).append(consumer)
+            # namespace%group: consumers of two namespaces never share a group, nor two samples (as `check` judges)
+            key = member_key(consumer, config)
+            if key is not None:
+                groups.setdefault(key, []).append(consumer)
     if not groups:
         raise InputError("no consumer group with a known name found under " + " ".join(paths))
     from subguard.rules.policy import load_policies, policy_dirs
