@@ -20,12 +20,14 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from subguard.core.config import Config
 from subguard.core.inventory import group_map
-from subguard.core.model import SAMPLE, Consumer, ExpressionType, Finding, Location, Subscription
+from subguard.core.model import Consumer, ExpressionType, Finding, Location, Subscription
 from subguard.fix import java, python
 from subguard.fix.locate import BY_NAME, Locator, lang_of
 from subguard.fix.model import SAFE, UNSAFE, Edit, Fix, Safety, Site
 from subguard.rocketmq.expression import SUB_ALL, parse, smells
+from subguard.rules.code_scope import finding_key, sample_of
 from subguard.scan.extraction import ScanResult
 
 _UNCLEAR = frozenset({"split-error", "blank", "star-in-list", "hash-collision"})
@@ -42,11 +44,12 @@ class Member:
 @dataclass
 class Context:
     results: Sequence[ScanResult]
+    config: Config
     locator: Locator
     members: list[Member]
 
     @classmethod
-    def of(cls, results: Sequence[ScanResult], locator: Locator | None = None) -> Context:
+    def of(cls, results: Sequence[ScanResult], config: Config, locator: Locator | None = None) -> Context:
         members = [
             Member(r.root, c, s, active)
             for r in results
@@ -54,7 +57,7 @@ class Context:
             for subs, active in ((c.subscriptions, True), (c.overridden, False))
             for s in subs
         ]
-        return cls(results, locator or Locator(results), members)
+        return cls(results, config, locator or Locator(results), members)
 
     def root_of(self, consumer: Consumer) -> str:
         return next((m.root for m in self.members if m.consumer is consumer), "")
@@ -146,26 +149,15 @@ def rewrite(
 
 
 def _group_topic(ctx: Context, f: Finding) -> list[Member]:
-    """The members of the finding's group that subscribe its topic; for a finding confined to one
-    sample (example code the rules keep apart), the members it names."""
-    groups = group_map([c for r in ctx.results for c in r.consumers]).groups
-    g = groups.get(f.group)
+    """The members of the finding's group (the sample's, for a finding confined to one sample: as the
+    rules keep samples apart) that subscribe its topic."""
+    consumers = [c for r in ctx.results for c in r.consumers]
+    g = group_map(consumers, lambda c: sample_of(c, ctx.config)).groups.get(finding_key(f))
     if g is None:
         return []
     ids = {id(c) for c in g.members}
-    named = {(loc.path, loc.line) for loc in (f.location, *(r.location for r in f.related))}
     return sorted(
-        (
-            m
-            for m in ctx.members
-            if id(m.consumer) in ids
-            and m.active
-            and m.subscription.topic.value == f.topic
-            and (
-                SAMPLE not in dict(f.properties)
-                or (m.subscription.location.path, m.subscription.location.line) in named
-            )
-        ),
+        (m for m in ctx.members if id(m.consumer) in ids and m.active and m.subscription.topic.value == f.topic),
         key=_order,
     )
 
@@ -280,11 +272,11 @@ PLANNERS: dict[str, Callable[[Context, Finding], Fix | str]] = {
 
 
 def plan(
-    results: Sequence[ScanResult], findings: Sequence[Finding], locator: Locator | None = None
+    results: Sequence[ScanResult], findings: Sequence[Finding], config: Config, locator: Locator | None = None
 ) -> dict[str, Fix | str]:
     """{finding fingerprint: its fix, or why it has none} for every unsuppressed fixable finding, in
     the order fixes are applied (SG401 before SG103: a normalised member then joins the majority)."""
-    ctx = Context.of(results, locator)
+    ctx = Context.of(results, config, locator)
     out: dict[str, Fix | str] = {}
     for rule, planner in PLANNERS.items():
         for f in findings:

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from subguard.core.config import Config
 from subguard.core.model import FIX, Finding, Location
 from subguard.fix.apply import Outcome, compute, unified_diff, write
 from subguard.fix.model import SAFE, Fix
@@ -52,10 +53,12 @@ def chosen(planned: dict[str, Fix | str], unsafe: bool) -> list[Fix]:
     return [f for f in planned.values() if isinstance(f, Fix) and (unsafe or f.safety == SAFE)]
 
 
-def fix(results: Sequence[ScanResult], findings: Sequence[Finding], *, unsafe: bool, apply: bool) -> Run:
+def fix(
+    results: Sequence[ScanResult], findings: Sequence[Finding], config: Config, *, unsafe: bool, apply: bool
+) -> Run:
     """Plan and compute the fixes (safe ones, and unsafe ones with `unsafe`); write them with `apply`."""
     files = Files()
-    planned = plan(results, findings)
+    planned = plan(results, findings, config)
     outcome = compute(chosen(planned, unsafe), files)
     left = 0 if unsafe else sum(1 for f in planned.values() if isinstance(f, Fix) and f.safety != SAFE)
     run = Run(planned, outcome, left)
@@ -78,10 +81,10 @@ def _root_of(file: Path, results: Sequence[ScanResult]) -> ScanResult | None:
     return best
 
 
-def annotate(results: Sequence[ScanResult], findings: Sequence[Finding]) -> list[Finding]:
+def annotate(results: Sequence[ScanResult], findings: Sequence[Finding], config: Config) -> list[Finding]:
     """The findings, each fixable one with its fix under the `fix` property (safe and unsafe alike):
     description, safety, reasons, and each replacement as a deleted region plus inserted text."""
-    planned = plan(results, findings)
+    planned = plan(results, findings, config)
     files = Files()
     out = []
     for f in findings:

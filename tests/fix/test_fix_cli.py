@@ -207,7 +207,7 @@ def test_a_file_changed_since_it_was_read_is_not_written(repo: Path, capsys: pyt
     config = load_config(None, repo)
     results = [scan_repo(repo, config)]
     findings = judge(results, RuleSet.of(load_policies()), config).findings
-    planned = fixing.fix(results, findings, unsafe=False, apply=False)
+    planned = fixing.fix(results, findings, config, unsafe=False, apply=False)
     assert planned.outcome.changed
     (repo / "a.py").write_text((repo / "a.py").read_text(encoding="utf-8") + "# edited meanwhile\n", encoding="utf-8")
     from subguard.fix.apply import write

@@ -85,7 +85,7 @@ def test_fix_changes_only_expression_tokens(
             (root / rel).write_text(text, encoding="utf-8")
         results, findings = _scan(root)
         before_rows = _rows(results)
-        run = fixing.fix(results, findings, unsafe=False, apply=True)  # type: ignore[arg-type]
+        run = fixing.fix(results, findings, load_config(None, root), unsafe=False, apply=True)  # type: ignore[arg-type]
         assert not run.outcome.skipped and not run.moved
         again, findings = _scan(root)
         assert not [f for f in findings if f.rule in ("SG103", "SG901")]  # type: ignore[attr-defined]

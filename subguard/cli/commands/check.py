@@ -278,26 +278,30 @@ def _fix_options(fix: bool, diff: bool, unsafe: bool) -> None:
         raise InputError("--unsafe-fixes needs --fix or --diff")
 
 
-def _with_fixes(results: Sequence[ScanResult], findings: list[Finding], formats: set[str]) -> list[Finding]:
+def _with_fixes(
+    results: Sequence[ScanResult], findings: list[Finding], formats: set[str], config: Config
+) -> list[Finding]:
     """The findings with their fixes attached when a SARIF report shows them (its `fixes`)."""
     if "sarif" not in formats:
         return findings
     from subguard.fix.run import annotate
 
-    return annotate(results, findings)
+    return annotate(results, findings, config)
 
 
 FIX_PASSES = 10  # --fix runs again on the fixed files while a pass fixes something (a fix may unblock another)
 
 
-def _fixes(results: Sequence[ScanResult], findings: Sequence[Finding], *, diff: bool, unsafe: bool) -> int | None:
+def _fixes(
+    results: Sequence[ScanResult], findings: Sequence[Finding], config: Config, *, diff: bool, unsafe: bool
+) -> int | None:
     """`--diff`: print the fixes and return the exit code. `--fix`: write them and check again (the
     same command, until nothing more is fixed); None when the run should go on to report."""
     from subguard.fix import run as fixing
 
     ctx = click.get_current_context()
     done = ctx.meta.setdefault("subguard.fix", {"fixed": 0, "passes": 0})
-    outcome = fixing.fix(results, findings, unsafe=unsafe, apply=not diff)
+    outcome = fixing.fix(results, findings, config, unsafe=unsafe, apply=not diff)
     if diff:
         text = fixing.diff(outcome, Path.cwd())
         click.echo(text, nl=False)
@@ -470,10 +474,10 @@ def check(
     if memo is not None:
         memo.save()
     findings = judged.findings
-    fixed = _fixes(results, findings, diff=diff, unsafe=unsafe_fixes) if fix or diff else None
+    fixed = _fixes(results, findings, config, diff=diff, unsafe=unsafe_fixes) if fix or diff else None
     if fixed is not None:
         return fixed
-    findings = _with_fixes(results, findings, {fmt, *(f for f, _ in extra_reports)})
+    findings = _with_fixes(results, findings, {fmt, *(f for f, _ in extra_reports)}, config)
     note = "\n".join(notes)
     ctx = _context(
         results,
