@@ -2,6 +2,7 @@
 
     python bench/audit_speed.py [--org DIR] [--scale 0.05] [--out DIR] [--rounds 1] [--no-jvm-archive]
     python bench/audit_speed.py --org DIR --scale 5 --incremental [--change 0.01] [--master local[2]]
+    python bench/audit_speed.py --fixed 5 [--master local[2]]
 
 Generates the synthetic org with `audit_org_gen.py` when DIR does not exist, then prints files/s for
 each run (median of the rounds), the ratios, and whether every planted conflict was found by the
@@ -18,6 +19,11 @@ audit `--since` the full one; it prints both times, their ratio (target <= 0.15)
 of the audit's process tree (driver Python, its JVM and the Python workers, RSS polled every 0.2 s),
 and the CPU seconds its processes spent (as last polled), a figure the machine's other load does not
 move the way it moves wall time.
+
+`--fixed N` times the audit's fixed cost instead: N audits of the bundled example organisation (29
+files) in a row, each with its wall and CPU seconds and the seconds of each phase its progress lines
+name (session: JVM start; first job: the Python workers' start; extract; groups; outputs), then
+the medians, and the load average before and after.
 """
 
 from __future__ import annotations
@@ -43,6 +49,9 @@ def found_planted(findings: list[dict[str, object]], planted: dict[str, list[str
 
 
 PHASE = re.compile(r"^\[audit\] (\w[\w ]*?)[:(].*\(\+([0-9.]+) s\)$")
+# a phase's own duration, where its progress line states one ("... in 2.1 s", "outputs: 4.1 s for")
+DURATION = re.compile(r"^\[audit\] (\w[\w ]*?):.*?\b([0-9.]+) s\b")
+FIXED_PHASES = ("session", "first job", "extract", "group tasks done", "outputs")
 
 
 def tree(root: int) -> dict[int, tuple[int, float]]:
@@ -106,7 +115,7 @@ def run_audit(
     master: str,
     jvm_archive: bool = True,
     since: Path | None = None,
-    memory: dict[str, int] | None = None,
+    memory: dict[str, float] | None = None,
 ) -> tuple[float, dict[str, float]]:
     """Wall seconds, and the seconds since start at which each progress line appeared (`memory`, when
     given, gets `peak`: the process tree's peak RSS in bytes, and `cpu`: its CPU seconds)."""
@@ -135,10 +144,14 @@ def run_audit(
     wall = time.perf_counter() - t0
     if memory is not None:
         memory["peak"] = peak.stop()
-        memory["cpu"] = int(peak.cpu())
+        memory["cpu"] = peak.cpu()
     if proc.returncode != 0:
         raise subprocess.CalledProcessError(proc.returncode, cmd, stderr=err)
     marks = {m.group(1): float(m.group(2)) for m in map(PHASE.match, err.splitlines()) if m}
+    if memory is not None:
+        for m in map(DURATION.match, err.splitlines()):
+            if m and m.group(1) in FIXED_PHASES:
+                memory[f"phase {m.group(1)}"] = float(m.group(2))
     return wall, marks
 
 
@@ -170,10 +183,10 @@ def incremental(a: argparse.Namespace) -> int:
     warm_archive(a)
     full_out, inc_out = a.out / "full", a.out / "since"
     run_grep(a.org)
-    mem_full: dict[str, int] = {}
+    mem_full: dict[str, float] = {}
     full, marks = run_audit(a.org, full_out, a.master, a.jvm_archive, memory=mem_full)
     print(
-        f"full audit:        {full:7.1f} s  CPU {mem_full['cpu']:5d} s  peak RSS {mem_full['peak'] / 2**20:6.0f} MB  "
+        f"full audit:        {full:7.1f} s  CPU {mem_full['cpu']:5.0f} s  peak RSS {mem_full['peak'] / 2**20:6.0f} MB  "
         f"{marks}",
         flush=True,
     )
@@ -181,11 +194,11 @@ def incremental(a: argparse.Namespace) -> int:
     changed = change_repos(a.org, a.change, tag)
     print(f"changed {len(changed)} repositories ({len(changed) / repos:.1%}): {', '.join(changed[:5])}, ...")
     run_grep(a.org)
-    mem_inc: dict[str, int] = {}
+    mem_inc: dict[str, float] = {}
     inc, marks = run_audit(a.org, inc_out, a.master, a.jvm_archive, since=full_out, memory=mem_inc)
     summary = json.loads((inc_out / "summary.json").read_text())
     print(
-        f"incremental audit: {inc:7.1f} s  CPU {mem_inc['cpu']:5d} s  peak RSS {mem_inc['peak'] / 2**20:6.0f} MB  "
+        f"incremental audit: {inc:7.1f} s  CPU {mem_inc['cpu']:5.0f} s  peak RSS {mem_inc['peak'] / 2**20:6.0f} MB  "
         f"{marks}"
     )
     print(f"incremental: {summary['incremental']}")
@@ -194,6 +207,28 @@ def incremental(a: argparse.Namespace) -> int:
         f"ratio incremental/full: {inc / full:.2f} wall, {mem_inc['cpu'] / max(1, mem_full['cpu']):.2f} CPU "
         "(target <= 0.15)"
     )
+    return 0
+
+
+def fixed(a: argparse.Namespace) -> int:
+    """`--fixed N`: the example organisation audited N times on `--master`; each run's wall, CPU and
+    phase seconds, then their medians."""
+    org = HERE.parent / "examples" / "org"
+    a.out.mkdir(parents=True, exist_ok=True)
+    warm_archive(a)
+    print(f"load average before: {os.getloadavg()}", flush=True)
+    rows: list[dict[str, float]] = []
+    for i in range(a.fixed):
+        memory: dict[str, float] = {}
+        wall, _ = run_audit(org, a.out / "fixed", a.master, a.jvm_archive, memory=memory)
+        row = {"wall": wall, "cpu": memory["cpu"], "peak MB": memory["peak"] / 2**20}
+        row.update({k.removeprefix("phase "): v for k, v in memory.items() if k.startswith("phase ")})
+        rows.append(row)
+        print(f"run {i + 1}: " + "  ".join(f"{k} {v:.1f}" for k, v in row.items()), flush=True)
+    keys = list(dict.fromkeys(k for row in rows for k in row))
+    med = {k: statistics.median(row[k] for row in rows if k in row) for k in keys}
+    print("median: " + "  ".join(f"{k} {v:.1f}" for k, v in med.items()))
+    print(f"load average after: {os.getloadavg()}")
     return 0
 
 
@@ -251,8 +286,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     p.add_argument("--incremental", action="store_true", help="full audit, then --change of the repos, then --since")
     p.add_argument("--change", type=float, default=0.01, help="share of the repositories --incremental edits")
-    p.add_argument("--master", default="local[2]", help="the master of --incremental's audits")
+    p.add_argument("--master", default="local[2]", help="the master of --incremental's and --fixed's audits")
+    p.add_argument("--fixed", type=int, default=0, metavar="N", help="N audits of examples/org: the fixed cost")
     a = p.parse_args(argv)
+    if a.fixed:
+        return fixed(a)
     if not a.org.exists():
         subprocess.run(
             [sys.executable, str(HERE / "audit_org_gen.py"), str(a.org), "--scale", str(a.scale)], check=True

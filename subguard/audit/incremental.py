@@ -286,6 +286,24 @@ def state_groups(group_records: DataFrame) -> DataFrame:
     return group_records.drop("reused")
 
 
+def group_counts(rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The group records (collected: group, reused, kind, payload) by whether they were reused: how
+    many groups (`count`), records (`rows`) and the problems' payloads, not reused first."""
+    by: dict[bool, dict[str, Any]] = {}
+    groups: dict[bool, set[str]] = {}
+    for r in rows:
+        reused = bool(r["reused"])
+        info = by.setdefault(reused, {"reused": reused, "count": 0, "rows": 0, "problems": []})
+        info["rows"] += 1
+        if r["group"] is not None:
+            groups.setdefault(reused, set()).add(r["group"])
+        if r["kind"] == "problem":
+            info["problems"].append(r["payload"])
+    for reused, info in by.items():
+        info["count"] = len(groups.get(reused, ()))
+    return [by[k] for k in sorted(by)]
+
+
 # --- what the run says about it --------------------------------------------------------------------
 
 

@@ -6,8 +6,9 @@ Repositories on a local or mounted file system (`file:`) are listed and read by 
 themselves, one folder per task, links never followed (`subguard.audit.local`); on any other file
 system Spark reads (HDFS, S3-style URIs) through Spark's `binaryFile` source. The driver only
 touches: the first level of each SOURCE (to tell its kind and name the repositories), inventory
-files, and the final small aggregates for the report (counts, the findings for findings.json/SARIF,
-and the members of the `--top` worst groups).
+files, and the small tables (`subguard.audit.arrowtables`: consumers, subscriptions, deployments,
+groups, findings, the group results and the file counts; never a row per file), each collected once
+and written as Parquet from the driver, the report's counts, findings and worst groups read from them.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from subguard.audit import codeowners, jvm, local, orgmap, stamps, tasks
+from subguard.audit import arrowtables, codeowners, jvm, local, orgmap, stamps, tasks
 from subguard.audit import incremental as inc
 from subguard.audit import output as outdir
 from subguard.audit import previous as prev
@@ -332,10 +333,13 @@ class FS:
         self._fs(uri).delete(self._path(uri), True)
 
     def write_text(self, uri: str, text: str) -> None:
+        self.write_bytes(uri, text.encode("utf-8", "backslashreplace"))
+
+    def write_bytes(self, uri: str, data: bytes) -> None:
         fs = self._fs(uri)
         stream = fs.create(self._path(uri), True)
         try:
-            stream.write(bytearray(text.encode("utf-8", "backslashreplace")))
+            stream.write(bytearray(data))
         finally:
             stream.close()
 
@@ -467,12 +471,34 @@ def read_hidden(spark: SparkSession, hidden: Sequence[src.HiddenFile]) -> DataFr
 
 
 def hints_frame(spark: SparkSession, plan: Plan) -> DataFrame:
+    """The inventory's hints by repository (`transforms.HINTS`): with PySpark 4 a local relation made
+    from Arrow, which the joins that broadcast it read without a Spark job each (a Python list
+    becomes an RDD, collected by one job per broadcast)."""
     merged = src.merge_hints(plan.hints)
     rows = [(h.name, h.team or h.owner, h.owner, h.environment) for h in merged.values()]
-    return spark.createDataFrame(rows, T.HINTS)
+    if not hasattr(DataFrame, "toArrow"):  # PySpark 3.5: no DataFrame from Arrow
+        return spark.createDataFrame(rows, T.HINTS)
+    import pyarrow as pa
+
+    names = [c.split(" ")[0] for c in T.HINTS.split(", ")]
+    return spark.createDataFrame(
+        pa.table({n: pa.array([r[i] for r in rows], pa.string()) for i, n in enumerate(names)})
+    )
 
 
 # --- the run ---------------------------------------------------------------------------------------
+
+NOTE_KINDS = ("owners", "problem", "repo")  # records the driver reads (`Note`)
+
+
+@dataclass(frozen=True)
+class Note:
+    """A record the driver reads: a repository's CODEOWNERS file (`owners`), root (`repo`) or a task's
+    problem."""
+
+    repo: str
+    kind: str
+    payload: str
 
 
 def load_audit_config(config_file: str | None) -> Config:
@@ -621,18 +647,81 @@ def _pipeline(
         extracted = records = records.persist(StorageLevel.MEMORY_AND_DISK)
     cached = inc.with_reused(records, since).persist(StorageLevel.MEMORY_AND_DISK)
     t_extract = time.monotonic()
-    # one job counts the records by kind (the summary's consumers and deployments, what was reused)
-    kinds = {str(r["kind"]): int(r["count"]) for r in cached.groupBy("kind").count().collect()}
+    # one job counts the records by kind (the summary's consumers and deployments, what was reused) and
+    # collects those read on the driver: per repository, CODEOWNERS texts, roots, the tasks' problems
+    noted = F.col("kind").isin(*NOTE_KINDS)
+    by_kind = (
+        cached.groupBy("kind")
+        .agg(F.count("*").alias("count"), F.collect_list(F.when(noted, F.struct("repo", "payload"))).alias("notes"))
+        .collect()
+    )
+    kinds = {str(r["kind"]): int(r["count"]) for r in by_kind}
+    notes = sorted(
+        (Note(n["repo"] or "", str(r["kind"]), n["payload"]) for r in by_kind for n in r["notes"]),
+        key=lambda n: (n.kind, n.repo, n.payload),
+    )
     progress(
         f"extract: {sum(kinds.values())} records from {len(plan.roots)} root(s), {len(plan.jsonl)} inventory "
         f"output(s) in {time.monotonic() - t_extract:.1f} s"
     )
     t_groups = time.monotonic()
+    # the Spark jobs from here on are small: several run side by side (Spark runs the jobs of several
+    # driver threads at once), so that their planning and their tasks overlap, not queue
+    pool = ThreadPoolExecutor(max_workers=CONCURRENT_JOBS, thread_name_prefix="subguard-audit")
+    try:
+        return _judge_and_write(
+            spark,
+            fs,
+            args,
+            config,
+            output,
+            progress,
+            pool,
+            t0,
+            t_groups,
+            cached,
+            extracted,
+            hints,
+            notes,
+            kinds,
+            since,
+            settings,
+            options,
+            plan,
+            out,
+            written,
+            previous_f,
+        )
+    finally:
+        pool.shutdown(wait=True)
+
+
+def _judge_and_write(
+    spark: SparkSession,
+    fs: FS,
+    args: AuditArgs,
+    config: Config,
+    output: outdir.Output,
+    progress: Progress,
+    pool: ThreadPoolExecutor,
+    t0: float,
+    t_groups: float,
+    cached: DataFrame,
+    extracted: DataFrame | None,
+    hints: DataFrame,
+    notes: Sequence[Note],
+    kinds: Mapping[str, int],
+    since: inc.Since | None,
+    settings: str,
+    options: tasks.AuditOptions,
+    plan: Plan,
+    out: str,
+    written: str,
+    previous_f: Future[prev.Previous] | None,
+) -> dict[str, Any]:
     # the records are few and small next to the files they came from: a few partitions, not one per
     # extraction slice, keep every later stage from paying a task per slice
     records = cached.coalesce(spark.sparkContext.defaultParallelism)
-    # per repository, in one job: CODEOWNERS texts, the repositories' roots, the tasks' problems
-    notes = records.where(F.col("kind").isin("owners", "problem", "repo")).select("repo", "kind", "payload").collect()
     owned = {
         r.repo: (json.loads(r.payload)["path"], json.loads(r.payload)["text"]) for r in notes if r.kind == "owners"
     }
@@ -646,131 +735,114 @@ def _pipeline(
     deployments = T.table(records, "deployment", T.DEPLOYMENTS)
     waivers = records.where(F.col("kind") == "waiver").select("repo", "payload")
     group_records = inc.judge_groups(consumers, waivers, options, since).persist(StorageLevel.MEMORY_AND_DISK)
+    # the one heavy stage, run once (before the outputs read it side by side) and collected in one job
+    # (state/groups, its groups counted by whether they were reused, and its problems) while the
+    # driver plans the tables that read it
+    group_table_f = pool.submit(arrowtables.collect, group_records)
+    repo_roots = [(r.repo, json.loads(r.payload)["root"]) for r in notes if r.kind == "repo"]
+    writes: list[Future[Any]] = []
+    if "org-map" in args.formats:  # the org map for `check --org-map`, written beside the other jobs
+        writes.append(
+            pool.submit(
+                orgmap.write_audit,
+                consumers,
+                waivers,
+                src.merge_hints(plan.hints),
+                repo_roots,
+                output,
+                args.sources,
+                progress,
+            )
+        )
     found = T.table(records, "finding", T.FINDINGS).unionByName(T.table(group_records, "finding", T.FINDINGS))
     if args.evidence:
         found = found.unionByName(evidence_findings(spark, args.evidence, consumers, found, progress))
     findings = T.with_owners(T.with_hints(found, hints), owned).persist()
     subs = T.with_owners(T.with_hints(T.subscriptions(consumers), hints.drop("env_hint")), owned).persist()
     groups_df = T.groups(subs, consumers, findings, T.impacts(group_records)).persist()
-    # the one heavy stage, run once (before the outputs read it side by side): its rows counted, its
-    # groups counted by whether they were reused, and its problems, in one job
-    group_info = group_records.groupBy("reused").agg(
-        F.countDistinct("group").alias("count"),
-        F.count("*").alias("rows"),
-        F.collect_list(F.when(F.col("kind") == "problem", F.col("payload"))).alias("problems"),
-    )
-    reused_groups = [r.asDict() for r in group_info.collect()]
-    group_problems = [json.loads(p)["message"] for r in reused_groups for p in r["problems"]]
-    progress(
-        f"group tasks done: {sum(int(r['rows']) for r in reused_groups)} result rows "
-        f"in {time.monotonic() - t_groups:.1f} s"
-    )
-    state = {
-        inc.REPOS: inc.state_repos(records, settings, parts),
-        inc.GROUPS: inc.state_groups(group_records),
-        inc.FILE_COUNTS: counts_df,
-    }
-    tables = (
-        {
-            "consumers": consumers,
-            "subscriptions": subs,
-            "deployments": deployments,
-            "groups": groups_df,
-            "findings": findings,
-        }
-        if "parquet" in args.formats
-        else {}
-    )
-    # the rest are a dozen small jobs over cached data: run them side by side (Spark runs the jobs of
-    # several driver threads at once), so that their planning and their tasks overlap, not queue
+    state_groups_df = inc.state_groups(group_records)
+    group_table = group_table_f.result()
+    reused_groups = inc.group_counts(arrowtables.rows(group_table, ["group", "reused", "kind", "payload"]))
+    group_problems = sorted(json.loads(p)["message"] for r in reused_groups for p in r["problems"])
+    progress(f"group tasks done: {group_table.num_rows} result rows in {time.monotonic() - t_groups:.1f} s")
+
+    def write_small(name: str, df: DataFrame, table: Any) -> None:
+        arrowtables.write(df, table, name, lambda rel, data: output.write_bytes(rel, data, fs.write_bytes))
+
+    def small_table(name: str, df: DataFrame, write: bool = True) -> Any:
+        """One collect: the table written from the driver (when `write`), and returned for its aggregates."""
+        table = arrowtables.collect(df)
+        if write:
+            write_small(name, df, table)
+        return table
+
+    parquet = "parquet" in args.formats
     t_outputs = time.monotonic()
-    with ThreadPoolExecutor(max_workers=CONCURRENT_JOBS, thread_name_prefix="subguard-audit") as pool:
-        writes = [pool.submit(_write_parquet, df, f"{out}/{name}") for name, df in {**tables, **state}.items()]
-        files_at = "files" if "parquet" in args.formats else inc.STATE_FILES
-        writes.append(
-            pool.submit(write_files_table, spark, fs, out, files_at, files_df, since, reused_repos, parts, progress)
-        )
-        group_sizes_f = pool.submit(
-            lambda: [
-                r.asDict()
-                for r in groups_df.groupBy("repos_count")
-                .agg(
-                    F.count("*").alias("count"),
-                    F.sum(F.when(F.col("findings") > 0, 1).otherwise(0)).alias("flagged"),
-                )
-                .collect()
-            ]
-        )
-        file_counts_f = pool.submit(lambda: [r.asDict() for r in counts_df.collect()])
-        # the --top worst groups for summary.json and every group with a finding for report.html, in
-        # one job (both in worst-first order)
-        ranked_f = pool.submit(_ranked_groups, groups_df, args.top, "html" in args.formats)
-        n_subs_f = pool.submit(subs.count)
-        # bound: all findings are collected (one small record each) to render findings.json and SARIF;
-        # the summary's counts by rule, severity, scope and team are taken from them
-        rows_f = pool.submit(
-            lambda: [
-                r.asDict()
-                for r in findings.select(
-                    *summ.CHANGE_KEYS, "suppressed", "scope", "owner", "codeowners", "json"
-                ).collect()
-            ]
-        )
-        group_sizes, rows = group_sizes_f.result(), rows_f.result()
-        finding_counts = summ.finding_counts(rows)
-        n_groups = sum(int(g["count"]) for g in group_sizes)
-        progress(
-            f"consumers: {kinds.get('consumer', 0)}; groups judged: {n_groups}; "
-            f"findings: {sum(int(r['count']) for r in finding_counts)}"
-        )
-        file_counts = file_counts_f.result()
-        worst, flagged = ranked_f.result()
-        summary = summ.build(
-            files=file_counts,
-            findings=finding_counts,
-            groups=worst,
-            group_sizes=group_sizes,
-            totals={
-                "repos": len({r["repo"] for r in file_counts if r["repo"]}),
-                "consumers": kinds.get("consumer", 0),
-                "subscriptions": n_subs_f.result(),
-                "deployments": kinds.get("deployment", 0),
-                "groups": n_groups,
-                "groups_with_findings": sum(int(g["flagged"]) for g in group_sizes),
-                "cross_repo_groups": sum(int(g["count"]) for g in group_sizes if int(g["repos_count"]) > 1),
-            },
-            missing=plan.missing,
-            problems=plan.problems
-            + [json.loads(r.payload)["message"] for r in notes if r.kind == "problem"]
-            + group_problems,
-            sources=list(args.sources),
-            seconds=0.0,
-            written=written,
-        )
-        repo_roots = [(r.repo, json.loads(r.payload)["root"]) for r in notes if r.kind == "repo"]
-        if "org-map" in args.formats:  # the org map for `check --org-map`, written beside the last jobs
-            writes.append(
-                pool.submit(
-                    orgmap.write_audit,
-                    consumers,
-                    waivers,
-                    src.merge_hints(plan.hints),
-                    repo_roots,
-                    output,
-                    args.sources,
-                    progress,
-                )
-            )
-        collected = [Finding.model_validate_json(r["json"]) for r in rows]
-        summary["incremental"] = inc.summary(args.since if since is not None else None, kinds, reused_groups)
-        progress(inc.headline(summary["incremental"]))
-        previous = previous_f.result() if previous_f is not None else None
-        if previous is not None:
-            summary["changes"] = summ.changes(rows, previous.findings, previous.out, previous.written)
-        for w in writes:
-            w.result()
-    if tables:
-        progress(f"wrote {len(tables) + 1} Parquet tables")
+    # the groups table first: its job has the most stages, one after another (Spark's FIFO
+    # scheduler gives the first job submitted the free task slots first)
+    groups_f = pool.submit(small_table, "groups", groups_df, parquet)
+    findings_f = pool.submit(small_table, "findings", findings, parquet)
+    subs_f = pool.submit(small_table, "subscriptions", subs) if parquet else None
+    files_at = "files" if parquet else inc.STATE_FILES
+    writes += [
+        pool.submit(write_files_table, spark, fs, out, files_at, files_df, since, reused_repos, parts, progress),
+        pool.submit(_write_parquet, inc.state_repos(records, settings, parts), f"{out}/{inc.REPOS}"),
+        pool.submit(write_small, inc.GROUPS, state_groups_df, group_table.drop_columns(["reused"])),
+    ]
+    counts_f = pool.submit(small_table, inc.FILE_COUNTS, counts_df)
+    if parquet:
+        writes += [
+            pool.submit(small_table, n, df) for n, df in (("consumers", consumers), ("deployments", deployments))
+        ]
+    n_subs = subs_f.result().num_rows if subs_f is not None else subs.count()
+    groups_rows = arrowtables.rows(groups_f.result())
+    group_sizes = _group_sizes(groups_rows)
+    # the --top worst groups for summary.json and every group with a finding for report.html
+    worst, flagged = _ranked_groups(groups_rows, args.top, "html" in args.formats)
+    # bound: all findings are collected (one small record each) to render findings.json and SARIF;
+    # the summary's counts by rule, severity, scope and team are taken from them
+    rows = arrowtables.rows(
+        findings_f.result(), [*summ.CHANGE_KEYS, "suppressed", "scope", "owner", "codeowners", "json"]
+    )
+    finding_counts = summ.finding_counts(rows)
+    n_groups = sum(int(g["count"]) for g in group_sizes)
+    progress(
+        f"consumers: {kinds.get('consumer', 0)}; groups judged: {n_groups}; "
+        f"findings: {sum(int(r['count']) for r in finding_counts)}"
+    )
+    file_counts = arrowtables.rows(counts_f.result())
+    summary = summ.build(
+        files=file_counts,
+        findings=finding_counts,
+        groups=worst,
+        group_sizes=group_sizes,
+        totals={
+            "repos": len({r["repo"] for r in file_counts if r["repo"]}),
+            "consumers": kinds.get("consumer", 0),
+            "subscriptions": n_subs,
+            "deployments": kinds.get("deployment", 0),
+            "groups": n_groups,
+            "groups_with_findings": sum(int(g["flagged"]) for g in group_sizes),
+            "cross_repo_groups": sum(int(g["count"]) for g in group_sizes if int(g["repos_count"]) > 1),
+        },
+        missing=plan.missing,
+        problems=plan.problems
+        + [json.loads(r.payload)["message"] for r in notes if r.kind == "problem"]
+        + group_problems,
+        sources=list(args.sources),
+        seconds=0.0,
+        written=written,
+    )
+    collected = [Finding.model_validate_json(r["json"]) for r in rows]
+    summary["incremental"] = inc.summary(args.since if since is not None else None, kinds, reused_groups)
+    progress(inc.headline(summary["incremental"]))
+    previous = previous_f.result() if previous_f is not None else None
+    if previous is not None:
+        summary["changes"] = summ.changes(rows, previous.findings, previous.out, previous.written)
+    for w in writes:
+        w.result()
+    if parquet:
+        progress("wrote 6 Parquet tables")
     progress(
         f"outputs: {time.monotonic() - t_outputs:.1f} s for the tables, the state and the report aggregates, side by side"
     )
@@ -815,26 +887,27 @@ def warm_up(spark: SparkSession, progress: Progress) -> None:
     progress(f"first job: Python workers started in {time.monotonic() - t:.1f} s, beside the driver's planning")
 
 
-def _ranked_groups(groups_df: DataFrame, top: int, flagged: bool) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """(the `top` worst groups, every group with a finding when `flagged`), worst first, collected in
-    one job: the groups ranked in `transforms.worst_first`'s order, those wanted kept."""
-    from pyspark.sql.window import Window
+def _group_sizes(groups: Sequence[Mapping[str, Any]]) -> list[dict[str, int]]:
+    """The groups counted by how many repositories they span (`repos_count`, `count`, `flagged`: with
+    a finding)."""
+    sizes: dict[int, dict[str, int]] = {}
+    for g in groups:
+        n = int(g["repos_count"])
+        size = sizes.setdefault(n, {"repos_count": n, "count": 0, "flagged": 0})
+        size["count"] += 1
+        size["flagged"] += int(int(g["findings"]) > 0)
+    return list(sizes.values())
 
-    rank = F.row_number().over(Window.orderBy(*T.worst_first_order()))
-    wanted = F.col("_rank") <= top
-    if flagged:
-        wanted = wanted | (F.col("findings") > 0)
-    rows = groups_df.withColumn("_rank", rank).where(wanted).orderBy("_rank").collect()
-    worst: list[dict[str, Any]] = []
-    all_flagged: list[dict[str, Any]] = []
-    for r in rows:
-        d = r.asDict(recursive=True)
-        n = d.pop("_rank")
-        if n <= top:
-            worst.append(d)
-        if flagged and int(d["findings"]) > 0:
-            all_flagged.append(d)
-    return worst, all_flagged
+
+def _ranked_groups(
+    groups: Sequence[Mapping[str, Any]], top: int, flagged: bool
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(the `top` worst groups, every group with a finding when `flagged`), worst first: in
+    `transforms.worst_first_order`'s order (descending keys first, the name last; a group is one
+    row, so the order is total)."""
+    ranked = sorted(groups, key=T.worst_first_key)
+    worst = [dict(g) for g in ranked[:top]]
+    return worst, [dict(g) for g in ranked if flagged and int(g["findings"]) > 0]
 
 
 def evidence_findings(

@@ -216,6 +216,17 @@ class Output:
             assert remote is not None
             remote(f"{self.staging}/{rel}", text)
 
+    def write_bytes(self, rel: str, data: bytes, remote: Callable[[str, bytes], None] | None = None) -> None:
+        """A binary file of the run (a small table's Parquet file), as `write_text`."""
+        if self.local is not None:
+            if os.path.dirname(rel):
+                os.makedirs(os.path.join(self.staging, os.path.dirname(rel)), exist_ok=True)
+            with open(os.path.join(self.staging, rel), "wb") as fh:
+                fh.write(data)
+        else:
+            assert remote is not None
+            remote(f"{self.staging}/{rel}", data)
+
     def manifest(self, sizes: dict[str, int]) -> str:
         return (
             json.dumps(

@@ -392,5 +392,17 @@ def worst_first_order() -> list[Column]:
     ]
 
 
+def worst_first_key(group: Mapping[str, Any]) -> tuple[Any, ...]:
+    """`worst_first_order` as a sort key of a collected group row (names compared as Spark compares
+    strings: by their UTF-8 bytes)."""
+    return (
+        -int(group["worst"]),
+        -int(group["errors"]),
+        -int(group["repos_count"]),
+        -int(group["findings"]),
+        str(group["group"]).encode("utf-8", "surrogatepass"),
+    )
+
+
 def worst_first(groups_df: DataFrame) -> DataFrame:
     return groups_df.orderBy(*worst_first_order())
