@@ -17,6 +17,18 @@ REGISTRY: dict[str, str] = {
     "manifests": "subguard.extract.manifests.extractor:EXTRACTOR",  # keep last: claims every YAML nobody else took
 }
 
+# name -> the byte strings a file must hold for the extractor to be given it (empty: every file it
+# claims). Kept here, beside the registry, so that the run memo can tell whether an edited file
+# would reach an extractor without importing it (`subguard.scan.runmemo`).
+NEEDLES: dict[str, tuple[bytes, ...]] = {
+    "python": (b"rocketmq",),
+    "build": (b"rocketmq", b"spring-cloud-alibaba"),
+    "spring": (),
+    # ONSFactory: the Aliyun ONS client (com.aliyun.openservices.ons.api) names no RocketMQ package
+    "java": (b"rocketmq", b"RocketMQ", b"ONSFactory"),
+    "manifests": (),  # on purpose: see `subguard.extract.manifests.extractor`
+}
+
 
 def load_extractors(names: Sequence[str] | None = None) -> list[Extractor]:
     chosen = list(REGISTRY) if names is None else list(names)

@@ -30,6 +30,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 from subguard.core.model import FileRecord, FileStatus, Location, Resolution, Value
+from subguard.extract import NEEDLES
 from subguard.extract.base import ExtractResult, RepoContext, SourceFile
 from subguard.rocketmq.client_versions import ARTIFACTS, SCA_BOM, SCA_STREAM
 
@@ -528,7 +529,7 @@ def _kind(path: str) -> str:
 
 class BuildExtractor:
     name = "build"
-    needles: tuple[bytes, ...] = (b"rocketmq", b"spring-cloud-alibaba")
+    needles: tuple[bytes, ...] = NEEDLES["build"]
 
     def claims(self, path: str) -> bool:
         return bool(_kind(path))

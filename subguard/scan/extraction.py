@@ -13,7 +13,7 @@ import os
 import pickle
 import re
 import sys
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -23,11 +23,25 @@ from subguard.core.config import Config
 from subguard.core.limits import FileFailure, describe, gc_paused, guard_memo, scrub
 from subguard.core.model import Consumer, Deployment, FileRecord, FileStatus, Finding
 from subguard.deploy.service import ModuleRoots, attribute, know_roots, module_roots
-from subguard.extract import REGISTRY, load_extractors
+from subguard.extract import NEEDLES, REGISTRY, load_extractors
 from subguard.extract.base import Extractor, ExtractResult, RepoContext, SourceFile, no_memo
 from subguard.scan import globs
 from subguard.scan.discover import Candidate, discover, excluded_record, read_limited
 from subguard.scan.parallel import Prefetcher, worker_count
+
+
+@dataclass(frozen=True)
+class Looked:
+    """What extractors looked at besides the files they were given: the files they read, and the
+    patterns they searched other files for (`RepoContext.matching`; a file that matches none of
+    them gave every search the answer it gives unread). The run memo trusts an edit of any other
+    file that no extractor takes without its needles (`subguard.scan.runmemo`)."""
+
+    read: frozenset[str] = frozenset()
+    patterns: frozenset[bytes] = frozenset()
+
+    def __or__(self, other: Looked) -> Looked:
+        return Looked(self.read | other.read, self.patterns | other.patterns)
 
 
 @dataclass(frozen=True)
@@ -43,6 +57,8 @@ class ScanResult:
     # cached scan knows every extractor's result ("" otherwise): equal digests, equal judgements
     # (`subguard.rules.engine.evaluate` reuses its last answer); never part of equality
     digest: str = field(default="", compare=False)
+    # what the extractors looked at besides the files they were given (`Looked`); never part of equality
+    looked: Looked = field(default_factory=lambda: Looked(), compare=False)
 
     def counts(self) -> dict[str, int]:
         out = {s.value: 0 for s in FileStatus}
@@ -56,6 +72,19 @@ KEEP_BYTES = 64 * 1024 * 1024  # contents kept in memory after the prefilter rea
 NO_REFERENCE = "no RocketMQ reference (prefilter)"
 UNREADABLE = "cannot read"
 EXCLUDED_BY_CONFIG = "excluded by config"  # globs.REASON: counted in --stats, never named file by file
+
+
+def unread_files(result: ScanResult, cited: Collection[str]) -> dict[str, str]:
+    """The files of a scan no extractor saw (path -> the extractor that claims it): skipped for want
+    of its needles, read by no extractor, and not among `cited` (the paths findings name). An edit
+    of one that adds no needle and matches no searched pattern leaves the result as it is
+    (`subguard.scan.unread`)."""
+    seen = result.looked.read
+    return {
+        r.path: r.extractor
+        for r in result.files
+        if r.reason == NO_REFERENCE and r.extractor in NEEDLES and r.path not in seen and r.path not in cited
+    }
 
 
 def config_dir(config: Config) -> str | None:
@@ -203,6 +232,7 @@ def _scan_files(
     deployments: list[Deployment] = []
     findings: list[Finding] = []
     facts = Facts()
+    looked = Looked()
     paths = frozenset(by_path)
     if inc is not None:
         inc.module_roots(paths)
@@ -215,6 +245,7 @@ def _scan_files(
         reused = inc.reuse(name, chosen[name]) if inc is not None else None
         if reused is not None:
             result, given = reused, {c.path for c in chosen[name]}
+            looked |= inc.looked(name) if inc is not None else Looked()
         else:
             ex = registry.get(name)
             files: list[SourceFile] = []
@@ -237,10 +268,11 @@ def _scan_files(
                 prefetch=ahead.prefetch,
                 search=searcher,
             )
-            result, isolated, reads, seen_priors = _run_recorded(ex, files, base, prior, by_path)
+            result, isolated, reads, seen_priors, seen_files = _run_recorded(ex, files, base, prior, by_path)
             given = {f.path for f in files}
+            looked |= seen_files
             if inc is not None:
-                inc.ran(name, chosen[name], reads, seen_priors, result, isolated)
+                inc.ran(name, chosen[name], reads, seen_priors, result, isolated, seen_files)
         prior[name] = result
         for rec in result.files if file_records else ():
             records[rec.path] = rec.model_copy(
@@ -271,6 +303,7 @@ def _scan_files(
         findings=scrub(tuple(findings)),
         facts=facts if file_records else {},
         digest=inc.digest(registry.names, repo, unread) if inc is not None and file_records else "",
+        looked=looked,
     )
 
 
@@ -372,19 +405,23 @@ def _run_recorded(
     base: RepoContext,
     prior: Mapping[str, ExtractResult],
     by_path: Mapping[str, Candidate],
-) -> tuple[ExtractResult, bool, dict[str, tuple[int, int] | None], set[str]]:
+) -> tuple[ExtractResult, bool, dict[str, tuple[int, int] | None], set[str], Looked]:
     """`_extract_isolated`, noting what the extractor read besides its files: other files (with their
-    size and mtime), and earlier extractors' results."""
+    size and mtime, read or searched), earlier extractors' results, and what it read and searched for."""
     reads: dict[str, tuple[int, int] | None] = {}
     seen: set[str] = set()
+    read: set[str] = set()
+    patterns: set[bytes] = set()
 
     def context(failed: frozenset[str]) -> RepoContext:
         def read_ok(wanted: str) -> bytes | None:
             cand = by_path.get(wanted)
             reads[wanted] = (cand.size, cand.mtime_ns) if cand is not None else None
+            read.add(wanted)
             return None if wanted in failed else base.read(wanted)
 
         def search_ok(pattern: bytes, paths: Sequence[str]) -> list[str]:
+            patterns.add(pattern)
             for wanted in paths:
                 cand = by_path.get(wanted)
                 reads[wanted] = (cand.size, cand.mtime_ns) if cand is not None else None
@@ -398,7 +435,7 @@ def _run_recorded(
         return dataclasses.replace(base, read=read_ok, prior=_Seen(prior, seen), search=search_ok)
 
     result, isolated = _extract_isolated(ex, files, context)
-    return result, isolated, reads, seen
+    return result, isolated, reads, seen, Looked(frozenset(read), frozenset(patterns))
 
 
 class _Registry:
@@ -500,6 +537,7 @@ class _State:
     priors: frozenset[str]
     blob: bytes
     facts: tuple[tuple[str, bytes], ...] = ()
+    looked: Looked = Looked()
     # names the result's content (not its pickle: equal results pickle apart when they share strings
     # differently); kept while a run gives an equal result (`_Incremental.digest`)
     digest: str = ""
@@ -615,6 +653,11 @@ class _Incremental:
         self.digests[name] = state.digest or hashlib.blake2b(state.blob, digest_size=20).hexdigest()
         return dataclasses.replace(result, facts=Facts(dict(state.facts)))
 
+    def looked(self, name: str) -> Looked:
+        """What the extractor `name` read and searched for in the run whose result `reuse` gave."""
+        state = self.states.get(name)
+        return state.looked if isinstance(state, _State) else Looked()
+
     def digest(self, names: Sequence[str], repo: str, unread: Sequence[str]) -> str:
         """A digest of what the scan's result holds besides file records and facts: the cache's
         namespace (version, code, scan config, root), the path set, the repo name, the unreadable
@@ -647,6 +690,7 @@ class _Incremental:
         priors: set[str],
         result: ExtractResult,
         isolated: bool,
+        looked: Looked,
     ) -> None:
         old = self.states.get(name)
         try:
@@ -673,6 +717,7 @@ class _Incremental:
             frozenset(priors),
             blob,
             facts,
+            looked,
             digest,
         )
         if state != old:

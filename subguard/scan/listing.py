@@ -182,7 +182,7 @@ def share(
     skip: tuple[str, ...],
     walk_rows: Rows | None = None,
     names: list[str] | None = None,
-    stats: dict[str, Stat] | None = None,
+    stats: dict[str, tuple[int, int, int, int, int]] | None = None,
 ) -> None:
     """Keep the listing a stamp took of `top`: a walk's rows per folder (`treestamp.walk_stamp`), or
     git's names with the stat of each stamped one (`treestamp.names_stamp`). `skip`: the prefixes the
@@ -222,7 +222,7 @@ def take_shared(top: str, exclude_dirs: frozenset[str]) -> list[tuple[str, Stat 
     if complete is not None:
         return _walk_order(complete())
     if isinstance(names, list) and isinstance(stats, dict):
-        return [(name, stats.get(name)) for name in names]
+        return [(name, st[:3] if (st := stats.get(name)) is not None else None) for name in names]
     return None
 
 

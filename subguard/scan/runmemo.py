@@ -37,7 +37,7 @@ import time
 
 from subguard import __version__
 from subguard.core import signing, tools
-from subguard.scan import listing, treestamp
+from subguard.scan import listing, treestamp, unread
 from subguard.scan.listing import excluded_dir, git_files
 
 try:  # hashlib would load OpenSSL (~10 ms) for a digest the interpreter has built in
@@ -86,13 +86,16 @@ def file_stat(path: str) -> list[int] | None:
     return [stat.S_IFMT(st.st_mode), st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
 
 
-def root_listing(root: str, exclude: Sequence[str] = (), globs: Sequence[Any] = ()) -> tuple[str, int]:
+def root_listing(
+    root: str, exclude: Sequence[str] = (), globs: Sequence[Any] = (), kept: list[Any] | None = None
+) -> tuple[str, int]:
     """A digest of every entry of a scan root as `discover` would list it (names and stat fields:
     git's listing inside a work tree, else the same filtered walk), and its newest ctime (ns).
 
     `globs` is `[patterns, config folder]` of the config's `exclude` (`subguard.scan.globs`): an
     entry it excludes counts by its name alone, so editing it changes nothing, adding or removing
-    it does (the run counts it)."""
+    it does (the run counts it). `kept` receives what the listing holds entry by entry (a walk's
+    `treestamp.Rows`, or git's names with their stat fields), for `changed_entries`."""
     top = os.path.abspath(root) if os.path.islink(root) else os.path.realpath(root)
     match = _exclude_matcher(top if os.path.isdir(top) else os.path.dirname(top), globs)
     if not os.path.isdir(top):
@@ -106,18 +109,21 @@ def root_listing(root: str, exclude: Sequence[str] = (), globs: Sequence[Any] = 
         rows = treestamp.Rows()
         stamp = treestamp.walk_stamp(top, skip, excluded_dir, top, match, keep=rows)
         listing.share(top, skip, walk_rows=rows)  # the scan lists the root from these rows
+        if kept is not None:
+            kept.append(rows)
         return stamp
-    kept = [name for name in listed if not (skip and (name + "/").startswith(skip))]
-    stats: dict[str, tuple[int, int, int]] = {}
+    names = [name for name in listed if not (skip and (name + "/").startswith(skip))]
+    stats: dict[str, tuple[int, int, int, int, int]] = {}
     if match is None:
-        stamp = treestamp.names_stamp(top, kept, "git\0" + top, stats)
+        stamp = treestamp.names_stamp(top, names, "git\0" + top, stats)
     else:
-        left_out = [name for name in kept if match(name) is not None]
-        if left_out:
-            gone = set(left_out)
-            kept = [name for name in kept if name not in gone]
-        stamp = treestamp.names_stamp(top, kept, "git\0" + top + "\0excluded\0" + "\0".join(left_out), stats)
+        left_out = [name for name in names if match(name) is not None]
+        gone = set(left_out)
+        stamped = [name for name in names if name not in gone] if gone else names
+        stamp = treestamp.names_stamp(top, stamped, "git\0" + top + "\0excluded\0" + "\0".join(left_out), stats)
     listing.share(top, (), names=listed, stats=stats)  # names it did not stamp are stat-ed by the scan
+    if kept is not None:
+        kept.append((names, stats))
     return stamp
 
 
@@ -130,8 +136,9 @@ def _exclude_matcher(folder: str, globs: Sequence[Any]) -> Callable[[str], str |
     return globs_mod.matcher(patterns, globs_mod.root_prefix(folder, config_dir or None))
 
 
-# listings the replay took, for the recorder of the same process (taken before the run read anything)
-_TAKEN: dict[tuple[str, tuple[str, ...], str], tuple[int, str, int]] = {}
+# listings the replay took, for the recorder of the same process (taken before the run read anything):
+# when, digest, newest ctime, and what `root_listing` kept of its entries
+_TAKEN: dict[tuple[str, tuple[str, ...], str], tuple[int, str, int, Any]] = {}
 
 
 def _key(globs: Sequence[Any]) -> str:
@@ -139,23 +146,26 @@ def _key(globs: Sequence[Any]) -> str:
 
 
 def root_signature(root: str, exclude: Sequence[str] = (), globs: Sequence[Any] = ()) -> str:
+    kept: list[Any] = []
     listed_at = time.time_ns()
-    digest, newest = root_listing(root, exclude, globs)
-    _TAKEN[(root, tuple(exclude), _key(globs))] = (listed_at, digest, newest)
+    digest, newest = root_listing(root, exclude, globs, kept)
+    _TAKEN[(root, tuple(exclude), _key(globs))] = (listed_at, digest, newest, kept[0] if kept else None)
     return digest
 
 
-def listing_for_record(root: str, exclude: Sequence[str], globs: Sequence[Any] = ()) -> tuple[int, str, int]:
-    """(when it was taken, digest, newest ctime) of a root's listing: the one this process's replay
-    took when it was of the same root (a large tree is not walked twice per run), else a new one. An
-    earlier listing is safe: a file changed since makes the stored digest stale, a miss next time.
-    One too close to a change (`RACY_NS`) is taken again: by now that change may be far enough back."""
+def listing_for_record(root: str, exclude: Sequence[str], globs: Sequence[Any] = ()) -> tuple[int, str, int, Any]:
+    """(when it was taken, digest, newest ctime, entries kept) of a root's listing: the one this
+    process's replay took when it was of the same root (a large tree is not walked twice per run),
+    else a new one. An earlier listing is safe: a file changed since makes the stored digest stale, a
+    miss next time. One too close to a change (`RACY_NS`) is taken again: by now that change may be
+    far enough back."""
     taken = _TAKEN.pop((root, tuple(exclude), _key(globs)), None)
     if taken is not None and taken[0] - taken[2] >= RACY_NS:
         return taken
+    kept: list[Any] = []
     listed_at = time.time_ns()
-    digest, newest = root_listing(root, exclude, globs)
-    return listed_at, digest, newest
+    digest, newest = root_listing(root, exclude, globs, kept)
+    return listed_at, digest, newest, kept[0] if kept else None
 
 
 def tree_signature(folder: str) -> str:
@@ -219,6 +229,12 @@ def memo_path(argv: Sequence[str]) -> str:
     return os.path.join(runs_dir(), f"{invocation_key(argv)}.memo")
 
 
+def aside_path(memo: str) -> str:
+    """Where an entry keeps what only a changed root needs (`subguard.scan.unread`): its listings entry
+    by entry and the files the run did not see, read only when a root's digest differs."""
+    return memo.removesuffix(".memo") + ".aside"
+
+
 def read_entry(path: str) -> dict[str, Any] | None:
     """A signed memo entry of this format, or None."""
     body = signing.read_sealed(path)
@@ -238,13 +254,43 @@ def write_entry(path: str, entry: dict[str, Any]) -> None:
 # --- replay ----------------------------------------------------------------------------------------
 
 
-def _valid(entry: dict[str, Any]) -> bool:
+def _valid(entry: dict[str, Any], memo: str) -> bool:
     inputs = entry["inputs"]
     if any(file_stat(path) != sig for path, sig in inputs["files"].items()):
         return False
     if not all(tree_signature(folder) == sig for folder, sig in inputs["after"].items()):
         return False
-    return all(root_signature(root["path"], root["exclude"], root["globs"]) == root["sig"] for root in inputs["roots"])
+    aside: list[Any] | None = None
+    for i, root in enumerate(inputs["roots"]):
+        if root_signature(root["path"], root["exclude"], root["globs"]) == root["sig"]:
+            continue
+        if aside is None:
+            aside = _aside(memo, inputs.get("aside"))
+        if i >= len(aside) or not _only_unread_edits(root, aside[i]):
+            return False
+    return True
+
+
+def _aside(memo: str, token: object) -> list[Any]:
+    """The entry's listings and unread files by root (`aside_path`); empty when it has none."""
+    kept = read_entry(aside_path(memo)) if token else None
+    return kept["roots"] if kept is not None and kept.get("token") == token else []
+
+
+def _only_unread_edits(root: dict[str, Any], aside: object) -> bool:
+    """Whether the root differs from its recorded listing only by edits the run would not see: the
+    same entries, and each entry that changed a regular file of the size limit that the run skipped
+    for want of its extractor's needles (read by no extractor, cited by no finding), and that still
+    holds none of them, nor anything an extractor searched other files for (`unread.untouched`)."""
+    taken = _TAKEN.get((root["path"], tuple(root["exclude"]), _key(root["globs"])))
+    if not isinstance(aside, tuple) or taken is None or taken[3] is None:
+        return False
+    old, recorded = aside
+    changed = unread.changed_entries(old, taken[3])
+    if not changed or len(changed) > unread.MOST_EDITS:
+        return False
+    top = os.path.abspath(root["path"]) if os.path.islink(root["path"]) else os.path.realpath(root["path"])
+    return unread.untouched(top, changed, marshal.loads(recorded))
 
 
 def replay(argv: Sequence[str]) -> int | None:
@@ -252,8 +298,9 @@ def replay(argv: Sequence[str]) -> int | None:
     if not enabled(argv):
         return None
     try:
-        entry = read_entry(memo_path(argv))
-        if entry is None or not _valid(entry):
+        memo = memo_path(argv)
+        entry = read_entry(memo)
+        if entry is None or not _valid(entry, memo):
             return None
         for target, text in entry["outputs"]["files"].items():
             if _read(target) != text:

@@ -7,13 +7,15 @@ streams, lists each scan root before anything is read, and stores the entry when
 from __future__ import annotations
 
 import io
+import marshal
+import os
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TextIO
 
-from subguard.scan import listing, runmemo
+from subguard.scan import listing, runmemo, unread
 
 
 class _Tee(io.TextIOBase):
@@ -55,6 +57,8 @@ class Recorder:
     def __init__(self, argv: Sequence[str]) -> None:
         self.argv = list(argv)
         self.roots: list[dict[str, Any]] = []
+        self.listings: list[Any] = []  # what each root's listing kept of its entries (`runmemo.root_listing`)
+        self.unread: dict[str, dict[str, Any]] = {}  # by root: the files the run did not see (`note_unread`)
         self.files: dict[str, list[int] | None] = {}
         self.after: list[str] = []
         self.outputs: dict[str, str] = {}
@@ -83,15 +87,19 @@ class Recorder:
                     inside.append(Path(path).resolve().relative_to(top).as_posix())
                 except ValueError:
                     continue
-            listed_at, digest, newest = runmemo.listing_for_record(root, inside, globs)
+            listed_at, digest, newest, kept = runmemo.listing_for_record(root, inside, globs)
             if listed_at - newest < runmemo.RACY_NS:
                 self.spoil("a file changed within the timestamp granularity of the listing")
             self.roots.append({"path": root, "exclude": inside, "globs": globs, "sig": digest})
+            self.listings.append(kept)
         self.files.update({str(Path(f).absolute()): runmemo.file_stat(f) for f in files})
         self.after += [str(Path(c).absolute()) for c in caches]
 
     def note_output(self, path: str, text: str) -> None:
         self.outputs[str(Path(path).absolute())] = text
+
+    def note_unread(self, root: str, recorded: dict[str, Any]) -> None:
+        self.unread[root] = recorded
 
     def spoil(self, why: str) -> None:
         self.spoiled = self.spoiled or why
@@ -105,6 +113,16 @@ class Recorder:
             return
 
     def _store(self, code: int) -> None:
+        path = runmemo.memo_path(self.argv)
+        aside: list[tuple[bytes, bytes] | None] = []
+        for root, kept in zip(self.roots, self.listings):
+            recorded = self.unread.get(root["path"])
+            blob = unread.snapshot(kept) if recorded else None
+            aside.append((blob, marshal.dumps(recorded)) if blob is not None else None)
+        token = ""
+        if any(aside):  # beside the entry: an unchanged run's replay never reads it
+            token = os.urandom(16).hex()
+            runmemo.write_entry(runmemo.aside_path(path), {"version": runmemo.FORMAT, "token": token, "roots": aside})
         entry = {
             "version": runmemo.FORMAT,
             "code": code,
@@ -112,10 +130,11 @@ class Recorder:
                 "roots": self.roots,
                 "files": self.files,
                 "after": {c: runmemo.tree_signature(c) for c in self.after},
+                "aside": token,
             },
             "outputs": {"stdout": "".join(self.out.copy), "stderr": "".join(self.err.copy), "files": self.outputs},
         }
-        runmemo.write_entry(runmemo.memo_path(self.argv), entry)
+        runmemo.write_entry(path, entry)
         _prune(Path(runmemo.runs_dir()))
 
 
@@ -123,6 +142,7 @@ def _prune(folder: Path) -> None:
     entries = sorted(folder.glob("*.memo"), key=lambda p: p.stat().st_mtime_ns, reverse=True)
     for old in entries[runmemo.KEEP :]:
         old.unlink(missing_ok=True)
+        Path(runmemo.aside_path(str(old))).unlink(missing_ok=True)
 
 
 ACTIVE: Recorder | None = None
@@ -157,6 +177,17 @@ def note_inputs(
 ) -> None:
     if ACTIVE is not None:
         ACTIVE.note_inputs(roots, files, caches, exclude, patterns, config_dir)
+
+
+def note_unread(
+    root: str, paths: dict[str, str], needles: dict[str, tuple[bytes, ...]], patterns: Iterable[bytes], max_size: int
+) -> None:
+    """After the scan of `root`: the files the run skipped for want of needles and did not otherwise
+    use (path -> extractor), each extractor's needles, the patterns extractors searched other files
+    for, and the size limit (`subguard.scan.unread`)."""
+    if ACTIVE is not None and paths:
+        recorded = {"paths": paths, "needles": needles, "patterns": sorted(patterns), "max_size": max_size}
+        ACTIVE.note_unread(root, recorded)
 
 
 def note_output(path: str, text: str) -> None:

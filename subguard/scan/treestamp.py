@@ -164,6 +164,7 @@ class Rows:
     def __init__(self) -> None:
         self.rows: dict[str, bytes] = {}
         self.pending: _Pending | None = None
+        self.partial = False  # the child went without handing its folders over
 
     def complete(self) -> dict[str, bytes]:
         """Every folder's rows (a folder whose rows the child could not send is missing)."""
@@ -171,12 +172,15 @@ class Rows:
             more, self.pending = self.pending.more(), None
             if isinstance(more, dict):
                 self.rows.update(more)
+            else:
+                self.partial = True
         return self.rows
 
     def close(self) -> None:
         if self.pending is not None:
             self.pending.close()
             self.pending = None
+            self.partial = True
 
 
 def walk_stamp(
@@ -228,10 +232,10 @@ def _folder_digests(walk: _Walk, rels: list[str]) -> tuple[dict[str, bytes], int
 
 
 def names_stamp(
-    base: str, names: Sequence[str], seed: str, keep: dict[str, tuple[int, int, int]] | None = None
+    base: str, names: Sequence[str], seed: str, keep: dict[str, tuple[int, int, int, int, int]] | None = None
 ) -> tuple[str, int]:
     """Digest and newest ctime of the listed entries (paths relative to `base`), by `lstat`. `keep`
-    receives (mode, size, mtime) of each entry stamped (`listing.share`)."""
+    receives (mode, size, mtime, ctime, inode) of each entry stamped (`listing.share`)."""
     half = len(names) // 2 if len(names) >= SPLIT_MIN_NAMES else len(names)
     want = keep is not None
     pending = _in_child(lambda: _stamps(base, names[half:], want)) if half < len(names) else None
@@ -258,9 +262,11 @@ def names_stamp(
     return h.hexdigest(), newest
 
 
-def _stamps(base: str, names: Sequence[str], keep: bool = False) -> tuple[bytes, int, dict[str, tuple[int, int, int]]]:
+def _stamps(
+    base: str, names: Sequence[str], keep: bool = False
+) -> tuple[bytes, int, dict[str, tuple[int, int, int, int, int]]]:
     out: list[bytes] = []
-    stats: dict[str, tuple[int, int, int]] = {}
+    stats: dict[str, tuple[int, int, int, int, int]] = {}
     newest = 0
     for name in names:
         try:
@@ -271,7 +277,7 @@ def _stamps(base: str, names: Sequence[str], keep: bool = False) -> tuple[bytes,
         out.append(_name(name) + b"\0" + _stamp(st) + b"\n")
         newest = max(newest, st.st_ctime_ns)
         if keep:
-            stats[name] = (st.st_mode, st.st_size, st.st_mtime_ns)
+            stats[name] = (st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
     return b"".join(out), newest, stats
 
 

@@ -30,6 +30,7 @@ from subguard.cli.commands.show_config import describe
 from subguard.core.cache import user_cache_dir
 from subguard.core.config import Config, config_lookups
 from subguard.core.model import FileStatus, Finding, RuleDoc
+from subguard.extract import NEEDLES
 from subguard.report import FORMATS, ReportContext, Root, render, summary_line, use_color
 from subguard.rules import baseline as baseline_mod
 from subguard.rules import code_scope
@@ -38,7 +39,7 @@ from subguard.rules.judge import BaselineStep, RuleSet, judge
 from subguard.rules.policy import BUILTIN_DIR, Policy, PolicyError, load_policy_set, policy_dirs, rule_docs
 from subguard.rules.waiver_sources import on_disk as waivers_on_disk
 from subguard.scan import gitrev, runrecord
-from subguard.scan.extraction import ScanResult, cache_directory, config_dir
+from subguard.scan.extraction import ScanResult, cache_directory, config_dir, unread_files
 
 if TYPE_CHECKING:  # the change rules load only with --base, the org map only with --org-map
     from subguard.audit.orgcheck import OrgCheck
@@ -201,6 +202,18 @@ def _note_inputs(
     caches = [str(cache_directory(Path(r).resolve(), config)) for r in roots if Path(r).is_dir()]
     caches += [str(user_cache_dir())]
     runrecord.note_inputs(roots, files, caches, [*outputs, *caches], config.exclude, config_dir(config))
+
+
+def _note_unread(
+    roots: Sequence[str], results: Sequence[ScanResult], findings: Sequence[Finding], config: Config
+) -> None:
+    """Tell the run memo which files of each root this run did not see (`subguard.scan.unread`)."""
+    if runrecord.ACTIVE is None or len(roots) != len(results):
+        return
+    cited = {f.location.path for f in findings} | {r.location.path for f in findings for r in f.related}
+    for root, result in zip(roots, results):
+        paths = unread_files(result, cited)
+        runrecord.note_unread(root, paths, NEEDLES, result.looked.patterns, config.max_file_size)
 
 
 def _context(
@@ -478,6 +491,7 @@ def check(
     if fixed is not None:
         return fixed
     findings = _with_fixes(results, findings, {fmt, *(f for f, _ in extra_reports)}, config)
+    _note_unread(roots, results, findings, config)
     note = "\n".join(notes)
     ctx = _context(
         results,

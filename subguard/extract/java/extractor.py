@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 
 from subguard.core.model import Consumer, FileRecord, FileStatus
 from subguard.deploy.service import module_dir
+from subguard.extract import NEEDLES
 from subguard.extract.base import ExtractResult, RepoContext, SourceFile
 from subguard.extract.java import running
 from subguard.extract.java.consumers import code_consumers, listener_consumers, refused_listener
@@ -36,8 +37,7 @@ def _parse(path: str, data: bytes) -> JavaFacts:
 
 class JavaExtractor:
     name = "java"
-    # ONSFactory: the Aliyun ONS client (com.aliyun.openservices.ons.api) names no RocketMQ package
-    needles: tuple[bytes, ...] = (b"rocketmq", b"RocketMQ", b"ONSFactory")
+    needles: tuple[bytes, ...] = NEEDLES["java"]
 
     def claims(self, path: str) -> bool:
         return path.endswith(".java")

@@ -41,6 +41,7 @@ from subguard.core.model import (
 )
 from subguard.deploy.manifest_values import Runtime, to_deployment
 from subguard.deploy.service import is_dockerfile_path, service_for
+from subguard.extract import NEEDLES
 from subguard.extract.base import ExtractResult, RepoContext, SourceFile
 from subguard.extract.manifests import compose, docker, helm, helm_render, k8s, shape
 from subguard.extract.manifests.yaml_docs import Document, as_map, load_documents
@@ -72,7 +73,7 @@ class _Parsed:
 
 class ManifestsExtractor:
     name = NAME
-    needles: tuple[bytes, ...] = ()
+    needles: tuple[bytes, ...] = NEEDLES[NAME]
 
     def claims(self, path: str) -> bool:
         return _is_yaml(path) or is_dockerfile_path(path)

@@ -16,6 +16,7 @@ import re
 from collections.abc import Sequence
 
 from subguard.core.model import ClientFamily, FileRecord, FileStatus
+from subguard.extract import NEEDLES
 from subguard.extract.base import ExtractResult, RepoContext, SourceFile
 from subguard.extract.python.attrs import parse_attrs
 from subguard.extract.python.ir import Failure, ModuleFacts, ParseOutcome
@@ -40,7 +41,7 @@ class PythonExtractor:
     """`*.py` / `*.pyi` files mentioning rocketmq."""
 
     name = "python"
-    needles: tuple[bytes, ...] = (b"rocketmq",)
+    needles: tuple[bytes, ...] = NEEDLES["python"]
 
     def claims(self, path: str) -> bool:
         return path.endswith((".py", ".pyi"))

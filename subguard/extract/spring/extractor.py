@@ -21,6 +21,7 @@ from dataclasses import dataclass, replace
 
 from subguard.core.model import Consumer, FileRecord, FileStatus
 from subguard.deploy.service import module_dir
+from subguard.extract import NEEDLES
 from subguard.extract.base import ExtractResult, RepoContext, SourceFile
 from subguard.extract.build import RepoBuilds
 from subguard.extract.spring.consumers import BUILDERS, Builder
@@ -184,7 +185,7 @@ def shared_modules(
 
 class SpringExtractor:
     name = "spring"
-    needles: tuple[bytes, ...] = ()
+    needles: tuple[bytes, ...] = NEEDLES["spring"]
 
     def claims(self, path: str) -> bool:
         return config_file(path) is not None

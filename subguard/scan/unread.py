@@ -1,0 +1,142 @@
+"""Edits a `check` run would not see, so that the run memo may replay the run after them.
+
+Most commits of a large repository edit ordinary code: files an extractor claims but skipped because
+they hold none of its needles (`subguard.extract.NEEDLES`: a Python file that never names
+`rocketmq`). Such a file reaches no extractor, so the run after its edit prints what the run before
+printed. A recorded run keeps, per scan root, its listing entry by entry (`snapshot`) and the files
+it skipped that way and did not otherwise use (`subguard.scan.extraction.unread_files`: read by no
+extractor, cited by no finding), with the needles and the patterns its extractors searched other
+files for. The replay compares the listing now with the recorded one (`changed_entries`): when the
+only entries that changed are such files, still regular, within the size limit, and still holding no
+needle and matching no searched pattern (`untouched`), the memo stands.
+
+Nothing is written back: a later run compares against the same recorded listing and reads the edited
+files again, so a second edit of one of them is never missed. Standard library only, like
+`subguard.scan.runmemo`, which loads this module.
+"""
+
+from __future__ import annotations
+
+import marshal
+import os
+import stat
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any
+
+MOST_EDITS = 64  # more changed entries than this: run for real (reading them all costs more than it saves)
+_READ_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+
+
+def snapshot(kept: Any) -> bytes | None:
+    """The recorded form of what `runmemo.root_listing` kept of a root: a walk's rows by folder, or
+    git's names and stat fields; None when the walk's rows are not all there (a forked half of the
+    walk that was let go without handing them over)."""
+    if isinstance(kept, tuple):
+        names, stats = kept
+        return marshal.dumps(("git", list(names), stats))
+    rows = getattr(kept, "complete", None)
+    if rows is None:
+        return None
+    folders = rows()
+    return None if kept.partial else marshal.dumps(("walk", folders))
+
+
+def changed_entries(recorded: bytes, kept: Any) -> list[str] | None:
+    """The entries (paths relative to the root) whose stat fields differ between the recorded listing
+    and the one `kept` now; None when they differ otherwise (an entry added, removed, turned into
+    another kind, a folder that could not be read) or when either listing is not whole."""
+    try:
+        old = marshal.loads(recorded)
+    except (EOFError, ValueError, TypeError):
+        return None
+    if not isinstance(old, tuple) or not old:
+        return None
+    if old[0] == "git" and isinstance(kept, tuple):
+        return _changed_names(old[1], old[2], *kept)
+    if old[0] == "walk" and not isinstance(kept, tuple) and hasattr(kept, "complete"):
+        rows = kept.complete()
+        return None if kept.partial else _changed_rows(old[1], rows)
+    return None
+
+
+def _changed_names(
+    old_names: Sequence[str], old_stats: dict[str, Any], names: Sequence[str], stats: dict[str, Any]
+) -> list[str] | None:
+    if list(old_names) != list(names) or old_stats.keys() != stats.keys():
+        return None
+    return [name for name, st in stats.items() if old_stats[name] != st]
+
+
+def _changed_rows(old: dict[str, bytes], new: dict[str, bytes]) -> list[str] | None:
+    """The changed files of a walk's rows (`treestamp._Walk._rows`): (name, digest) a subfolder,
+    (name, mode, size, mtime, ctime, inode) a stamped entry, anything else an entry counted by name."""
+    if old.keys() != new.keys():
+        return None
+    changed: list[str] = []
+    for rel, blob in new.items():
+        if old[rel] == blob:
+            continue
+        before = {row[0]: row for row in marshal.loads(old[rel])}
+        after = {row[0]: row for row in marshal.loads(blob)}
+        if before.keys() != after.keys():
+            return None
+        prefix = f"{rel}/" if rel else ""
+        for name, row in after.items():
+            was = before[name]
+            if was == row or (len(row) == len(was) == 2 and isinstance(row[1], bytes) and isinstance(was[1], bytes)):
+                continue  # the same, or a subfolder whose own rows tell what changed inside it
+            if len(row) != 6 or len(was) != 6:
+                return None
+            changed.append(prefix + name)
+    return changed
+
+
+def untouched(top: str, changed: Sequence[str], recorded: dict[str, Any]) -> bool:
+    """Whether each changed path is a file the recorded run skipped for want of needles and did not
+    otherwise use, and still is: regular, within the size limit, holding none of its extractor's
+    needles and matching none of the patterns the run's extractors searched other files for."""
+    paths, needles = recorded.get("paths"), recorded.get("needles")
+    patterns, most = recorded.get("patterns"), recorded.get("max_size")
+    if not isinstance(paths, dict) or not isinstance(needles, dict) or not isinstance(most, int):
+        return False
+    searched: list[Any] = []
+    if patterns:
+        import re  # only when an extractor searched: most runs of a tree without consumers never do
+
+        try:
+            searched = [re.compile(p) for p in patterns]
+        except (re.error, TypeError):
+            return False
+    for rel in changed:
+        wanted = needles.get(paths.get(rel))
+        if not wanted:
+            return False
+        data = _read(f"{top}/{rel}", most)
+        if data is None or any(n in data for n in wanted) or any(rx.search(data) for rx in searched):
+            return False
+    return True
+
+
+def _read(path: str, most: int) -> bytes | None:
+    """The bytes of a regular file of at most `most` bytes (a link, a FIFO, a larger file: None),
+    read as `subguard.scan.discover.read_limited` reads it."""
+    try:
+        fd = os.open(path, _READ_FLAGS)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > most:
+            return None
+        chunks, total = [], 0
+        while total <= most and (chunk := os.read(fd, max(st.st_size + 1 - total, 1 << 16))):
+            chunks.append(chunk)
+            total += len(chunk)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return None if total > most else b"".join(chunks)

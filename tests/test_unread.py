@@ -1,0 +1,224 @@
+"""The run memo after edits a run would not see (`subguard.scan.unread`): an edit of ordinary code (a
+file its extractor skipped for want of needles, that nothing else read) is replayed; every other
+edit, and every edit that makes such a file matter, runs for real.
+
+Each scenario runs the real console entry in a subprocess with its own user cache, in a plain folder
+and in a git work tree (the two listings `runmemo.root_listing` takes), as a pre-commit hook would.
+"""
+
+from __future__ import annotations
+
+import marshal
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from subguard.scan import runmemo, treestamp, unread
+
+CONSUMER = """from rocketmq.client import PushConsumer
+
+from common.names import TOPIC
+
+
+def start(handle):
+    c = PushConsumer("GID_UNREAD")
+    c.set_name_server_address("ns:9876")
+    c.subscribe(TOPIC, handle, "{tags}")
+    c.start()
+"""
+
+FACTORY = """from rocketmq.client import PushConsumer
+
+
+def make_consumer(group):
+    c = PushConsumer(group)
+    c.subscribe("TopicFactory", None, "TagA")
+    return c
+"""
+
+PLAIN = '''"""Ordinary code."""
+
+
+def limit(values):
+    return [v for v in values if v < {n}]
+'''
+
+TICK = runmemo.RACY_NS / 1e9 + 0.05  # past the window in which an edit is not memoised
+
+
+def _git(root: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=root, check=True, capture_output=True)
+
+
+@pytest.fixture(params=["folder", "git"])
+def repo(tmp_path: Path, request: pytest.FixtureRequest) -> Path:
+    root = tmp_path / "repo"
+    files = {
+        "common/__init__.py": "",
+        "common/names.py": 'TOPIC = "TopicUnread"\n',
+        "common/factory.py": FACTORY,
+        "a/one.py": CONSUMER.format(tags="TagA"),
+        "b/two.py": CONSUMER.format(tags="TagA"),
+        "b/util.py": PLAIN.format(n=1),
+        "c/more.py": PLAIN.format(n=2),
+    }
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
+    if request.param == "git":
+        _git(root, "init", "-q")
+        _git(root, "add", ".")
+        _git(root, "-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-qm", "start")
+    return root
+
+
+def _check(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "XDG_CACHE_HOME": str(repo.parent / "xdg"), "NO_COLOR": "1"}
+    env.pop("SUBGUARD_CACHE_DIR", None)
+    env.pop("SUBGUARD_NO_RUN_MEMO", None)
+    cmd = [sys.executable, "-X", "importtime", "-m", "subguard", "check", ".", "--no-simulate", "--format", "json"]
+    return subprocess.run([*cmd, *args], cwd=repo, capture_output=True, text=True, timeout=120, env=env, check=False)
+
+
+def _replayed(proc: subprocess.CompletedProcess[str]) -> bool:
+    return "subguard.scan.runmemo" in proc.stderr and "subguard.rules.engine" not in proc.stderr
+
+
+def _recorded(repo: Path) -> subprocess.CompletedProcess[str]:
+    first = _check(repo)
+    assert first.returncode in (0, 1), first.stderr
+    time.sleep(TICK)  # the fixture's files are far enough back: the run is memoised
+    again = _check(repo)
+    assert _replayed(again) and again.stdout == first.stdout
+    return first
+
+
+def _edit(path: Path, text: str) -> None:
+    path.write_text(text, encoding="utf-8")
+    time.sleep(TICK)
+
+
+def test_an_edit_of_ordinary_code_is_replayed(repo: Path) -> None:
+    first = _recorded(repo)
+    _edit(repo / "b" / "util.py", PLAIN.format(n=7) + "\n\ndef more():\n    return 1\n")
+    _edit(repo / "c" / "more.py", "# reformatted\n" + PLAIN.format(n=3))
+    proc = _check(repo)
+    assert _replayed(proc) and proc.stdout == first.stdout
+    assert _replayed(_check(repo))  # the recorded listing still serves: the edits are read again
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "import rocketmq  # a needle: the Python extractor is given the file\n",
+        "from common.factory import make_consumer\n\nextra = make_consumer('GID_UNREAD')\n",
+    ],
+    ids=["needle", "factory-call"],
+)
+def test_an_edit_that_makes_ordinary_code_matter_runs_for_real(repo: Path, text: str) -> None:
+    _recorded(repo)
+    _edit(repo / "b" / "util.py", PLAIN.format(n=1) + text)
+    proc = _check(repo)
+    assert not _replayed(proc)
+    cold = _check(repo, "--no-cache")
+    assert proc.stdout == cold.stdout
+
+
+def test_an_edit_of_a_file_another_file_reads_runs_for_real(repo: Path) -> None:
+    """common/names.py names no RocketMQ API, but the consumers import their topic from it (and the
+    conflict between them cites it)."""
+    (repo / "b" / "two.py").write_text(CONSUMER.format(tags="TagB"))
+    first = _recorded(repo)
+    assert "TopicUnread" in first.stdout
+    _edit(repo / "common" / "names.py", 'TOPIC = "TopicMoved"\n')
+    proc = _check(repo)
+    assert not _replayed(proc) and "TopicMoved" in proc.stdout
+    assert proc.stdout == _check(repo, "--no-cache").stdout
+
+
+def test_added_removed_oversized_and_linked_files_run_for_real(repo: Path) -> None:
+    _recorded(repo)
+    (repo / "c" / "new.py").write_text(PLAIN.format(n=9))
+    time.sleep(TICK)
+    assert not _replayed(_check(repo))  # a new file: the run counts it
+    time.sleep(TICK)
+    assert _replayed(_check(repo))
+    (repo / "c" / "new.py").unlink()
+    time.sleep(TICK)
+    assert not _replayed(_check(repo))
+    time.sleep(TICK)
+    assert _replayed(_check(repo))
+    (repo / ".subguard.yaml").write_text("max-file-size: 400\n")
+    time.sleep(TICK)
+    _check(repo)
+    time.sleep(TICK)
+    assert _replayed(_check(repo))
+    _edit(repo / "b" / "util.py", PLAIN.format(n=1) + "#" * 500 + "\n")  # now over the limit: skipped, named
+    proc = _check(repo)
+    assert not _replayed(proc)
+    assert proc.stdout == _check(repo, "--no-cache").stdout
+    time.sleep(TICK)
+    _check(repo)
+    time.sleep(TICK)
+    (repo / "c" / "more.py").unlink()
+    os.symlink(repo / "b" / "util.py", repo / "c" / "more.py")
+    time.sleep(TICK)
+    assert not _replayed(_check(repo))
+
+
+def test_changed_entries_of_a_walk() -> None:
+    def rows(**folders: list[tuple[object, ...]]) -> dict[str, bytes]:
+        return {
+            rel.replace("_", "/") if rel != "top" else "": marshal.dumps(sorted(r), 2) for rel, r in folders.items()
+        }
+
+    def kept(folders: dict[str, bytes]) -> treestamp.Rows:
+        out = treestamp.Rows()
+        out.rows = folders
+        return out
+
+    file_a, file_b = ("a.py", 33188, 10, 1, 1, 7), ("b.py", 33188, 10, 1, 1, 8)
+    old = rows(top=[("sub", b"x" * 20), file_a], sub=[file_b])
+    recorded = marshal.dumps(("walk", old))
+    assert unread.changed_entries(recorded, kept(old)) == []
+    edited = rows(top=[("sub", b"y" * 20), file_a], sub=[("b.py", 33188, 12, 2, 2, 8)])
+    assert unread.changed_entries(recorded, kept(edited)) == ["sub/b.py"]
+    added = rows(top=[("sub", b"y" * 20), file_a], sub=[file_b, ("c.py", 33188, 1, 1, 1, 9)])
+    assert unread.changed_entries(recorded, kept(added)) is None
+    to_link = rows(top=[("sub", b"y" * 20), file_a], sub=[("b.py", None)])
+    assert unread.changed_entries(recorded, kept(to_link)) is None
+    partial = kept(edited)
+    partial.partial = True
+    assert unread.changed_entries(recorded, partial) is None
+
+
+def test_changed_entries_of_a_git_listing() -> None:
+    stats = {"a.py": (33188, 10, 1, 1, 7), "b.py": (33188, 10, 1, 1, 8)}
+    recorded = marshal.dumps(("git", ["a.py", "b.py"], stats))
+    assert unread.changed_entries(recorded, (["a.py", "b.py"], {**stats, "b.py": (33188, 11, 2, 2, 8)})) == ["b.py"]
+    assert unread.changed_entries(recorded, (["a.py", "b.py", "c.py"], stats)) is None  # c.py excluded by name
+    assert unread.changed_entries(recorded, (["a.py"], {"a.py": stats["a.py"]})) is None
+    assert unread.changed_entries(marshal.dumps(("walk", {})), (["a.py", "b.py"], stats)) is None
+
+
+def test_untouched_reads_each_changed_file(tmp_path: Path) -> None:
+    (tmp_path / "plain.py").write_bytes(b"x = 1\n")
+    (tmp_path / "named.py").write_bytes(b"# rocketmq\n")
+    (tmp_path / "calls.py").write_bytes(b"make_consumer('g')\n")
+    recorded = {
+        "paths": {"plain.py": "python", "named.py": "python", "calls.py": "python", "gone.py": "python"},
+        "needles": {"python": (b"rocketmq",)},
+        "patterns": [rb"\bmake_consumer\b"],
+        "max_size": 100,
+    }
+    assert unread.untouched(str(tmp_path), ["plain.py"], recorded)
+    assert not unread.untouched(str(tmp_path), ["named.py"], recorded)
+    assert not unread.untouched(str(tmp_path), ["calls.py"], recorded)
+    assert not unread.untouched(str(tmp_path), ["gone.py"], recorded)
+    assert not unread.untouched(str(tmp_path), ["other.py"], recorded)  # not a file the run skipped
+    assert not unread.untouched(str(tmp_path), ["plain.py"], {**recorded, "max_size": 3})
+    assert not unread.untouched(str(tmp_path), ["plain.py"], {**recorded, "needles": {"python": ()}})
