@@ -488,13 +488,13 @@ def hints_frame(spark: SparkSession, plan: Plan) -> DataFrame:
 
 # --- the run ---------------------------------------------------------------------------------------
 
-NOTE_KINDS = ("owners", "problem", "repo")  # records the driver reads (`Note`)
+NOTE_KINDS = ("owners", "problem", "repo", "waiver")  # records the driver reads (`Note`)
 
 
 @dataclass(frozen=True)
 class Note:
-    """A record the driver reads: a repository's CODEOWNERS file (`owners`), root (`repo`) or a task's
-    problem."""
+    """A record the driver reads: a repository's CODEOWNERS file (`owners`), root (`repo`), inline
+    waiver (for the org map) or a task's problem."""
 
     repo: str
     kind: str
@@ -648,7 +648,7 @@ def _pipeline(
     cached = inc.with_reused(records, since).persist(StorageLevel.MEMORY_AND_DISK)
     t_extract = time.monotonic()
     # one job counts the records by kind (the summary's consumers and deployments, what was reused) and
-    # collects those read on the driver: per repository, CODEOWNERS texts, roots, the tasks' problems
+    # collects those read on the driver: per repository, CODEOWNERS texts, roots, inline waivers, problems
     noted = F.col("kind").isin(*NOTE_KINDS)
     by_kind = (
         cached.groupBy("kind")
@@ -730,7 +730,7 @@ def _judge_and_write(
     parts = inc.parts_for(len({r.repo for r in notes if r.kind == "repo"}))
     files_df = T.files_table(records).withColumn("part", inc.part_of(F.col("repo"), parts)).persist()
     reused_repos = records.where(F.col("kind") == "reuse").select("repo")
-    counts_df = inc.file_counts(files_df, since, reused_repos).persist()
+    counts_df = inc.file_counts(files_df, since, reused_repos)  # collected once: not cached
     consumers = T.effective_environment(T.with_hints(T.table(records, "consumer", T.CONSUMERS), hints)).persist()
     deployments = T.table(records, "deployment", T.DEPLOYMENTS)
     waivers = records.where(F.col("kind") == "waiver").select("repo", "payload")
@@ -746,7 +746,7 @@ def _judge_and_write(
             pool.submit(
                 orgmap.write_audit,
                 consumers,
-                waivers,
+                [(r.repo, r.payload) for r in notes if r.kind == "waiver"],
                 src.merge_hints(plan.hints),
                 repo_roots,
                 output,
@@ -759,7 +759,7 @@ def _judge_and_write(
         found = found.unionByName(evidence_findings(spark, args.evidence, consumers, found, progress))
     findings = T.with_owners(T.with_hints(found, hints), owned).persist()
     subs = T.with_owners(T.with_hints(T.subscriptions(consumers), hints.drop("env_hint")), owned).persist()
-    groups_df = T.groups(subs, consumers, findings, T.impacts(group_records)).persist()
+    groups_df = T.groups(subs, consumers, findings, T.impacts(group_records))  # collected once: not cached
     state_groups_df = inc.state_groups(group_records)
     group_table = group_table_f.result()
     reused_groups = inc.group_counts(arrowtables.rows(group_table, ["group", "reused", "kind", "payload"]))
@@ -862,7 +862,7 @@ def _judge_and_write(
         tasks._policies(config).docs,
         previous,
     )
-    for df in (cached, files_df, counts_df, consumers, group_records, findings, subs, groups_df, extracted):
+    for df in (cached, files_df, consumers, group_records, findings, subs, extracted):
         if df is not None:
             df.unpersist()
     return summary

@@ -271,16 +271,17 @@ def _local(uri: str) -> str | None:
 
 def write_audit(
     consumers: DataFrame,
-    waivers: DataFrame,
+    waivers: Iterable[tuple[str, str]],
     hints: Mapping[str, Any],
     roots: Sequence[tuple[str, str]],
     output: Output,
     sources: Sequence[str],
     progress: Callable[[str], None] = lambda text: None,
 ) -> None:
-    """The audit's map, into its staging folder: the consumers table (`json`, `env_hint`) and the
-    waiver records are turned into rows by Spark tasks and streamed to the driver, which writes the
-    file (a local output directly; another file system through a local temporary file and Hadoop)."""
+    """The audit's map, into its staging folder: the consumers table (`json`, `env_hint`) is turned
+    into rows by Spark tasks and streamed to the driver, which writes the file (a local output
+    directly; another file system through a local temporary file and Hadoop). `waivers`: the inline
+    waiver records (repo, payload), a few per repository, already on the driver."""
     import tempfile
 
     known = consumers.where(consumers["group"].isNotNull() & (consumers["group"] != ""))
@@ -289,9 +290,7 @@ def write_audit(
         .rdd.mapPartitions(lambda part: (consumer_row(r[0], r[1] or None) for r in part))
         .toLocalIterator(prefetchPartitions=True)
     )
-    waiver_rows: Iterator[WaiverRow] = (
-        waivers.select("repo", "payload").rdd.map(lambda r: waiver_row(r[0], r[1])).toLocalIterator()
-    )
+    waiver_rows: Iterator[WaiverRow] = (waiver_row(repo, payload) for repo, payload in waivers)
     by_repo = dict(roots)
     names = sorted(set(by_repo) | set(hints))
     repos = []
