@@ -150,7 +150,11 @@ def with_reused(records: DataFrame, since: Since | None) -> DataFrame:
     if since is None:
         return records
     reused = records.where(F.col("kind") == "reuse").select("repo")
-    return records.unionByName(since.repos.join(F.broadcast(reused), "repo", "left_semi"))
+    # the records behind a projection: a union of unions is flattened as it is built (Spark's
+    # CombineUnions), and the flattened plan no longer matches the cached `records`, whose extraction
+    # tasks would then run twice (once for the reuse markers' broadcast, once for this union)
+    kept = records.select(*records.columns)
+    return kept.unionByName(since.repos.join(F.broadcast(reused), "repo", "left_semi"))
 
 
 def state_repos(records: DataFrame, settings: str, parts: int) -> DataFrame:
