@@ -32,6 +32,7 @@ rows read from the previous table). The table is `files` with the parquet format
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -45,6 +46,7 @@ from pyspark.sql import functions as F
 from subguard.audit import stamps, tasks
 from subguard.audit import transforms as T
 from subguard.audit.local import Unit
+from subguard.audit.output import local_path
 
 STATE = "state"
 REPOS = f"{STATE}/repos"
@@ -52,6 +54,7 @@ GROUPS = f"{STATE}/groups"
 GROUP_RECORDS = f"group string, input string, reused boolean, {T.RECORDS}"
 FILE_COUNTS = f"{STATE}/file_counts"
 STATE_FILES = f"{STATE}/files"  # the files table without the parquet format
+MARKS = f"{STATE}/marks.json"  # `marks_json`
 FILE_COUNT_SCHEMA = "repo string, status string, reason string, count long"
 MARKERS = ("stamp", "reuse", "settings", "layout")  # record kinds of this module; every table ignores them
 FILE_KINDS = ("files", "file")  # the files table's records: kept in that table, not in state/repos
@@ -71,6 +74,40 @@ class Since:
     file_counts: DataFrame  # FILE_COUNT_SCHEMA: the previous files table's rows counted
 
 
+@dataclass(frozen=True)
+class Mark:
+    """A marker record of state/repos: the run's `settings` key, the files table's `layout`, or a
+    repository's `stamp`."""
+
+    repo: str
+    kind: str
+    key: str
+
+
+def marks_json(settings: str, parts: int, stamps: Iterable[tuple[str, str]]) -> str:
+    """state/marks.json: the marker records of state/repos (settings, layout, every stamp), written by
+    the driver so that the next `--since` run reads them without a Spark job before its extraction."""
+    doc = {"settings": settings, "layout": parts, "stamps": sorted([repo, key] for repo, key in stamps)}
+    return json.dumps(doc, separators=(",", ":")) + "\n"
+
+
+def read_marks(base: str) -> list[Mark] | None:
+    """The marks of state/marks.json on a local or mounted file system; None when there is none."""
+    path = local_path(f"{base}/{MARKS}")
+    if path is None:
+        return None
+    try:
+        with open(path, encoding="utf-8") as fh:
+            doc = json.load(fh)
+        return [
+            Mark("", "settings", str(doc["settings"])),
+            Mark("", "layout", str(int(doc["layout"]))),
+            *(Mark(str(repo), "stamp", str(key)) for repo, key in doc["stamps"]),
+        ]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
 def read_since(spark: SparkSession, uri: str, settings: str) -> tuple[Since | None, str]:
     """The previous output's state, or None and why it cannot be reused."""
     base = uri.rstrip("/")
@@ -78,7 +115,12 @@ def read_since(spark: SparkSession, uri: str, settings: str) -> tuple[Since | No
         repos = spark.read.schema(T.RECORDS).parquet(f"{base}/{REPOS}")
         groups = spark.read.schema(GROUP_RECORDS.replace("reused boolean, ", "")).parquet(f"{base}/{GROUPS}")
         counts = spark.read.schema(FILE_COUNT_SCHEMA).parquet(f"{base}/{FILE_COUNTS}")
-        marks = repos.where(F.col("kind").isin("settings", "stamp", "layout")).select("repo", "kind", "key").collect()
+        marks = read_marks(base)
+        if marks is None:  # an output without state/marks.json, or not on a local file system
+            rows = (
+                repos.where(F.col("kind").isin("settings", "stamp", "layout")).select("repo", "kind", "key").collect()
+            )
+            marks = [Mark(str(r.repo), str(r.kind), str(r.key)) for r in rows]
     except AnalysisException:
         return None, f"{uri} holds no audit state ({REPOS}): a full audit"
     if [r.key for r in marks if r.kind == "settings"] != [settings]:

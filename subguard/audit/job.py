@@ -488,17 +488,18 @@ def hints_frame(spark: SparkSession, plan: Plan) -> DataFrame:
 
 # --- the run ---------------------------------------------------------------------------------------
 
-NOTE_KINDS = ("owners", "problem", "repo", "waiver")  # records the driver reads (`Note`)
+NOTE_KINDS = ("owners", "problem", "repo", "waiver", "stamp")  # records the driver reads (`Note`)
 
 
 @dataclass(frozen=True)
 class Note:
     """A record the driver reads: a repository's CODEOWNERS file (`owners`), root (`repo`), inline
-    waiver (for the org map) or a task's problem."""
+    waiver (for the org map), stamp (for state/marks.json) or a task's problem."""
 
     repo: str
     kind: str
     payload: str
+    key: str = ""
 
 
 def load_audit_config(config_file: str | None) -> Config:
@@ -652,13 +653,16 @@ def _pipeline(
     noted = F.col("kind").isin(*NOTE_KINDS)
     by_kind = (
         cached.groupBy("kind")
-        .agg(F.count("*").alias("count"), F.collect_list(F.when(noted, F.struct("repo", "payload"))).alias("notes"))
+        .agg(
+            F.count("*").alias("count"),
+            F.collect_list(F.when(noted, F.struct("repo", "payload", "key"))).alias("notes"),
+        )
         .collect()
     )
     kinds = {str(r["kind"]): int(r["count"]) for r in by_kind}
     notes = sorted(
-        (Note(n["repo"] or "", str(r["kind"]), n["payload"]) for r in by_kind for n in r["notes"]),
-        key=lambda n: (n.kind, n.repo, n.payload),
+        (Note(n["repo"] or "", str(r["kind"]), n["payload"], n["key"] or "") for r in by_kind for n in r["notes"]),
+        key=lambda n: (n.kind, n.repo, n.payload, n.key),
     )
     progress(
         f"extract: {sum(kinds.values())} records from {len(plan.roots)} root(s), {len(plan.jsonl)} inventory "
@@ -790,6 +794,8 @@ def _judge_and_write(
         pool.submit(write_small, inc.GROUPS, state_groups_df, group_table.drop_columns(["reused"])),
     ]
     counts_f = pool.submit(small_table, inc.FILE_COUNTS, counts_df)
+    stamped = [(n.repo, n.key) for n in notes if n.kind == "stamp"]
+    output.write_text(inc.MARKS, inc.marks_json(settings, parts, stamped), fs.write_text)
     if parquet:
         writes += [
             pool.submit(small_table, n, df) for n, df in (("consumers", consumers), ("deployments", deployments))

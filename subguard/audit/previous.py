@@ -2,8 +2,8 @@
 fingerprint), when it ran, and the history of runs it carries. Readers only; nothing is written.
 
 The findings come from its Parquet `findings` table (they carry the team), else from its
-findings.json (findings and diagnostics). A local output is read with plain file I/O, any other
-file system through Spark.
+findings.json (findings and diagnostics). A local output is read with plain file I/O (and pyarrow),
+any other file system through Spark.
 """
 
 from __future__ import annotations
@@ -62,7 +62,25 @@ def _from_json(doc: Any) -> list[dict[str, Any]]:
     return rows
 
 
+def _from_local_parquet(path: str) -> list[dict[str, Any]] | None:
+    """The findings table of a local output, read with pyarrow: no Spark job (a schema inference and a
+    collect) beside the run's own first jobs."""
+    import pyarrow.parquet as pq
+
+    try:
+        dataset = pq.ParquetDataset(os.path.join(path, "findings"))
+        cols = [c for c in (*CHANGE_KEYS, "suppressed") if c in dataset.schema.names]
+        if "fingerprint" not in cols:
+            return None
+        return list(dataset.read(columns=cols).to_pylist())
+    except (OSError, ValueError):
+        return None
+
+
 def _from_parquet(spark: SparkSession, out: str) -> list[dict[str, Any]] | None:
+    path = outdir.local_path(out)
+    if path is not None:
+        return _from_local_parquet(path)
     try:
         df = spark.read.parquet(f"{out.rstrip('/')}/findings")
     except AnalysisException:
