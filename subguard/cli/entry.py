@@ -32,12 +32,16 @@ def run(argv: Sequence[str]) -> int:
         return 0
     if replayed is not None:
         return replayed
-    from subguard.scan import runrecord
+    from subguard.scan import ahead, runrecord
 
-    with runrecord.recording(argv[1:]) as recorder:
-        from subguard.cli.main import main
+    ahead.start(runmemo.CHANGED)  # the edited consumer files, parsed on the other core meanwhile
+    try:
+        with runrecord.recording(argv[1:]) as recorder:
+            from subguard.cli.main import main
 
-        code = main(argv)
+            code = main(argv)
+    finally:
+        ahead.forget()
     if recorder is not None:
         recorder.finish(code)
     return code

@@ -19,6 +19,7 @@ from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
 from subguard.core.limits import FileFailure, ParseTimeout, describe, time_budget
+from subguard.scan import ahead
 
 Memo = Callable[[str, str, bytes, Callable[[], Any]], Any]
 ParseFn = Callable[[str, bytes], Any]
@@ -84,6 +85,8 @@ class Prefetcher:
 
     def memo(self, kind: str, path: str, data: bytes, compute: Callable[[], Any]) -> Any:
         key = _key(kind, path, data)
+        if key not in self._ready and not ahead.missing(early := ahead.take(kind, path, key[2], self._seconds)):
+            self._ready[key] = early  # parsed while the run loaded (`subguard.scan.ahead`)
         if key in self._ready:
             value = self._ready[key]  # kept: an isolation re-run of the extractor asks again
             if isinstance(value, _Failed):

@@ -136,6 +136,10 @@ def _exclude_matcher(folder: str, globs: Sequence[Any]) -> Callable[[str], str |
     return globs_mod.matcher(patterns, globs_mod.root_prefix(folder, config_dir or None))
 
 
+# the entries of each root (its folder) that changed since the recorded run, with the extractor that
+# parsed each file then, when the replay compared them (`subguard.scan.ahead` parses ahead from it)
+CHANGED: dict[str, tuple[list[str], dict[str, str]]] = {}
+
 # listings the replay took, for the recorder of the same process (taken before the run read anything):
 # when, digest, newest ctime, and what `root_listing` kept of its entries
 _TAKEN: dict[tuple[str, tuple[str, ...], str], tuple[int, str, int, Any]] = {}
@@ -290,11 +294,14 @@ def _only_unread_edits(root: dict[str, Any], aside: object) -> bool:
     if not changed or len(changed) > unread.MOST_EDITS:
         return False
     top = os.path.abspath(root["path"]) if os.path.islink(root["path"]) else os.path.realpath(root["path"])
-    return unread.untouched(top, changed, marshal.loads(recorded))
+    kept = marshal.loads(recorded)
+    CHANGED[top] = (changed, kept.get("parsed") or {})
+    return unread.untouched(top, changed, kept)
 
 
 def replay(argv: Sequence[str]) -> int | None:
     """The exit code of a replayed run (its output already written), or None to run for real."""
+    CHANGED.clear()
     if not enabled(argv):
         return None
     try:

@@ -180,13 +180,25 @@ def note_inputs(
 
 
 def note_unread(
-    root: str, paths: dict[str, str], needles: dict[str, tuple[bytes, ...]], patterns: Iterable[bytes], max_size: int
+    root: str,
+    paths: dict[str, str],
+    needles: dict[str, tuple[bytes, ...]],
+    patterns: Iterable[bytes],
+    max_size: int,
+    parsed: dict[str, str],
 ) -> None:
     """After the scan of `root`: the files the run skipped for want of needles and did not otherwise
     use (path -> extractor), each extractor's needles, the patterns extractors searched other files
-    for, and the size limit (`subguard.scan.unread`)."""
-    if ACTIVE is not None and paths:
-        recorded = {"paths": paths, "needles": needles, "patterns": sorted(patterns), "max_size": max_size}
+    for and the size limit (`subguard.scan.unread`), and the files extractors parsed (path ->
+    extractor: `subguard.scan.ahead` parses them ahead after an edit)."""
+    if ACTIVE is not None and (paths or parsed):
+        recorded = {
+            "paths": paths,
+            "needles": needles,
+            "patterns": sorted(patterns),
+            "max_size": max_size,
+            "parsed": parsed,
+        }
         ACTIVE.note_unread(root, recorded)
 
 

@@ -212,8 +212,10 @@ def _note_unread(
         return
     cited = {f.location.path for f in findings} | {r.location.path for f in findings for r in f.related}
     for root, result in zip(roots, results):
-        paths = unread_files(result, cited)
-        runrecord.note_unread(root, paths, NEEDLES, result.looked.patterns, config.max_file_size)
+        parsed = {r.path: r.extractor for r in result.files if r.status is FileStatus.PARSED and r.extractor}
+        runrecord.note_unread(
+            root, unread_files(result, cited), NEEDLES, result.looked.patterns, config.max_file_size, parsed
+        )
 
 
 def _context(

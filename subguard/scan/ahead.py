@@ -1,0 +1,127 @@
+"""Parse a run's edited Python consumer files on the second core while the run loads.
+
+A `check` after an edit of a file the Python extractor parsed pays for libcst's import (about a
+fifth of a second) and the file's parse on the critical path, after the CLI, the config and the scan
+of every other file. The run memo already knows which files changed since the run it recorded
+(`subguard.scan.unread.changed_entries`): right after its replay misses, `start` forks one child that
+parses those of them the last run parsed with the Python extractor (`parse_full`, the same function
+on the same bytes as the extractor's memo), while this process imports the rest of subguard and
+scans. The parse memo (`subguard.scan.parallel.Prefetcher`) takes the child's answer for a file
+whose bytes it was given (`take`); a file that changed again, failed to parse or was never asked for
+is parsed as without this module. Standard library only: it is loaded before the CLI.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import signal
+
+from subguard.scan import treestamp
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+    from typing import Any
+
+MOST_FILES = 8  # an edit larger than this is a bulk change: the extractor's own pool parses it
+KIND = "python"  # the extractor whose full parses are taken ahead, and its memo kind
+_MISSING: Any = object()
+_pending: treestamp._Pending | None = None
+_answers: dict[tuple[str, str], tuple[float, bytes]] | None = None
+
+
+def start(changed: Mapping[str, tuple[Sequence[str], Mapping[str, str]]]) -> None:
+    """Fork the child that parses, for each root (its folder -> the entries that changed and the
+    extractor that parsed each file last time), the changed files the Python extractor parsed."""
+    global _pending
+    forget()
+    jobs: list[tuple[str, bytes]] = []
+    for top, (paths, parsed) in changed.items():
+        for rel in paths:
+            if parsed.get(rel) != KIND or len(jobs) >= MOST_FILES:
+                continue
+            try:
+                with open(f"{top}/{rel}", "rb") as fh:
+                    jobs.append((rel, fh.read()))
+            except OSError:
+                continue
+    if jobs:
+        _pending = treestamp._in_child(lambda: _parse(jobs))
+
+
+def _parse(jobs: Sequence[tuple[str, bytes]]) -> list[tuple[str, str, float, bytes]]:
+    """In the child: (path, sha1 of the bytes, seconds taken, pickled parse) of each job that parsed
+    without raising."""
+    import hashlib
+    import pickle
+    import time
+
+    from subguard.extract.python.parse import parse_full
+
+    out: list[tuple[str, str, float, bytes]] = []
+    for path, data in jobs:
+        try:
+            began = time.perf_counter()
+            value = parse_full(path, data)
+            took = time.perf_counter() - began
+            out.append((path, hashlib.sha1(data).hexdigest(), took, pickle.dumps(value, pickle.HIGHEST_PROTOCOL)))
+        except Exception:  # noqa: BLE001, S112 - the parse memo parses it again and reports it
+            continue
+    return out
+
+
+def take(kind: str, path: str, digest: str, seconds: float) -> Any:
+    """The child's parse of `path` when its bytes had the sha1 `digest` and it took less than
+    `seconds` (the parse budget, as the memo's own parse would be given); `_MISSING` otherwise. The
+    first call waits for the child (at most `seconds`; then it is stopped)."""
+    global _answers
+    if kind != KIND or (_pending is None and _answers is None):
+        return _MISSING
+    if _answers is None:
+        _answers = _collect(seconds)
+    answer = _answers.get((path, digest))
+    if answer is None or (seconds > 0 and answer[0] >= seconds):
+        return _MISSING
+    import pickle
+
+    return pickle.loads(answer[1])
+
+
+def missing(value: object) -> bool:
+    return value is _MISSING
+
+
+def _collect(seconds: float) -> dict[tuple[str, str], tuple[float, bytes]]:
+    global _pending
+    pending, _pending = _pending, None
+    if pending is None:
+        return {}
+    ready, _, _ = select.select([pending.fd], [], [], seconds if seconds > 0 else None)
+    if not ready:  # over the budget: the memo parses it here, under the budget, and reports it
+        _stop(pending)
+        return {}
+    answer = pending.result()
+    if not isinstance(answer, list):
+        return {}
+    return {
+        (row[0], row[1]): (row[2], row[3])
+        for row in answer
+        if isinstance(row, tuple) and len(row) == 4 and isinstance(row[3], bytes)
+    }
+
+
+def forget() -> None:
+    """Let the child of an earlier run go (a test runs many in one process)."""
+    global _answers, _pending
+    if _pending is not None:
+        _stop(_pending)
+    _pending, _answers = None, None
+
+
+def _stop(pending: treestamp._Pending) -> None:
+    try:
+        os.kill(pending.pid, signal.SIGKILL)
+    except OSError:
+        pass
+    pending.close()
