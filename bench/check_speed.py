@@ -199,9 +199,9 @@ def main() -> int:
     ]
     if ruff_r:
         rows.insert(3, ("ruff check --no-cache", ruff_r))
-    print(f"{'command':26} {'median s':>9} {'files/s':>10} {'max RSS MB':>11} {'exit':>5}")
+    print(f"{'command':30} {'median s':>9} {'files/s':>10} {'max RSS MB':>11} {'exit':>5}")
     for name, (t, code, rss) in rows:
-        print(f"{name:26} {t:9.3f} {files / t:10.0f} {rss / 1024:11.1f} {code:5d}")
+        print(f"{name:30} {t:9.3f} {files / t:10.0f} {rss / 1024:11.1f} {code:5d}")
     if ruff_r:
         print(f"ratio cold/ruff: {cold[0] / ruff_r[0]:.2f} (target <= 1.0)")
         print(f"ratio warm/ruff: {warm[0] / ruff_r[0]:.2f} (target <= 0.3)")
