@@ -26,7 +26,6 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from subguard.cli.commands.common import InputError, load_or_fail, scan_paths, stats_text
-from subguard.cli.commands.show_config import describe
 from subguard.core.cache import user_cache_dir
 from subguard.core.config import Config, config_lookups
 from subguard.core.model import FileStatus, Finding, RuleDoc
@@ -38,12 +37,13 @@ from subguard.rules.impact import describer, impact_memo
 from subguard.rules.judge import BaselineStep, RuleSet, judge
 from subguard.rules.policy import BUILTIN_DIR, Policy, PolicyError, load_policy_set, policy_dirs, rule_docs
 from subguard.rules.waiver_sources import on_disk as waivers_on_disk
-from subguard.scan import gitrev, runrecord
+from subguard.scan import runrecord
 from subguard.scan.extraction import ScanResult, cache_directory, config_dir, unread_files
 
-if TYPE_CHECKING:  # the change rules load only with --base, the org map only with --org-map
+if TYPE_CHECKING:  # the change rules and git revisions load only with --base, the org map only with --org-map
     from subguard.audit.orgcheck import OrgCheck
     from subguard.rules.change import Change
+    from subguard.scan import gitrev
 
 FAIL_ON = ("error", "warning", "note", "none")
 F = TypeVar("F", bound=Callable[..., Any])
@@ -263,6 +263,8 @@ def _base_revisions(roots: Sequence[str], ref: str | None) -> list[gitrev.Revisi
     if not ref:
         return []
     runrecord.spoil("compares with a base revision")
+    from subguard.scan import gitrev
+
     try:
         return gitrev.resolve_roots([r for r in roots if Path(r).exists()], ref)
     except gitrev.RevisionError as exc:
@@ -280,6 +282,7 @@ def _base_change(
     if not revisions:
         return None
     from subguard.rules.change import Change
+    from subguard.scan import gitrev
 
     try:
         base = gitrev.scan_base(roots, revisions, results, config.model_copy(update={"base": None}), key)
@@ -458,6 +461,8 @@ def check(
         searched = [] if config_file else config_lookups(Path(roots[0]))
         caches = [cache_directory(Path(r).resolve(), config) for r in roots if not no_cache and Path(r).is_dir()]
         folders = [BUILTIN_DIR.resolve(), *_policy_dirs(config, extra_policies)]
+        from subguard.cli.commands.show_config import describe
+
         click.echo(describe(config, file_config, overrides, searched, folders, caches), nl=False)
         return 0
     if write_baseline:
