@@ -648,8 +648,42 @@ def _pipeline(
         extracted = records = records.persist(StorageLevel.MEMORY_AND_DISK)
     cached = inc.with_reused(records, since).persist(StorageLevel.MEMORY_AND_DISK)
     t_extract = time.monotonic()
-    # one job counts the records by kind (the summary's consumers and deployments, what was reused) and
-    # collects those read on the driver: per repository, CODEOWNERS texts, roots, inline waivers, problems
+    # the Spark jobs from here on are small: several run side by side (Spark runs the jobs of several
+    # driver threads at once), so that their planning and their tasks overlap, not queue
+    pool = ThreadPoolExecutor(max_workers=CONCURRENT_JOBS, thread_name_prefix="subguard-audit")
+    try:
+        # the extraction's job, while the driver plans the group stage
+        kinds_f = pool.submit(_kinds_and_notes, cached)
+        return _judge_and_write(
+            spark,
+            fs,
+            args,
+            config,
+            output,
+            progress,
+            pool,
+            t0,
+            t_extract,
+            cached,
+            extracted,
+            hints,
+            kinds_f,
+            since,
+            settings,
+            options,
+            plan,
+            out,
+            written,
+            previous_f,
+        )
+    finally:
+        pool.shutdown(wait=True)
+
+
+def _kinds_and_notes(cached: DataFrame) -> tuple[dict[str, int], list[Note]]:
+    """One job: the records counted by kind (the summary's consumers and deployments, what was reused)
+    and those read on the driver (`NOTE_KINDS`: per repository, CODEOWNERS texts, roots, inline
+    waivers, stamps, problems)."""
     noted = F.col("kind").isin(*NOTE_KINDS)
     by_kind = (
         cached.groupBy("kind")
@@ -664,40 +698,7 @@ def _pipeline(
         (Note(n["repo"] or "", str(r["kind"]), n["payload"], n["key"] or "") for r in by_kind for n in r["notes"]),
         key=lambda n: (n.kind, n.repo, n.payload, n.key),
     )
-    progress(
-        f"extract: {sum(kinds.values())} records from {len(plan.roots)} root(s), {len(plan.jsonl)} inventory "
-        f"output(s) in {time.monotonic() - t_extract:.1f} s"
-    )
-    t_groups = time.monotonic()
-    # the Spark jobs from here on are small: several run side by side (Spark runs the jobs of several
-    # driver threads at once), so that their planning and their tasks overlap, not queue
-    pool = ThreadPoolExecutor(max_workers=CONCURRENT_JOBS, thread_name_prefix="subguard-audit")
-    try:
-        return _judge_and_write(
-            spark,
-            fs,
-            args,
-            config,
-            output,
-            progress,
-            pool,
-            t0,
-            t_groups,
-            cached,
-            extracted,
-            hints,
-            notes,
-            kinds,
-            since,
-            settings,
-            options,
-            plan,
-            out,
-            written,
-            previous_f,
-        )
-    finally:
-        pool.shutdown(wait=True)
+    return kinds, notes
 
 
 def _judge_and_write(
@@ -709,12 +710,11 @@ def _judge_and_write(
     progress: Progress,
     pool: ThreadPoolExecutor,
     t0: float,
-    t_groups: float,
+    t_extract: float,
     cached: DataFrame,
     extracted: DataFrame | None,
     hints: DataFrame,
-    notes: Sequence[Note],
-    kinds: Mapping[str, int],
+    kinds_f: Future[tuple[dict[str, int], list[Note]]],
     since: inc.Since | None,
     settings: str,
     options: tasks.AuditOptions,
@@ -726,6 +726,20 @@ def _judge_and_write(
     # the records are few and small next to the files they came from: a few partitions, not one per
     # extraction slice, keep every later stage from paying a task per slice
     records = cached.coalesce(spark.sparkContext.defaultParallelism)
+    consumers = T.effective_environment(T.with_hints(T.table(records, "consumer", T.CONSUMERS), hints)).persist()
+    deployments = T.table(records, "deployment", T.DEPLOYMENTS)
+    waivers = records.where(F.col("kind") == "waiver").select("repo", "payload")
+    group_records = inc.judge_groups(consumers, waivers, options, since).persist(StorageLevel.MEMORY_AND_DISK)
+    # the one heavy stage, run once (before the outputs read it side by side) and collected in one job
+    # (state/groups, its groups counted by whether they were reused, and its problems) while the
+    # driver plans the tables that read it; Spark's FIFO scheduler runs it after the extraction's job
+    group_table_f = pool.submit(arrowtables.collect, group_records)
+    kinds, notes = kinds_f.result()
+    progress(
+        f"extract: {sum(kinds.values())} records from {len(plan.roots)} root(s), {len(plan.jsonl)} inventory "
+        f"output(s) in {time.monotonic() - t_extract:.1f} s"
+    )
+    t_groups = time.monotonic()
     owned = {
         r.repo: (json.loads(r.payload)["path"], json.loads(r.payload)["text"]) for r in notes if r.kind == "owners"
     }
@@ -735,14 +749,6 @@ def _judge_and_write(
     files_df = T.files_table(records).withColumn("part", inc.part_of(F.col("repo"), parts)).persist()
     reused_repos = records.where(F.col("kind") == "reuse").select("repo")
     counts_df = inc.file_counts(files_df, since, reused_repos)  # collected once: not cached
-    consumers = T.effective_environment(T.with_hints(T.table(records, "consumer", T.CONSUMERS), hints)).persist()
-    deployments = T.table(records, "deployment", T.DEPLOYMENTS)
-    waivers = records.where(F.col("kind") == "waiver").select("repo", "payload")
-    group_records = inc.judge_groups(consumers, waivers, options, since).persist(StorageLevel.MEMORY_AND_DISK)
-    # the one heavy stage, run once (before the outputs read it side by side) and collected in one job
-    # (state/groups, its groups counted by whether they were reused, and its problems) while the
-    # driver plans the tables that read it
-    group_table_f = pool.submit(arrowtables.collect, group_records)
     repo_roots = [(r.repo, json.loads(r.payload)["root"]) for r in notes if r.kind == "repo"]
     writes: list[Future[Any]] = []
     if "org-map" in args.formats:  # the org map for `check --org-map`, written beside the other jobs
