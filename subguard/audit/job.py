@@ -770,11 +770,6 @@ def _judge_and_write(
     findings = T.with_owners(T.with_hints(found, hints), owned).persist()
     subs = T.with_owners(T.with_hints(T.subscriptions(consumers), hints.drop("env_hint")), owned).persist()
     groups_df = T.groups(subs, consumers, findings, T.impacts(group_records))  # collected once: not cached
-    state_groups_df = inc.state_groups(group_records)
-    group_table = group_table_f.result()
-    reused_groups = inc.group_counts(arrowtables.rows(group_table, ["group", "reused", "kind", "payload"]))
-    group_problems = sorted(json.loads(p)["message"] for r in reused_groups for p in r["problems"])
-    progress(f"group tasks done: {group_table.num_rows} result rows in {time.monotonic() - t_groups:.1f} s")
 
     def write_small(name: str, df: DataFrame, table: Any) -> None:
         arrowtables.write(df, table, name, lambda rel, data: output.write_bytes(rel, data, fs.write_bytes))
@@ -787,8 +782,8 @@ def _judge_and_write(
         return table
 
     parquet = "parquet" in args.formats
-    t_outputs = time.monotonic()
-    # the groups table first: its job has the most stages, one after another (Spark's FIFO
+    # the tables' jobs are submitted at once, behind the group job (FIFO): they are planned while it
+    # runs. The groups table first: its job has the most stages, one after another (Spark's FIFO
     # scheduler gives the first job submitted the free task slots first)
     groups_f = pool.submit(small_table, "groups", groups_df, parquet)
     findings_f = pool.submit(small_table, "findings", findings, parquet)
@@ -797,7 +792,6 @@ def _judge_and_write(
     writes += [
         pool.submit(write_files_table, spark, fs, out, files_at, files_df, since, reused_repos, parts, progress),
         pool.submit(_write_parquet, inc.state_repos(records, settings, parts), f"{out}/{inc.REPOS}"),
-        pool.submit(write_small, inc.GROUPS, state_groups_df, group_table.drop_columns(["reused"])),
     ]
     counts_f = pool.submit(small_table, inc.FILE_COUNTS, counts_df)
     stamped = [(n.repo, n.key) for n in notes if n.kind == "stamp"]
@@ -806,6 +800,14 @@ def _judge_and_write(
         writes += [
             pool.submit(small_table, n, df) for n, df in (("consumers", consumers), ("deployments", deployments))
         ]
+    group_table = group_table_f.result()
+    reused_groups = inc.group_counts(arrowtables.rows(group_table, ["group", "reused", "kind", "payload"]))
+    group_problems = sorted(json.loads(p)["message"] for r in reused_groups for p in r["problems"])
+    progress(f"group tasks done: {group_table.num_rows} result rows in {time.monotonic() - t_groups:.1f} s")
+    t_outputs = time.monotonic()
+    writes.append(
+        pool.submit(write_small, inc.GROUPS, inc.state_groups(group_records), group_table.drop_columns(["reused"]))
+    )
     n_subs = subs_f.result().num_rows if subs_f is not None else subs.count()
     groups_rows = arrowtables.rows(groups_f.result())
     group_sizes = _group_sizes(groups_rows)
@@ -856,7 +858,8 @@ def _judge_and_write(
     if parquet:
         progress("wrote 6 Parquet tables")
     progress(
-        f"outputs: {time.monotonic() - t_outputs:.1f} s for the tables, the state and the report aggregates, side by side"
+        f"outputs: {time.monotonic() - t_outputs:.1f} s after the group results for the tables, the state and the "
+        "report aggregates, side by side"
     )
     summary["seconds"] = round(time.monotonic() - t0, 2)
     _write_reports(fs, output, args, config, collected, summary, repo_roots, progress)
