@@ -8,7 +8,9 @@ subguard reads once `site-packages` and `__pycache__` are left out, as always).
 Runs, several rounds each: `subguard check` cold (content cache, parsed-policy cache, impact memo
 and run memo emptied), `subguard check` warm (caches filled, nothing changed: the run memo answers),
 `subguard check` after one edit of a file that mentions rocketmq (a blank line added, then taken
-away), `subguard check` after one edit of ordinary code (a Python file without rocketmq: a statement
+away: after the first round both contents' parses are cached), the same with a new comment each
+round (bytes never parsed before: the parse is needed, `subguard.scan.ahead` takes it off the
+critical path when a second core is free), `subguard check` after one edit of ordinary code (a Python file without rocketmq: a statement
 added, then taken away; the run memo replays such runs, `subguard.scan.unread`), `ruff check
 --no-cache`, and `grep -rl rocketmq`; prints medians, ratios against ruff and subguard's
 peak memory (max RSS of the child process). Every timed run is preceded by an untimed read of the
@@ -108,16 +110,21 @@ def plain_target(tree: Path) -> Path | None:
 
 
 def edit_rounds(
-    n: int, cmd: list[str], target: Path, before: Callable[[], None], added: bytes = b"\n"
+    n: int, cmd: list[str], target: Path, before: Callable[[], None], added: bytes = b"\n", fresh: bool = False
 ) -> tuple[float, int, int]:
     """`rounds` where each run follows a real edit of `target` (`added` appended, then taken away
-    again); the file's bytes and times are restored afterwards."""
+    again; with `fresh`, a comment never written before appended instead, so that no parse of the
+    file's bytes can come from the cache); the file's bytes and times are restored afterwards."""
     original, st = target.read_bytes(), target.stat()
+    count = iter(range(1 << 30))
     try:
 
         def edit() -> None:
             current = target.read_bytes()
-            target.write_bytes(original + added if current == original else original)
+            if fresh:
+                target.write_bytes(original + b"\n# edit %d of bench run %d\n" % (next(count), os.getpid()))
+            else:
+                target.write_bytes(original + added if current == original else original)
             time.sleep(0.15)  # past the run memo's racy window, as after a save in an editor
             before()
 
@@ -183,6 +190,7 @@ def main() -> int:
     run(check)  # fill the caches
     warm = rounds(args.rounds, check, read_tree)
     edited = edit_rounds(args.rounds, check, edit_target(tree), read_tree)
+    fresh = edit_rounds(args.rounds, check, edit_target(tree), read_tree, fresh=True)
     plain = plain_target(tree)
     plain_edited = edit_rounds(args.rounds, check, plain, read_tree, b"\nEDITED_BY_BENCH = 1\n") if plain else None
     ruff_cmd = [ruff, "check", "--no-cache", "--exit-zero", "--quiet", str(tree)] if ruff else []
@@ -194,6 +202,7 @@ def main() -> int:
         ("subguard check (cold)", cold),
         ("subguard check (warm)", warm),
         ("subguard check (1 edit)", edited),
+        ("subguard check (1 new edit)", fresh),
         *([("subguard check (1 plain edit)", plain_edited)] if plain_edited else []),
         ("grep -rl rocketmq", grep_r),
     ]
@@ -206,6 +215,7 @@ def main() -> int:
         print(f"ratio cold/ruff: {cold[0] / ruff_r[0]:.2f} (target <= 1.0)")
         print(f"ratio warm/ruff: {warm[0] / ruff_r[0]:.2f} (target <= 0.3)")
         print(f"ratio 1 edit/ruff: {edited[0] / ruff_r[0]:.2f} (a pre-commit run after editing one consumer file)")
+        print(f"ratio 1 new edit/ruff: {fresh[0] / ruff_r[0]:.2f} (bytes never parsed before: no parse from the cache)")
         if plain_edited:
             print(f"ratio 1 plain edit/ruff: {plain_edited[0] / ruff_r[0]:.2f} (after editing a file without RocketMQ)")
     print(f"ratio cold/grep: {cold[0] / grep_r[0]:.2f}")
