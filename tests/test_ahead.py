@@ -77,7 +77,7 @@ def test_an_answer_for_other_bytes_or_over_the_budget_is_not_taken(tmp_path: Pat
     data = path.read_bytes()
     digest = hashlib.sha1(data).hexdigest()
     try:
-        ahead.start({str(tmp_path): (["c.py", "other.py"], {"c.py": "python", "other.py": "java"})})
+        ahead.start({str(tmp_path): (["c.py", "other.py"], {"c.py": "python", "other.py": "java"}, 1 << 20)})
         assert ahead.missing(ahead.take("python", "c.py", "0" * 40, 10.0))  # the file changed since
         assert ahead.missing(ahead.take("python-attrs", "c.py", digest, 10.0))  # another parse
         facts = ahead.take("python", "c.py", digest, 10.0)
@@ -95,7 +95,7 @@ def test_a_child_that_does_not_answer_in_time_is_stopped(tmp_path: Path, monkeyp
     path = tmp_path / "slow.py"
     path.write_bytes(b"import rocketmq\n")
     monkeypatch.setattr(ahead, "_parse", lambda jobs: time.sleep(30) or [])
-    ahead.start({str(tmp_path): (["slow.py"], {"slow.py": "python"})})
+    ahead.start({str(tmp_path): (["slow.py"], {"slow.py": "python"}, 1 << 20)})
     child = ahead._pending
     assert child is not None
     pid = child.pid
@@ -105,3 +105,18 @@ def test_a_child_that_does_not_answer_in_time_is_stopped(tmp_path: Path, monkeyp
     with pytest.raises(ChildProcessError):
         os.waitpid(pid, os.WNOHANG)  # stopped and reaped
     ahead.forget()
+
+
+def test_only_regular_files_within_the_limit_are_read(tmp_path: Path) -> None:
+    """A changed entry that became a FIFO, a link or a file over the size limit is not read ahead
+    (opening a FIFO would block the run before it starts)."""
+    os.mkfifo(tmp_path / "fifo.py")
+    (tmp_path / "big.py").write_bytes(b"import rocketmq\n" * 100)
+    (tmp_path / "target.py").write_bytes(b"import rocketmq\n")
+    os.symlink(tmp_path / "target.py", tmp_path / "link.py")
+    parsed = {name: "python" for name in ("fifo.py", "big.py", "link.py")}
+    try:
+        ahead.start({str(tmp_path): (list(parsed), parsed, 200)})
+        assert ahead._pending is None  # nothing to parse: no child
+    finally:
+        ahead.forget()

@@ -17,7 +17,7 @@ import os
 import select
 import signal
 
-from subguard.scan import treestamp
+from subguard.scan import treestamp, unread
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -31,21 +31,20 @@ _pending: treestamp._Pending | None = None
 _answers: dict[tuple[str, str], tuple[float, bytes]] | None = None
 
 
-def start(changed: Mapping[str, tuple[Sequence[str], Mapping[str, str]]]) -> None:
-    """Fork the child that parses, for each root (its folder -> the entries that changed and the
-    extractor that parsed each file last time), the changed files the Python extractor parsed."""
+def start(changed: Mapping[str, tuple[Sequence[str], Mapping[str, str], int]]) -> None:
+    """Fork the child that parses, for each root (its folder -> the entries that changed, the
+    extractor that parsed each file last time and the size limit), the changed files the Python
+    extractor parsed that are still regular files within the limit."""
     global _pending
     forget()
     jobs: list[tuple[str, bytes]] = []
-    for top, (paths, parsed) in changed.items():
+    for top, (paths, parsed, most) in changed.items():
         for rel in paths:
             if parsed.get(rel) != KIND or len(jobs) >= MOST_FILES:
                 continue
-            try:
-                with open(f"{top}/{rel}", "rb") as fh:
-                    jobs.append((rel, fh.read()))
-            except OSError:
-                continue
+            data = unread.read_regular(f"{top}/{rel}", most)  # never a FIFO, a link or a huge file
+            if data is not None:
+                jobs.append((rel, data))
     if jobs:
         _pending = treestamp._in_child(lambda: _parse(jobs))
 

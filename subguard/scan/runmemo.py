@@ -137,8 +137,8 @@ def _exclude_matcher(folder: str, globs: Sequence[Any]) -> Callable[[str], str |
 
 
 # the entries of each root (its folder) that changed since the recorded run, with the extractor that
-# parsed each file then, when the replay compared them (`subguard.scan.ahead` parses ahead from it)
-CHANGED: dict[str, tuple[list[str], dict[str, str]]] = {}
+# parsed each file then and the size limit, when the replay compared them (`subguard.scan.ahead`)
+CHANGED: dict[str, tuple[list[str], dict[str, str], int]] = {}
 
 # listings the replay took, for the recorder of the same process (taken before the run read anything):
 # when, digest, newest ctime, and what `root_listing` kept of its entries
@@ -295,7 +295,7 @@ def _only_unread_edits(root: dict[str, Any], aside: object) -> bool:
         return False
     top = os.path.abspath(root["path"]) if os.path.islink(root["path"]) else os.path.realpath(root["path"])
     kept = marshal.loads(recorded)
-    CHANGED[top] = (changed, kept.get("parsed") or {})
+    CHANGED[top] = (changed, kept.get("parsed") or {}, kept.get("max_size") or 0)
     return unread.untouched(top, changed, kept)
 
 

@@ -114,13 +114,13 @@ def untouched(top: str, changed: Sequence[str], recorded: dict[str, Any]) -> boo
         wanted = needles.get(paths.get(rel))
         if not wanted:
             return False
-        data = _read(f"{top}/{rel}", most)
+        data = read_regular(f"{top}/{rel}", most)
         if data is None or any(n in data for n in wanted) or any(rx.search(data) for rx in searched):
             return False
     return True
 
 
-def _read(path: str, most: int) -> bytes | None:
+def read_regular(path: str, most: int) -> bytes | None:
     """The bytes of a regular file of at most `most` bytes (a link, a FIFO, a larger file: None),
     read as `subguard.scan.discover.read_limited` reads it."""
     try:
