@@ -4,9 +4,12 @@
 from __future__ import annotations
 
 import importlib
-from collections.abc import Sequence
 
-from subguard.extract.base import Extractor
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # kept out of the imports: a parse module of one extractor loads none of the models
+    from collections.abc import Sequence
+
+    from subguard.extract.base import Extractor
 
 # name -> "module:attribute"; imported lazily so that `subguard --version` stays fast.
 REGISTRY: dict[str, str] = {

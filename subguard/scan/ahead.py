@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 MOST_FILES = 8  # an edit larger than this is a bulk change: the extractor's own pool parses it
 KIND = "python"  # the extractor whose full parses are taken ahead, and its memo kind
 _MISSING: Any = object()
-_pending: treestamp._Pending | None = None
+_pending: treestamp.Pending | None = None
 _answers: dict[tuple[str, str], tuple[float, bytes]] | None = None
 
 
@@ -46,7 +46,7 @@ def start(changed: Mapping[str, tuple[Sequence[str], Mapping[str, str], int]]) -
             if data is not None:
                 jobs.append((rel, data))
     if jobs:
-        _pending = treestamp._in_child(lambda: _parse(jobs))
+        _pending = treestamp.in_child(lambda: _parse(jobs))
 
 
 def _parse(jobs: Sequence[tuple[str, bytes]]) -> list[tuple[str, str, float, bytes]]:
@@ -118,7 +118,7 @@ def forget() -> None:
     _pending, _answers = None, None
 
 
-def _stop(pending: treestamp._Pending) -> None:
+def _stop(pending: treestamp.Pending) -> None:
     try:
         os.kill(pending.pid, signal.SIGKILL)
     except OSError:

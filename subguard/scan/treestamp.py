@@ -163,7 +163,7 @@ class Rows:
 
     def __init__(self) -> None:
         self.rows: dict[str, bytes] = {}
-        self.pending: _Pending | None = None
+        self.pending: Pending | None = None
         self.partial = False  # the child went without handing its folders over
 
     def complete(self) -> dict[str, bytes]:
@@ -202,7 +202,7 @@ def walk_stamp(
     shares = walk.frontier()
     if shares:
         mine, theirs = shares[0::2], shares[1::2]
-        pending = _in_child(
+        pending = in_child(
             lambda: _folder_digests(walk, theirs), (lambda: walk.rows or {}) if keep is not None else None
         )
         for rel in mine:
@@ -238,7 +238,7 @@ def names_stamp(
     receives (mode, size, mtime, ctime, inode) of each entry stamped (`listing.share`)."""
     half = len(names) // 2 if len(names) >= SPLIT_MIN_NAMES else len(names)
     want = keep is not None
-    pending = _in_child(lambda: _stamps(base, names[half:], want)) if half < len(names) else None
+    pending = in_child(lambda: _stamps(base, names[half:], want)) if half < len(names) else None
     head, newest, stats = _stamps(base, names[:half] if pending is not None else names, want)
     h = blake2b(_name(seed), digest_size=32)
     h.update(head)
@@ -289,10 +289,10 @@ def _can_fork() -> bool:
     return threading is None or threading.active_count() == 1
 
 
-def _in_child(work: Callable[[], Any], more: Callable[[], Any] | None = None) -> _Pending | None:
+def in_child(work: Callable[[], Any], more: Callable[[], Any] | None = None) -> Pending | None:
     """Start `work` in a forked child; a handle whose `result()` is its (marshalled) value, or None
     when no child could be started (the caller does the work itself). With `more`, the child then
-    waits: `_Pending.more()` has it send `more()` as well, `_Pending.close()` lets it go."""
+    waits: `Pending.more()` has it send `more()` as well, `Pending.close()` lets it go."""
     if not _can_fork():
         return None
     try:
@@ -322,7 +322,7 @@ def _in_child(work: Callable[[], Any], more: Callable[[], Any] | None = None) ->
     os.close(write_fd)
     if ask_read >= 0:
         os.close(ask_read)
-    return _Pending(pid, read_fd, ask_write)
+    return Pending(pid, read_fd, ask_write)
 
 
 _LENGTH = 8  # each answer is its length (8 bytes, big-endian) and its marshalled value
@@ -334,7 +334,7 @@ def _send(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view) :]
 
 
-class _Pending:
+class Pending:
     """A forked child's answers, read when the parent needs them."""
 
     def __init__(self, pid: int, fd: int, ask: int = -1) -> None:
