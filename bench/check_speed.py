@@ -25,6 +25,7 @@ costs about 17 ms at every start, which pip, pre-commit and the GitHub Action ne
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import shutil
 import statistics
@@ -116,7 +117,7 @@ def edit_rounds(
     again; with `fresh`, a comment never written before appended instead, so that no parse of the
     file's bytes can come from the cache); the file's bytes and times are restored afterwards."""
     original, st = target.read_bytes(), target.stat()
-    count = iter(range(1 << 30))
+    count = itertools.count()
     try:
 
         def edit() -> None:

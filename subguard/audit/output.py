@@ -206,18 +206,14 @@ class Output:
                         pass
 
     def write_text(self, rel: str, text: str, remote: Callable[[str, str], None] | None = None) -> None:
-        """A report file of the run (plain file I/O on a local output: no Hadoop checksum files)."""
-        if self.local is not None:
-            if os.path.dirname(rel):
-                os.makedirs(os.path.join(self.staging, os.path.dirname(rel)), exist_ok=True)
-            with open(os.path.join(self.staging, rel), "w", encoding="utf-8", errors="backslashreplace") as fh:
-                fh.write(text)
-        else:
-            assert remote is not None
-            remote(f"{self.staging}/{rel}", text)
+        """A report file of the run (plain file I/O on a local output: no Hadoop checksum files), in
+        UTF-8 (a lone surrogate written as its escape)."""
+        data = text.encode("utf-8", "backslashreplace")
+        self.write_bytes(rel, data, None if remote is None else lambda uri, _: remote(uri, text))
 
     def write_bytes(self, rel: str, data: bytes, remote: Callable[[str, bytes], None] | None = None) -> None:
-        """A binary file of the run (a small table's Parquet file), as `write_text`."""
+        """A file of the run (a report, a small table's Parquet file): plain file I/O on a local
+        output, else `remote(uri, data)`."""
         if self.local is not None:
             if os.path.dirname(rel):
                 os.makedirs(os.path.join(self.staging, os.path.dirname(rel)), exist_ok=True)

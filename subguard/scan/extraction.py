@@ -58,7 +58,7 @@ class ScanResult:
     # (`subguard.rules.engine.evaluate` reuses its last answer); never part of equality
     digest: str = field(default="", compare=False)
     # what the extractors looked at besides the files they were given (`Looked`); never part of equality
-    looked: Looked = field(default_factory=lambda: Looked(), compare=False)
+    looked: Looked = field(default_factory=Looked, compare=False)
 
     def counts(self) -> dict[str, int]:
         out = {s.value: 0 for s in FileStatus}

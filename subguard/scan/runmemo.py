@@ -96,7 +96,7 @@ def root_listing(
     entry it excludes counts by its name alone, so editing it changes nothing, adding or removing
     it does (the run counts it). `kept` receives what the listing holds entry by entry (a walk's
     `treestamp.Rows`, or git's names with their stat fields), for `changed_entries`."""
-    top = os.path.abspath(root) if os.path.islink(root) else os.path.realpath(root)
+    top = root_folder(root)
     match = _exclude_matcher(top if os.path.isdir(top) else os.path.dirname(top), globs)
     if not os.path.isdir(top):
         base, name = os.path.dirname(top), os.path.basename(top)
@@ -145,15 +145,21 @@ CHANGED: dict[str, tuple[list[str], dict[str, str], int]] = {}
 _TAKEN: dict[tuple[str, tuple[str, ...], str], tuple[int, str, int, Any]] = {}
 
 
-def _key(globs: Sequence[Any]) -> str:
-    return repr([list(globs[0]), globs[1]]) if globs and globs[0] else ""
+def root_folder(root: str) -> str:
+    """The folder a root's listing is taken of (and its entries are relative to): a root given as a
+    link to a folder is listed as given, any other root by its real path."""
+    return os.path.abspath(root) if os.path.islink(root) else os.path.realpath(root)
+
+
+def _taken_key(root: str, exclude: Sequence[str], globs: Sequence[Any]) -> tuple[str, tuple[str, ...], str]:
+    return root, tuple(exclude), repr([list(globs[0]), globs[1]]) if globs and globs[0] else ""
 
 
 def root_signature(root: str, exclude: Sequence[str] = (), globs: Sequence[Any] = ()) -> str:
     kept: list[Any] = []
     listed_at = time.time_ns()
     digest, newest = root_listing(root, exclude, globs, kept)
-    _TAKEN[(root, tuple(exclude), _key(globs))] = (listed_at, digest, newest, kept[0] if kept else None)
+    _TAKEN[_taken_key(root, exclude, globs)] = (listed_at, digest, newest, kept[0] if kept else None)
     return digest
 
 
@@ -163,7 +169,7 @@ def listing_for_record(root: str, exclude: Sequence[str], globs: Sequence[Any] =
     else a new one. An earlier listing is safe: a file changed since makes the stored digest stale, a
     miss next time. One too close to a change (`RACY_NS`) is taken again: by now that change may be
     far enough back."""
-    taken = _TAKEN.pop((root, tuple(exclude), _key(globs)), None)
+    taken = _TAKEN.pop(_taken_key(root, exclude, globs), None)
     if taken is not None and taken[0] - taken[2] >= RACY_NS:
         return taken
     kept: list[Any] = []
@@ -286,14 +292,14 @@ def _only_unread_edits(root: dict[str, Any], aside: object) -> bool:
     same entries, and each entry that changed a regular file of the size limit that the run skipped
     for want of its extractor's needles (read by no extractor, cited by no finding), and that still
     holds none of them, nor anything an extractor searched other files for (`unread.untouched`)."""
-    taken = _TAKEN.get((root["path"], tuple(root["exclude"]), _key(root["globs"])))
+    taken = _TAKEN.get(_taken_key(root["path"], root["exclude"], root["globs"]))
     if not isinstance(aside, tuple) or taken is None or taken[3] is None:
         return False
     old, recorded = aside
     changed = unread.changed_entries(old, taken[3])
     if not changed or len(changed) > unread.MOST_EDITS:
         return False
-    top = os.path.abspath(root["path"]) if os.path.islink(root["path"]) else os.path.realpath(root["path"])
+    top = root_folder(root["path"])
     kept = marshal.loads(recorded)
     CHANGED[top] = (changed, kept.get("parsed") or {}, kept.get("max_size") or 0)
     return unread.untouched(top, changed, kept)
