@@ -1,6 +1,6 @@
 """subguard check vs ruff and grep over the same tree, in one run.
 
-    python bench/check_speed.py [TREE] [--rounds 5]
+    python bench/check_speed.py [TREE] [--rounds 5] [--served]
 
 TREE defaults to the Python standard library (`sysconfig.get_paths()["stdlib"]`, 2,000-odd files
 subguard reads once `site-packages` and `__pycache__` are left out, as always).
@@ -12,7 +12,8 @@ away: after the first round both contents' parses are cached), the same with a n
 round (bytes never parsed before: the parse is needed, `subguard.scan.ahead` takes it off the
 critical path when a second core is free), `subguard check` after one edit of ordinary code (a Python file without rocketmq: a statement
 added, then taken away; the run memo replays such runs, `subguard.scan.unread`), `ruff check
---no-cache`, and `grep -rl rocketmq`; prints medians, ratios against ruff and subguard's
+--no-cache`, and `grep -rl rocketmq`; with `--served`, the warm and edit rounds again with a
+`subguard serve` of the same install running (`subguard.cli.resident`); prints medians, ratios against ruff and subguard's
 peak memory (max RSS of the child process). Every timed run is preceded by an untimed read of the
 tree, so each starts with the files in the page cache.
 
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import json
 import os
 import shutil
 import statistics
@@ -135,11 +137,39 @@ def edit_rounds(
         os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns))
 
 
+def served_rounds(
+    n: int, subguard: str, check: list[str], tree: Path, before: Callable[[], None]
+) -> dict[str, tuple[float, int, int]]:
+    """The warm and edit rounds again, each `check` handed to a `subguard serve` of the same install
+    (started here, stopped after): max RSS is the client's, the served run's memory is the server's."""
+    server = subprocess.Popen([subguard, "serve", "--idle", "600"], stderr=subprocess.PIPE, text=True, env=ENV)
+    try:
+        assert server.stderr is not None
+        line = server.stderr.readline()
+        if "serving checks" not in line:
+            raise SystemExit(f"subguard serve did not start: {line}")
+        run(check)  # the server's first run: its forked children have the caches the runs above filled
+        out = {
+            "warm": rounds(n, check, before),
+            "1 edit": edit_rounds(n, check, edit_target(tree), before),
+            "1 new edit": edit_rounds(n, check, edit_target(tree), before, fresh=True),
+        }
+        status = subprocess.run([subguard, "serve", "--status"], capture_output=True, text=True, env=ENV, check=False)
+        count = json.loads(status.stdout)["served"] if status.returncode == 0 else 0
+        if count != 3 * n + 1:
+            raise SystemExit(f"subguard serve ran {count} of the {3 * n + 1} runs")
+        return out
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("tree", type=Path, nargs="?", default=Path(sysconfig.get_paths()["stdlib"]))
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--current", action="store_true", help="measure the subguard beside this interpreter as installed")
+    ap.add_argument("--served", action="store_true", help="measure warm and edit runs with `subguard serve` as well")
     args = ap.parse_args()
     tree = args.tree.resolve()
     bindir = Path(sys.executable).parent
@@ -152,6 +182,7 @@ def main() -> int:
     cache = work / "cache"
     user_cache = work / "xdg"  # parsed policies and simulated impacts: emptied for cold runs too
     ENV["XDG_CACHE_HOME"] = str(user_cache)
+    ENV["XDG_RUNTIME_DIR"] = str(work / "run")  # no server of the user's: only the one `--served` starts
     cfg = work / ".subguard.yaml"
     cfg.write_text(f"cache-dir: {cache}\n", encoding="utf-8")
     check = [
@@ -194,6 +225,7 @@ def main() -> int:
     fresh = edit_rounds(args.rounds, check, edit_target(tree), read_tree, fresh=True)
     plain = plain_target(tree)
     plain_edited = edit_rounds(args.rounds, check, plain, read_tree, b"\nEDITED_BY_BENCH = 1\n") if plain else None
+    served = served_rounds(args.rounds, subguard, check, tree, read_tree) if args.served else None
     ruff_cmd = [ruff, "check", "--no-cache", "--exit-zero", "--quiet", str(tree)] if ruff else []
     ruff_r = rounds(args.rounds, ruff_cmd, read_tree) if ruff else None
     grep_r = rounds(args.rounds, ["grep", "-rl", "rocketmq", str(tree)], read_tree)
@@ -205,6 +237,7 @@ def main() -> int:
         ("subguard check (1 edit)", edited),
         ("subguard check (1 new edit)", fresh),
         *([("subguard check (1 plain edit)", plain_edited)] if plain_edited else []),
+        *((f"served: {name}", row) for name, row in (served or {}).items()),
         ("grep -rl rocketmq", grep_r),
     ]
     if ruff_r:
@@ -219,6 +252,8 @@ def main() -> int:
         print(f"ratio 1 new edit/ruff: {fresh[0] / ruff_r[0]:.2f} (bytes never parsed before: no parse from the cache)")
         if plain_edited:
             print(f"ratio 1 plain edit/ruff: {plain_edited[0] / ruff_r[0]:.2f} (after editing a file without RocketMQ)")
+        for name, row in (served or {}).items():
+            print(f"ratio served {name}/ruff: {row[0] / ruff_r[0]:.2f} (with `subguard serve` running)")
     print(f"ratio cold/grep: {cold[0] / grep_r[0]:.2f}")
     peak = max(cold[2], warm[2]) / 1024
     print(f"subguard peak memory: {peak:.0f} MB (target < 300 MB)")

@@ -1,5 +1,6 @@
 """Suite-wide isolation: subguard's caches go to a temporary directory, never into the fixtures of
-this checkout (`<root>/.subguard_cache`) or the developer's `~/.cache/subguard`."""
+this checkout (`<root>/.subguard_cache`) or the developer's `~/.cache/subguard`, and no run is handed to
+a resident server the developer started (`subguard serve`: its sockets live under `XDG_RUNTIME_DIR`)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ def _isolated_subguard_caches(tmp_path_factory: pytest.TempPathFactory) -> Itera
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("SUBGUARD_CACHE_DIR", str(base / "content"))
         mp.setenv("XDG_CACHE_HOME", str(base / "xdg"))
+        mp.setenv("XDG_RUNTIME_DIR", str(base / "run"))
         yield
 
 

@@ -1,4 +1,5 @@
-"""Console entry point: an unchanged `check` is answered from the run memo before the CLI loads."""
+"""Console entry point: a `check` goes to the resident server when one listens (`subguard.cli.resident`);
+else an unchanged one is answered from the run memo before the CLI loads."""
 
 from __future__ import annotations
 
@@ -24,6 +25,22 @@ def run(argv: Sequence[str]) -> int:
         from subguard.cli.main import main
 
         return main(argv)
+    from subguard.cli.resident import address
+
+    path = address.served()  # one stat when no server was ever started
+    if path is not None or "--serve" in argv[1:]:
+        from subguard.cli.resident import client
+
+        served = client.delegate(argv, path) if path is not None else None  # `subguard serve` runs it
+        if served is not None:
+            return served
+        if "--serve" in argv[1:]:
+            client.start_server()  # for the next run: this one does not wait for it
+    return check_here(argv)
+
+
+def check_here(argv: Sequence[str]) -> int:
+    """`subguard check ...` in this process: replayed from the run memo, else run and recorded."""
     from subguard.scan import runmemo
 
     try:

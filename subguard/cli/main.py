@@ -21,6 +21,7 @@ COMMANDS: dict[str, str] = {
     "explain": "subguard.cli.commands.explain:explain",
     "evidence": "subguard.cli.commands.evidence:evidence",
     "simulate": "subguard.cli.commands.simulate:simulate",
+    "serve": "subguard.cli.commands.serve:serve",
 }
 
 

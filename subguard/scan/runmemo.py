@@ -190,7 +190,8 @@ def _nothing(name: str) -> bool:
     return False
 
 
-def _install_stamp() -> str:
+def install_stamp() -> str:
+    """A digest of the installed subguard: its version and each module's path, size and mtime."""
     here = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))  # the subguard package
     h = blake2b(__version__.encode(), digest_size=32)
     for dirpath, dirnames, filenames in os.walk(here, followlinks=True):
@@ -207,13 +208,14 @@ def invocation_key(argv: Sequence[str]) -> str:
     """What must be equal for two runs to print the same thing from the same inputs."""
     env = {k: v for k, v in os.environ.items() if k in _ENV_EXACT or k.startswith(_ENV_PREFIXES)}
     env.pop(DISABLE_ENV, None)
+    env.pop("SUBGUARD_NO_SERVER", None)  # whether a resident server ran it changes nothing it prints
     parts = (
         ("argv", list(argv)),
         ("cwd", os.getcwd()),
         ("env", sorted(env.items())),
         ("date", time.strftime("%Y-%m-%d")),  # waivers expire by the local date
         ("tty", [is_tty(sys.stdout), is_tty(sys.stderr)]),
-        ("install", _install_stamp()),
+        ("install", install_stamp()),
         ("python", [sys.executable, sys.version]),  # another interpreter or venv: other library versions
         ("helm", tools.helm_stamp()),  # charts are rendered when helm is there
     )

@@ -127,3 +127,61 @@ def test_fix_hook_rewrites_the_tag_order_and_passes_on_the_next_run(tmp_path: Pa
     _git(project, "add", "-A")
     again = _pre_commit(project, env)
     assert again.returncode == 0, again.stdout + again.stderr
+
+
+@pytest.mark.slow
+def test_hook_with_serve_hands_the_next_commits_run_to_a_resident_server(tmp_path: Path) -> None:
+    """`args: [--serve]` under real pre-commit: the first run is the hook's own and starts a server of
+    pre-commit's environment; the next run is handed to it and reports what a run of its own would."""
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    import json
+    import tempfile
+    import time
+
+    source, head = _snapshot(tmp_path)
+    project = tmp_path / "svc"
+    project.mkdir()
+    _git(project, "init", "-q")
+    _git(project, "config", "user.email", "t@example.com")
+    _git(project, "config", "user.name", "t")
+    for folder, tags in (("billing", "tag1"), ("shipping", "tag2")):
+        (project / folder).mkdir()
+        (project / folder / "consumer.py").write_text(CONSUMER.format(tags=tags), encoding="utf-8")
+    (project / ".pre-commit-config.yaml").write_text(
+        f"repos:\n  - repo: {source}\n    rev: {head}\n    hooks:\n      - id: subguard\n        args: [--serve]\n",
+        encoding="utf-8",
+    )
+    _git(project, "add", "-A")
+    _git(project, "commit", "-qm", "consumers")
+    runtime = Path(tempfile.mkdtemp(prefix="sg-", dir="/tmp"))  # a socket path holds at most 107 bytes
+    env = {
+        **os.environ,
+        "PRE_COMMIT_HOME": str(REPO / ".pytest_cache" / "pre-commit-home"),
+        "NO_COLOR": "1",
+        "XDG_RUNTIME_DIR": str(runtime),
+    }
+    for name in ("VIRTUAL_ENV", "SUBGUARD_CACHE_DIR", "SUBGUARD_NO_SERVER"):
+        env.pop(name, None)
+
+    first = _pre_commit(project, env)
+    assert first.returncode == 1, first.stdout + first.stderr
+    assert "SG102" in first.stdout
+    deadline, listening = time.monotonic() + 120, ""
+    while not listening and time.monotonic() < deadline:
+        logs = "".join(p.read_text() for p in (runtime / "subguard").glob("*.log"))
+        listening = next((line for line in logs.splitlines() if "serving checks of this install at " in line), "")
+        time.sleep(0.1)
+    assert listening, "the hook's first run started no server"
+    sock = listening.split(" at ", 1)[1].split(" (pid ", 1)[0]
+    from subguard.cli.resident.server import ask
+
+    try:
+        (project / "shipping" / "consumer.py").write_text(CONSUMER.format(tags="tag1"), encoding="utf-8")
+        _git(project, "commit", "-qam", "same tags")
+        second = _pre_commit(project, env)
+        assert second.returncode == 0, second.stdout + second.stderr
+        status = ask(sock, "status")
+        assert status is not None and status["served"] == 1, json.dumps(status)
+    finally:
+        ask(sock, "stop")

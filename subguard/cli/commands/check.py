@@ -403,6 +403,12 @@ def _fixes(
     help="Judge each group declared here with the other repositories' members in this org map "
     "(written by `subguard audit`) [config org-map].",
 )
+@click.option(
+    "--serve",
+    is_flag=True,
+    help="Hand the run to the resident server of this install (`subguard serve`), starting one in the "
+    "background when none runs; the same report either way.",
+)
 @guarded
 def check(
     paths: tuple[str, ...],
@@ -426,6 +432,7 @@ def check(
     fix: bool = False,
     diff: bool = False,
     unsafe_fixes: bool = False,
+    serve: bool = False,  # handled by the console entry before the CLI loads (`subguard.cli.resident.client`)
 ) -> int:
     """Lint the consumer subscriptions under PATHS (default: the current directory).
 

@@ -1,0 +1,72 @@
+"""The frames client and server exchange over the server's socket: a 4-byte big-endian length and a
+JSON object. The client's first frame carries its standard streams as passed descriptors.
+Standard library only (the client loads it before anything else)."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import struct
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any
+
+_HEADER = struct.Struct(">I")
+MOST_BYTES = 16 * 1024 * 1024  # a frame longer than this is refused (a request is its argv and environment)
+
+
+def send(sock: socket.socket, value: dict[str, Any], fds: Sequence[int] = ()) -> None:
+    """One frame; `fds` travel with its header."""
+    body = json.dumps(value).encode("ascii")
+    header = _HEADER.pack(len(body))
+    if fds:
+        sent = socket.send_fds(sock, [header], list(fds))
+        if sent != len(header):
+            raise OSError("short write of a frame header")
+    else:
+        sock.sendall(header)
+    sock.sendall(body)
+
+
+def receive(sock: socket.socket, most_fds: int = 0) -> tuple[dict[str, Any] | None, list[int]]:
+    """The next frame and the descriptors that came with it; (None, []) when the peer closed first.
+    ValueError for a frame that is not one."""
+    fds: list[int] = []
+    head = b""
+    while len(head) < _HEADER.size:
+        if most_fds and not fds:
+            chunk, got, _flags, _addr = socket.recv_fds(sock, _HEADER.size - len(head), most_fds)
+            fds.extend(got)
+        else:
+            chunk = sock.recv(_HEADER.size - len(head))
+        if not chunk:
+            _close(fds)
+            return None, []
+        head += chunk
+    (length,) = _HEADER.unpack(head)
+    if length > MOST_BYTES:
+        _close(fds)
+        raise ValueError(f"a frame of {length} bytes")
+    body = bytearray()
+    while len(body) < length:
+        chunk = sock.recv(min(length - len(body), 1 << 20))
+        if not chunk:
+            _close(fds)
+            return None, []
+        body += chunk
+    value = json.loads(body)
+    if not isinstance(value, dict):
+        _close(fds)
+        raise ValueError("a frame that is not a JSON object")
+    return value, fds
+
+
+def _close(fds: Sequence[int]) -> None:
+    for fd in fds:
+        try:
+            os.close(fd)
+        except OSError:
+            pass

@@ -1,0 +1,325 @@
+"""The resident server: subguard loaded once, one forked process per `check` a client hands over.
+
+A run after an edit spends about a third of its time importing subguard, pydantic, click and libcst.
+The server imports them (`PRELOAD`, every extractor, every report format) and then waits on its
+socket (`subguard.cli.resident.address`). For each request of a process of the same user it forks; the
+child takes the client's standard streams, working directory, environment, umask and argv and runs
+the check exactly as the console entry would (`subguard.cli.entry.check_here`: the run memo, the
+caches, the recording), then reports its exit code. The server itself never runs a check, so no run
+sees another's state; it only imports. It exits after `idle` seconds without a request, when its
+socket is removed or replaced, or on `stop`, SIGTERM or SIGINT.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import io
+import os
+import select
+import signal
+import socket
+import struct
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+from subguard.cli.resident import protocol
+
+# what a check imports besides the CLI core: loaded before the first fork
+PRELOAD = (
+    "subguard.cli.main",
+    "subguard.cli.commands.check",
+    "subguard.cli.commands.common",
+    "subguard.cli.commands.show_config",
+    "subguard.scan.extraction",
+    "subguard.scan.runrecord",
+    "subguard.scan.ahead",
+    "subguard.scan.gitrev",
+    "subguard.rules.engine",
+    "subguard.rules.impact",
+    "subguard.extract.python.parse",
+    "subguard.simulate",
+)
+DEFAULT_IDLE = 1800  # seconds without a request before the server exits
+MOST_RUNNING = 8  # runs at once; a request beyond them is refused (its client runs the check itself)
+_PEERCRED = struct.Struct("3i")  # pid, uid, gid of the peer (SO_PEERCRED, Linux)
+
+
+def preload() -> list[str]:
+    """Import what a check needs; the modules that failed to import (left to the runs)."""
+    from subguard.extract import load_extractors
+    from subguard.report import FORMATS, get_renderer
+
+    failed: list[str] = []
+    for name in PRELOAD:
+        try:
+            importlib.import_module(name)
+        except Exception:  # noqa: BLE001 - a run that needs it reports the error itself
+            failed.append(name)
+    try:
+        load_extractors()
+    except Exception:  # noqa: BLE001 - as above
+        failed.append("the extractors")
+    for fmt in FORMATS:
+        try:
+            get_renderer(fmt)
+        except Exception:  # noqa: BLE001 - as above
+            failed.append(f"the {fmt} report")
+    return failed
+
+
+class Server:
+    """One listening socket and its accept loop."""
+
+    def __init__(self, path: str, idle: float, log: Callable[[str], None]) -> None:
+        self.path = path
+        self.idle = idle
+        self.log = log
+        self.served = 0
+        self.started = time.time()
+        self.children: set[int] = set()
+        self.listener = _listen(path)
+        self.inode = os.stat(path).st_ino
+        self.stopping = False
+
+    def loop(self) -> None:
+        """Serve until idle, stopped, or the socket file is no longer this server's."""
+        last = time.monotonic()
+        try:
+            while not self.stopping:
+                self._reap()
+                wait = 1.0 if self.idle <= 0 else max(0.0, min(1.0, last + self.idle - time.monotonic()))
+                try:
+                    ready, _, _ = select.select([self.listener], [], [], wait)
+                except InterruptedError:
+                    continue
+                if ready:
+                    self._accept()
+                    last = time.monotonic()
+                elif not self._own_socket():
+                    self.log("the socket was removed or replaced: exiting")
+                    break
+                elif self.idle > 0 and time.monotonic() - last >= self.idle and not self.children:
+                    self.log(f"idle for {self.idle:g} s: exiting")
+                    break
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        self.listener.close()
+        if self._own_socket():
+            with contextlib.suppress(OSError):
+                os.unlink(self.path)
+
+    def _own_socket(self) -> bool:
+        try:
+            return os.stat(self.path).st_ino == self.inode
+        except OSError:
+            return False
+
+    def _reap(self) -> None:
+        for pid in list(self.children):
+            with contextlib.suppress(ChildProcessError):
+                done, _ = os.waitpid(pid, os.WNOHANG)
+                if not done:
+                    continue
+            self.children.discard(pid)
+
+    def _accept(self) -> None:
+        try:
+            conn, _ = self.listener.accept()
+        except OSError:
+            return
+        fds: list[int] = []
+        try:
+            if not _same_user(conn):
+                return  # another user's process: never served
+            conn.settimeout(5)
+            request, fds = protocol.receive(conn, most_fds=3)
+            conn.settimeout(None)
+            if request is None:
+                return
+            op = request.get("op")
+            if op == "run":
+                self._run(conn, request, fds)
+            elif op == "status":
+                protocol.send(conn, self.status())
+            elif op == "stop":
+                protocol.send(conn, {"stopping": True})
+                self.stopping = True
+        except (OSError, ValueError) as exc:
+            self.log(f"a request failed: {type(exc).__name__}: {exc}")
+        finally:
+            for fd in fds:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+            conn.close()
+
+    def status(self) -> dict[str, Any]:
+        return {
+            "pid": os.getpid(),
+            "socket": self.path,
+            "served": self.served,
+            "running": len(self.children),
+            "up_seconds": round(time.time() - self.started, 1),
+            "idle_limit": self.idle,
+        }
+
+    def _run(self, conn: socket.socket, request: dict[str, Any], fds: list[int]) -> None:
+        argv, wanted = request.get("argv"), request.get("fds")
+        if not (isinstance(argv, list) and all(isinstance(a, str) for a in argv) and argv[:1] == ["check"]):
+            protocol.send(conn, {"refused": "not a check"})
+            return
+        if not isinstance(wanted, list) or len(wanted) != len(fds):
+            protocol.send(conn, {"refused": "the standard streams did not arrive"})
+            return
+        if len(self.children) >= MOST_RUNNING:
+            protocol.send(conn, {"refused": f"{MOST_RUNNING} runs already running"})
+            return
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the child's coverage is the run's (measured in its own process)
+            code = 2
+            try:
+                self.listener.close()
+                code = _child(conn, request, dict(zip(wanted, fds, strict=True)))
+            finally:
+                os._exit(code)
+        self.children.add(pid)
+        self.served += 1
+        self.log(f"run {self.served} (pid {pid}): subguard {' '.join(argv)} in {request.get('cwd')}")
+
+
+def _same_user(conn: socket.socket) -> bool:
+    """The peer runs as this user (Linux's SO_PEERCRED; elsewhere the private folder is the guard)."""
+    option = getattr(socket, "SO_PEERCRED", None)
+    if option is None:
+        return True
+    uid: int = _PEERCRED.unpack(conn.getsockopt(socket.SOL_SOCKET, option, _PEERCRED.size))[1]
+    return uid == os.getuid()
+
+
+def _child(conn: socket.socket, request: dict[str, Any], streams: dict[int, int]) -> int:
+    """In the forked child: become the client's run, run the check, report its exit code. A Ctrl-C
+    the client passes on at any point ends the run as the CLI ends an interrupted one ("aborted", 2)."""
+    relayed = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT}
+    signal.pthread_sigmask(signal.SIG_BLOCK, relayed)  # until the run has the client's streams
+    for sig in (*relayed, signal.SIGCHLD):
+        signal.signal(sig, signal.default_int_handler if sig == signal.SIGINT else signal.SIG_DFL)
+    code = 2
+    try:
+        protocol.send(conn, {"pid": os.getpid()})
+        argv = _become(request, streams)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, relayed)  # one passed on meanwhile arrives now
+        from subguard.cli.entry import check_here
+
+        code = check_here(argv)
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    except KeyboardInterrupt:
+        sys.stderr.write("aborted\n")
+    except _NoWorkdir as exc:
+        sys.stderr.write(f"subguard: error: the working directory: {exc}\n")
+    except BaseException:
+        import traceback
+
+        traceback.print_exc()
+        raise
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(OSError, ValueError):
+                stream.flush()
+        with contextlib.suppress(OSError, ValueError):
+            protocol.send(conn, {"code": code})
+    return code
+
+
+class _NoWorkdir(Exception):
+    """The client's working directory cannot be entered."""
+
+
+def _become(request: dict[str, Any], streams: dict[int, int]) -> list[str]:
+    """Take the client's streams, environment, umask, argv and working directory; its argv after
+    `subguard`."""
+    devnull = os.open(os.devnull, os.O_RDWR)
+    for target in (0, 1, 2):
+        os.dup2(streams.get(target, devnull), target)
+    os.environ.clear()
+    os.environ.update({str(k): str(v) for k, v in dict(request.get("env") or {}).items()})
+    umask = request.get("umask")
+    if isinstance(umask, int):
+        os.umask(umask)
+    argv = [str(a) for a in request["argv"]]
+    sys.argv = [str(request.get("argv0") or "subguard"), *argv]
+    _new_streams()
+    try:
+        os.chdir(str(request.get("cwd")))
+    except OSError as exc:
+        raise _NoWorkdir(str(exc)) from None
+    return argv
+
+
+def _new_streams() -> None:
+    """Standard streams over the client's descriptors, made as the interpreter makes them at start-up
+    (same encoding and errors as the server's: the address keeps its start-up environment), so that
+    buffering and seeking follow what the descriptors are now, not what the server's were."""
+    made = []
+    for fd, old, mode in ((0, sys.stdin, "r"), (1, sys.stdout, "w"), (2, sys.stderr, "w")):
+        encoding = getattr(old, "encoding", None) or "utf-8"
+        errors = getattr(old, "errors", None) or "strict"
+        tty = os.isatty(fd)
+        raw = io.FileIO(fd, mode, closefd=False)
+        buffered = io.BufferedReader(raw) if mode == "r" else io.BufferedWriter(raw)
+        made.append(
+            io.TextIOWrapper(
+                buffered,
+                encoding=encoding,
+                errors=errors,
+                line_buffering=tty or fd == 2,
+                write_through=fd == 2,
+            )
+        )
+    sys.stdin, sys.stdout, sys.stderr = made
+
+
+def _listen(path: str) -> socket.socket:
+    """A socket listening at `path`, put in place atomically; OSError when a live server holds it."""
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        probe.connect(path)
+    except OSError:
+        pass
+    else:
+        raise OSError(f"a server already listens at {path}")
+    finally:
+        probe.close()
+    staging = f"{path}.{os.getpid()}.new"
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(staging)
+        sock.bind(staging)
+        sock.listen(16)
+        os.replace(staging, path)
+    except OSError:
+        sock.close()
+        with contextlib.suppress(OSError):
+            os.unlink(staging)
+        raise
+    return sock
+
+
+def ask(path: str, op: str) -> dict[str, Any] | None:
+    """The answer of the server at `path` to `status` or `stop`; None when none listens there."""
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.settimeout(5)
+        sock.connect(path)
+        protocol.send(sock, {"op": op})
+        answer, _ = protocol.receive(sock)
+        return answer
+    except (OSError, ValueError):
+        return None
+    finally:
+        sock.close()

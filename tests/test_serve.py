@@ -1,0 +1,208 @@
+"""The resident server (`subguard serve`, `subguard.cli.resident`): real server processes on real sockets.
+
+A check handed to the server prints, exits and caches exactly what it does without one; only runs
+of the same user, interpreter, code and start-up environment are served; Ctrl-C reaches the served
+run; `--stop`, `--status` and the idle limit do what they say.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from subguard.cli.resident import address, protocol
+from subguard.cli.resident.server import ask
+
+CONSUMER = """from rocketmq.client import PushConsumer
+
+
+def start(handle):
+    c = PushConsumer("GID_SERVED")
+    c.set_name_server_address("ns:9876")
+    c.subscribe("TopicServed", handle, "{tags}")
+    c.start()
+"""
+
+
+def _env(tmp: Path, **more: str) -> dict[str, str]:
+    run = tmp / "run"  # a socket path holds at most 107 bytes: a short link to the run folder
+    run.mkdir(exist_ok=True)
+    short = Path(tempfile.mkdtemp(prefix="sg-", dir="/tmp")) / "r"
+    short.symlink_to(run)
+    env = {**os.environ, "XDG_RUNTIME_DIR": str(short), "XDG_CACHE_HOME": str(tmp / "xdg"), "NO_COLOR": "1"}
+    for name in ("SUBGUARD_NO_SERVER", "SUBGUARD_NO_RUN_MEMO", "SUBGUARD_CACHE_DIR"):
+        env.pop(name, None)
+    env.update(more)
+    return env
+
+
+def _subguard(cwd: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    cmd = [sys.executable, "-m", "subguard", *args]
+    return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=180, env=env, check=False)
+
+
+class Served:
+    """A foreground `subguard serve` and the socket it announced."""
+
+    def __init__(self, tmp: Path, *args: str, **env: str) -> None:
+        self.env = _env(tmp, **env)
+        cmd = [sys.executable, "-m", "subguard", "serve", *args]
+        self.proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True, env=self.env)
+        assert self.proc.stderr is not None
+        line = self.proc.stderr.readline()  # "... serving checks of this install at PATH (pid N, ...)"
+        assert "serving checks of this install at " in line, line
+        self.path = line.split(" at ", 1)[1].split(" (pid ", 1)[0]
+
+    def status(self) -> dict[str, object]:
+        answer = ask(self.path, "status")
+        assert answer is not None
+        return answer
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            self.proc.wait(timeout=30)
+
+
+@pytest.fixture()
+def repo(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    for name, tags in (("one", "TagA"), ("two", "TagB")):  # one group, two tag expressions: a finding
+        (root / name).mkdir(parents=True)
+        (root / name / "consumer.py").write_text(CONSUMER.format(tags=tags))
+    return root
+
+
+@pytest.fixture()
+def server(tmp_path: Path) -> Iterator[Served]:
+    served = Served(tmp_path, "--idle", "120")
+    try:
+        yield served
+    finally:
+        served.close()
+
+
+def test_a_served_check_prints_and_exits_as_one_without_the_server(repo: Path, server: Served, tmp_path: Path) -> None:
+    args = ("check", ".", "--no-simulate", "--format", "json")
+    for edit in ("TagB", "TagA", "TagA || TagC"):
+        (repo / "two" / "consumer.py").write_text(CONSUMER.format(tags=edit))
+        time.sleep(0.15)  # past the run memo's racy window
+        before = server.status()["served"]
+        served = _subguard(repo, server.env, *args)
+        assert server.status()["served"] == before + 1
+        alone = _subguard(repo, {**server.env, "SUBGUARD_NO_SERVER": "1"}, *args, "--no-cache")
+        assert (served.returncode, served.stdout) == (alone.returncode, alone.stdout)
+        assert served.stderr == alone.stderr
+        assert served.returncode == (1 if edit != "TagA" else 0)
+    text = _subguard(repo, server.env, "check", ".", "--no-simulate")  # the text report, through the same streams
+    assert text.returncode == 1
+    assert "GID_SERVED" in text.stdout
+
+
+def test_a_run_that_would_start_otherwise_is_not_served(repo: Path, server: Served) -> None:
+    other = {**server.env, "PYTHONHASHSEED": "7"}  # read at interpreter start: the server's differs
+    result = _subguard(repo, other, "check", ".", "--no-simulate", "--format", "json")
+    assert result.returncode == 1
+    assert server.status()["served"] == 0
+
+
+def test_status_stop_and_the_idle_limit(tmp_path: Path, server: Served) -> None:
+    status = _subguard(tmp_path, server.env, "serve", "--status")
+    assert status.returncode == 0
+    assert json.loads(status.stdout)["pid"] == server.proc.pid
+    stopped = _subguard(tmp_path, server.env, "serve", "--stop")
+    assert stopped.returncode == 0
+    assert server.proc.wait(timeout=30) == 0
+    assert not os.path.exists(server.path)
+    assert _subguard(tmp_path, server.env, "serve", "--status").returncode == 1
+
+    idle = Served(tmp_path, "--idle", "0.5")
+    try:
+        assert idle.proc.wait(timeout=30) == 0  # nothing to serve: gone by itself
+    finally:
+        idle.close()
+    assert not os.path.exists(idle.path)
+
+
+def test_ctrl_c_reaches_the_served_run(tmp_path: Path, server: Served) -> None:
+    slow = tmp_path / "slow"
+    for i in range(600):
+        (slow / f"svc{i}").mkdir(parents=True)
+        (slow / f"svc{i}" / "consumer.py").write_text(CONSUMER.format(tags=f"Tag{i}"))
+    (slow / ".subguard.yaml").write_text("jobs: 1\n")  # one process parses them all: a run of seconds
+    cmd = [sys.executable, "-m", "subguard", "check", ".", "--no-cache", "--no-simulate"]
+    began = time.monotonic()
+    client = subprocess.Popen(cmd, cwd=slow, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=server.env)
+    deadline = time.monotonic() + 30
+    while server.status()["running"] == 0 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    client.send_signal(signal.SIGINT)
+    out, err = client.communicate(timeout=60)
+    assert client.returncode == 2, (out, err)
+    assert "aborted" in err
+    assert time.monotonic() - began < 30
+
+
+def test_a_request_of_a_foreign_kind_is_refused_and_nothing_runs(server: Served) -> None:
+    import socket
+
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.connect(server.path)
+    protocol.send(sock, {"op": "run", "argv": ["audit", "."], "fds": []})
+    answer, _ = protocol.receive(sock)
+    sock.close()
+    assert answer == {"refused": "not a check"}
+    assert server.status()["served"] == 0
+
+
+def test_a_folder_others_may_enter_is_never_used(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))
+    monkeypatch.delenv("SUBGUARD_NO_SERVER", raising=False)
+    assert address.served() is None  # no folder yet: one stat, nothing else
+    folder = tmp_path / "subguard"
+    folder.mkdir(mode=0o755)
+    folder.chmod(0o755)
+    assert address.served() is None
+    with pytest.raises(OSError, match="not a private folder"):
+        address.make_folder()
+    folder.chmod(0o700)
+    assert address.served() is None  # no socket of this install in it
+    (folder / address.name()).touch()
+    assert address.served() == os.path.join(str(folder), address.name())
+    monkeypatch.setenv("SUBGUARD_NO_SERVER", "1")
+    assert address.served() is None
+
+
+def test_check_serve_starts_a_server_for_the_next_run(repo: Path, tmp_path: Path) -> None:
+    env = _env(tmp_path)
+    args = ("check", ".", "--no-simulate", "--format", "json", "--serve")
+    first = _subguard(repo, env, *args)  # none runs: this run is its own, and starts one
+    assert first.returncode == 1
+    folder = Path(env["XDG_RUNTIME_DIR"]) / "subguard"
+    deadline = time.monotonic() + 60
+    path = None
+    while path is None and time.monotonic() < deadline:
+        logs = [p.read_text() for p in folder.glob("*.log")] if folder.exists() else []
+        lines = [line for text in logs for line in text.splitlines() if "serving checks of this install at " in line]
+        path = lines[0].split(" at ", 1)[1].split(" (pid ", 1)[0] if lines else None
+        time.sleep(0.05)
+    assert path is not None, "no server started"
+    try:
+        (repo / "two" / "consumer.py").write_text(CONSUMER.format(tags="TagC"))
+        time.sleep(0.15)
+        second = _subguard(repo, env, *args)
+        answer = ask(path, "status")
+        assert answer is not None and answer["served"] == 1
+        alone = _subguard(repo, {**env, "SUBGUARD_NO_SERVER": "1"}, "check", ".", "--no-simulate", "--format", "json")
+        assert (second.returncode, second.stdout) == (alone.returncode, alone.stdout)
+    finally:
+        ask(path, "stop")
