@@ -13,6 +13,7 @@ socket is removed or replaced, or on `stop`, SIGTERM or SIGINT.
 from __future__ import annotations
 
 import contextlib
+import gc
 import importlib
 import io
 import os
@@ -48,7 +49,9 @@ _PEERCRED = struct.Struct("3i")  # pid, uid, gid of the peer (SO_PEERCRED, Linux
 
 
 def preload() -> list[str]:
-    """Import what a check needs; the modules that failed to import (left to the runs)."""
+    """Import what a check needs, then freeze what is loaded (`gc.freeze`: the forked runs' collections
+    never walk, nor copy by touching, the server's objects); the modules that failed to import (left
+    to the runs)."""
     from subguard.extract import load_extractors
     from subguard.report import FORMATS, get_renderer
 
@@ -67,6 +70,8 @@ def preload() -> list[str]:
             get_renderer(fmt)
         except Exception:  # noqa: BLE001 - as above
             failed.append(f"the {fmt} report")
+    gc.collect()
+    gc.freeze()
     return failed
 
 
