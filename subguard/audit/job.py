@@ -121,12 +121,22 @@ def parse_args(argv: Sequence[str]) -> AuditArgs:
 
 def shuffle_partitions(master: str) -> int:
     """Partitions after a shuffle: the audit's tables are small (records per consumer and per file),
-    so twice the local cores, and Spark's usual 200 spread over a cluster's executors."""
+    so one per local core (each task of a shuffle's stage costs the driver and the JVM a fixed
+    scheduling and set-up time; twice the cores paid it twice, examples/org: process-tree CPU about
+    a tenth higher), and Spark's usual 200 spread over a cluster's executors."""
     m = re.fullmatch(r"local\[(\d+|\*)(?:,\d+)?\]|local", master)
     if not m:
         return 200
     cores = (os.cpu_count() or 1) if m.group(1) in (None, "*") else int(m.group(1))
-    return max(2, 2 * cores)
+    return max(1, cores)
+
+
+def extraction_slices(units: int, parallelism: int) -> int:
+    """Tasks of the extraction job: up to eight per slot, so that a large repository does not hold one
+    slot while the others idle, but at least 16 folders per task beyond one task per slot (a task's
+    fixed cost outweighs the balance when the folders are few: the example organisation's 10 took
+    10 tasks)."""
+    return max(1, min(units, parallelism * 8, max(parallelism, units // 16)))
 
 
 def cluster_partitions(conf: dict[str, str]) -> int | None:
@@ -571,7 +581,7 @@ def run_audit(spark: SparkSession, args: AuditArgs, progress: Progress, log: str
     config = load_audit_config(args.config_file)
     output = open_output(fs, args.out)
     try:
-        summary = _pipeline(spark, fs, args, config, output, progress)
+        summary = _pipeline(Run(spark, fs, args, config, output, progress))
         commit_output(fs, output, log)
     except BaseException:
         output.abandon()
@@ -579,14 +589,43 @@ def run_audit(spark: SparkSession, args: AuditArgs, progress: Progress, log: str
     return summary
 
 
-def _pipeline(
-    spark: SparkSession,
-    fs: FS,
-    args: AuditArgs,
-    config: Config,
-    output: outdir.Output,
-    progress: Progress,
-) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Run:
+    """One audit's fixed parts, read by both of its stages (`_pipeline`, then `_judge_and_write`)."""
+
+    spark: SparkSession
+    fs: FS
+    args: AuditArgs
+    config: Config
+    output: outdir.Output
+    progress: Progress
+
+
+@dataclass(frozen=True)
+class Extracted:
+    """What the extraction stage hands the judging and writing stage: the run's plan and settings, the
+    records (`cached`, the reused repositories' included; `extracted`: the scanned ones alone, kept
+    with `--since`) and the futures of the jobs already submitted."""
+
+    run: Run
+    pool: ThreadPoolExecutor
+    plan: Plan
+    options: tasks.AuditOptions
+    since: inc.Since | None
+    settings: str  # `stamps.settings_key`
+    out: str  # the staging folder as Spark's writers name it
+    written: str  # when the run started (ISO, UTC)
+    hints: DataFrame
+    cached: DataFrame
+    extracted: DataFrame | None
+    kinds_f: Future[tuple[dict[str, int], list[Note]]]
+    previous_f: Future[prev.Previous] | None
+    t0: float
+    t_extract: float
+
+
+def _pipeline(run: Run) -> dict[str, Any]:
+    spark, fs, args, config, output, progress = run.spark, run.fs, run.args, run.config, run.output, run.progress
     t0 = time.monotonic()
     # the first job starts the Python workers while the driver plans the inputs beside it
     background = ThreadPoolExecutor(max_workers=2, thread_name_prefix="subguard-background")
@@ -612,7 +651,7 @@ def _pipeline(
     if local_roots:
         units = local.plan_units(local_roots)
         sc = spark.sparkContext
-        slices = max(1, min(len(units), sc.defaultParallelism * 8))
+        slices = extraction_slices(len(units), sc.defaultParallelism)
         stamped = since.stamps if since is not None else {}
         records = records.unionByName(inc.extract_local(spark, sc.parallelize(units, slices), options, stamped))
         progress(f"local folders to list and scan in tasks: {len(units)}")
@@ -655,26 +694,23 @@ def _pipeline(
         # the extraction's job, while the driver plans the group stage
         kinds_f = pool.submit(_kinds_and_notes, cached)
         return _judge_and_write(
-            spark,
-            fs,
-            args,
-            config,
-            output,
-            progress,
-            pool,
-            t0,
-            t_extract,
-            cached,
-            extracted,
-            hints,
-            kinds_f,
-            since,
-            settings,
-            options,
-            plan,
-            out,
-            written,
-            previous_f,
+            Extracted(
+                run,
+                pool,
+                plan,
+                options,
+                since,
+                settings,
+                out,
+                written,
+                hints,
+                cached,
+                extracted,
+                kinds_f,
+                previous_f,
+                t0,
+                t_extract,
+            )
         )
     finally:
         pool.shutdown(wait=True)
@@ -701,28 +737,33 @@ def _kinds_and_notes(cached: DataFrame) -> tuple[dict[str, int], list[Note]]:
     return kinds, notes
 
 
-def _judge_and_write(
-    spark: SparkSession,
-    fs: FS,
-    args: AuditArgs,
-    config: Config,
-    output: outdir.Output,
-    progress: Progress,
-    pool: ThreadPoolExecutor,
-    t0: float,
-    t_extract: float,
-    cached: DataFrame,
-    extracted: DataFrame | None,
-    hints: DataFrame,
-    kinds_f: Future[tuple[dict[str, int], list[Note]]],
-    since: inc.Since | None,
-    settings: str,
-    options: tasks.AuditOptions,
-    plan: Plan,
-    out: str,
-    written: str,
-    previous_f: Future[prev.Previous] | None,
-) -> dict[str, Any]:
+def _judge_and_write(x: Extracted) -> dict[str, Any]:
+    spark, fs, args, config, output, progress = (
+        x.run.spark,
+        x.run.fs,
+        x.run.args,
+        x.run.config,
+        x.run.output,
+        x.run.progress,
+    )
+    pool, plan, options, since, settings, out, written = (
+        x.pool,
+        x.plan,
+        x.options,
+        x.since,
+        x.settings,
+        x.out,
+        x.written,
+    )
+    cached, extracted, hints, kinds_f, previous_f, t0, t_extract = (
+        x.cached,
+        x.extracted,
+        x.hints,
+        x.kinds_f,
+        x.previous_f,
+        x.t0,
+        x.t_extract,
+    )
     # the records are few and small next to the files they came from: a few partitions, not one per
     # extraction slice, keep every later stage from paying a task per slice
     records = cached.coalesce(spark.sparkContext.defaultParallelism)
