@@ -48,6 +48,29 @@ def org(tmp_path: Path) -> Path:
     return dest
 
 
+def folders(root: Path) -> dict[str, tuple[int, int, int]]:
+    """(mtime, size, inode) of every folder below `root`: what a folder-listing signature would see."""
+    out = {}
+    for folder in [root, *(p for p in root.rglob("*") if p.is_dir() and not p.is_symlink())]:
+        st = folder.stat()
+        out[str(folder)] = (st.st_mtime_ns, st.st_size, st.st_ino)
+    return out
+
+
+def edit_in_place(path: Path, old: str, new: str) -> None:
+    """Rewrite `old` as `new` (as long) in the file itself: same inode and size, its mtime set back;
+    no folder above it changes, only the file's ctime tells (`stamps.stamp` must see it)."""
+    assert len(old) == len(new)
+    st = path.stat()
+    data = path.read_bytes()
+    assert old.encode() in data
+    with open(path, "r+b") as fh:
+        fh.write(data.replace(old.encode(), new.encode(), 1))
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    after = path.stat()
+    assert (after.st_size, after.st_mtime_ns, after.st_ino) == (st.st_size, st.st_mtime_ns, st.st_ino)
+
+
 def same(a: Path, b: Path) -> None:
     diff = equality.differences(equality.result(a), equality.result(b))
     assert not diff, "\n".join(diff)
@@ -80,6 +103,12 @@ def test_since_equals_a_full_audit(spark: Any, org: Path, tmp_path: Path, monkey
     worker.write_text(worker.read_text() + "\n# edited\n")
     shutil.rmtree(org / "price-cache")
     shutil.copytree(org / "orders-loadtest", org / "orders-loadtest-2")
+    # a file edited in place in a folder that looks unchanged (every folder's mtime, size and inode
+    # as before, the file's size, mtime and inode too): its group's tag set changes
+    shipping = org / "shipping-stream"
+    looks = folders(shipping)
+    edit_in_place(shipping / "src" / "main" / "resources" / "application.yml", "released", "relisted")
+    assert folders(shipping) == looks
 
     since = run(spark, [str(org)], tmp_path / "since", since=str(tmp_path / "first"))
     full = run(spark, [str(org)], tmp_path / "full")
@@ -89,8 +118,9 @@ def test_since_equals_a_full_audit(spark: Any, org: Path, tmp_path: Path, monkey
     assert any(p.stat().st_nlink == 1 for p in (tmp_path / "since" / "files").glob("p*.parquet"))
     assert full["findings"] != first["findings"]  # the changes changed the results
     info = since["incremental"]
-    assert info["repos_scanned"] == 4, info  # orders-py, billing-java, inventory-worker, orders-loadtest-2
-    assert info["repos_reused"] == len(REPOS) - 4, info  # price-cache is gone
+    # orders-py, billing-java, inventory-worker, orders-loadtest-2, shipping-stream
+    assert info["repos_scanned"] == 5, info
+    assert info["repos_reused"] == len(REPOS) - 5, info  # price-cache is gone
     assert 0 < info["groups_judged"] < full["totals"]["groups"], info
     assert info["groups_judged"] + info["groups_reused"] == full["totals"]["groups"]
 
@@ -115,6 +145,11 @@ def test_stamps(tmp_path: Path) -> None:
     assert "tree:" in first and stamps.stamp(str(plain)) == first
     (plain / "sub" / "a.py").write_text("x = 22\n")
     assert stamps.stamp(str(plain)) != first
+    # an edit that leaves every folder, and the file's size, mtime and inode, as they were
+    edited = stamps.stamp(str(plain))
+    looks = folders(plain)
+    edit_in_place(plain / "sub" / "a.py", "22", "33")
+    assert folders(plain) == looks and stamps.stamp(str(plain)) != edited
     assert stamps.stamp(str(plain), nested=[str(plain / "sub")]) == stamps.stamp(
         str(plain), nested=[str(plain / "sub")]
     )
