@@ -7,6 +7,7 @@ run; `--stop`, `--status` and the idle limit do what they say.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import signal
@@ -33,11 +34,21 @@ def start(handle):
 """
 
 
+def _short(tmp: Path) -> Path:
+    """A short link to `tmp/run` (a socket path holds at most 107 bytes; pytest's folders are long)."""
+    return Path(tempfile.gettempdir()) / f"sg-{hashlib.blake2b(str(tmp).encode(), digest_size=6).hexdigest()}"
+
+
+@pytest.fixture(autouse=True)
+def _runtime_link(tmp_path: Path) -> Iterator[None]:
+    (tmp_path / "run").mkdir()
+    _short(tmp_path).symlink_to(tmp_path / "run")
+    yield
+    _short(tmp_path).unlink()
+
+
 def _env(tmp: Path, **more: str) -> dict[str, str]:
-    run = tmp / "run"  # a socket path holds at most 107 bytes: a short link to the run folder
-    run.mkdir(exist_ok=True)
-    short = Path(tempfile.mkdtemp(prefix="sg-", dir="/tmp")) / "r"
-    short.symlink_to(run)
+    short = _short(tmp)
     env = {**os.environ, "XDG_RUNTIME_DIR": str(short), "XDG_CACHE_HOME": str(tmp / "xdg"), "NO_COLOR": "1"}
     for name in ("SUBGUARD_NO_SERVER", "SUBGUARD_NO_RUN_MEMO", "SUBGUARD_CACHE_DIR"):
         env.pop(name, None)

@@ -185,3 +185,4 @@ def test_hook_with_serve_hands_the_next_commits_run_to_a_resident_server(tmp_pat
         assert status is not None and status["served"] == 1, json.dumps(status)
     finally:
         ask(sock, "stop")
+        shutil.rmtree(runtime, ignore_errors=True)

@@ -78,10 +78,10 @@ def _serve(path: str, idle: float) -> int:
     except OSError as exc:
         click.echo(f"subguard: error: {exc}", err=True)
         return 2
-    if failed:
-        log(f"not loaded ahead (the runs import them): {', '.join(failed)}")
     limit = "none" if idle <= 0 else f"{idle:g} s"
     log(f"serving checks of this install at {path} (pid {os.getpid()}, idle limit {limit})")
+    if failed:
+        log(f"not loaded ahead (the runs import them): {', '.join(failed)}")
 
     def leave(signum: int, frame: object) -> NoReturn:
         raise SystemExit(0)
