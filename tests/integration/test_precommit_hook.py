@@ -59,25 +59,31 @@ def _pre_commit(cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[s
     )
 
 
-@pytest.mark.slow
-def test_hook_fails_on_inconsistent_group_and_passes_after_fix(tmp_path: Path) -> None:
-    if shutil.which("git") is None:
-        pytest.skip("git is not installed")
+def _project(tmp_path: Path, hook: str, consumers: dict[str, str]) -> Path:
+    """A committed repository whose `.pre-commit-config.yaml` runs `hook` (its YAML after `- id: `)
+    from a snapshot of this checkout; one consumer module per folder, with its tag expression."""
     source, head = _snapshot(tmp_path)
     project = tmp_path / "svc"
     project.mkdir()
     _git(project, "init", "-q")
     _git(project, "config", "user.email", "t@example.com")
     _git(project, "config", "user.name", "t")
-    (project / "billing").mkdir()
-    (project / "billing" / "consumer.py").write_text(CONSUMER.format(tags="tag1"), encoding="utf-8")
-    (project / "shipping").mkdir()
-    (project / "shipping" / "consumer.py").write_text(CONSUMER.format(tags="tag2"), encoding="utf-8")
+    for folder, tags in consumers.items():
+        (project / folder).mkdir()
+        (project / folder / "consumer.py").write_text(CONSUMER.format(tags=tags), encoding="utf-8")
     (project / ".pre-commit-config.yaml").write_text(
-        f"repos:\n  - repo: {source}\n    rev: {head}\n    hooks:\n      - id: subguard\n", encoding="utf-8"
+        f"repos:\n  - repo: {source}\n    rev: {head}\n    hooks:\n      - id: {hook}\n", encoding="utf-8"
     )
     _git(project, "add", "-A")
     _git(project, "commit", "-qm", "consumers")
+    return project
+
+
+@pytest.mark.slow
+def test_hook_fails_on_inconsistent_group_and_passes_after_fix(tmp_path: Path) -> None:
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    project = _project(tmp_path, "subguard", {"billing": "tag1", "shipping": "tag2"})
     env = {**os.environ, "PRE_COMMIT_HOME": str(REPO / ".pytest_cache" / "pre-commit-home"), "NO_COLOR": "1"}
     env.pop("VIRTUAL_ENV", None)
     env.pop("SUBGUARD_CACHE_DIR", None)  # the hook's default: <repo>/.subguard_cache
@@ -102,20 +108,8 @@ def test_fix_hook_rewrites_the_tag_order_and_passes_on_the_next_run(tmp_path: Pa
     formatters do), the fix is the canonical tag order, and the next run passes."""
     if shutil.which("git") is None:
         pytest.skip("git is not installed")
-    source, head = _snapshot(tmp_path)
-    project = tmp_path / "svc"
-    project.mkdir()
-    _git(project, "init", "-q")
-    _git(project, "config", "user.email", "t@example.com")
-    _git(project, "config", "user.name", "t")
-    for folder, tags in (("billing", "tag1||tag2"), ("shipping", "tag1||tag2"), ("audit", "tag2 || tag1")):
-        (project / folder).mkdir()
-        (project / folder / "consumer.py").write_text(CONSUMER.format(tags=tags), encoding="utf-8")
-    (project / ".pre-commit-config.yaml").write_text(
-        f"repos:\n  - repo: {source}\n    rev: {head}\n    hooks:\n      - id: subguard-fix\n", encoding="utf-8"
-    )
-    _git(project, "add", "-A")
-    _git(project, "commit", "-qm", "consumers")
+    consumers = {"billing": "tag1||tag2", "shipping": "tag1||tag2", "audit": "tag2 || tag1"}
+    project = _project(tmp_path, "subguard-fix", consumers)
     env = {**os.environ, "PRE_COMMIT_HOME": str(REPO / ".pytest_cache" / "pre-commit-home"), "NO_COLOR": "1"}
     env.pop("VIRTUAL_ENV", None)
     env.pop("SUBGUARD_CACHE_DIR", None)
@@ -139,21 +133,7 @@ def test_hook_with_serve_hands_the_next_commits_run_to_a_resident_server(tmp_pat
     import tempfile
     import time
 
-    source, head = _snapshot(tmp_path)
-    project = tmp_path / "svc"
-    project.mkdir()
-    _git(project, "init", "-q")
-    _git(project, "config", "user.email", "t@example.com")
-    _git(project, "config", "user.name", "t")
-    for folder, tags in (("billing", "tag1"), ("shipping", "tag2")):
-        (project / folder).mkdir()
-        (project / folder / "consumer.py").write_text(CONSUMER.format(tags=tags), encoding="utf-8")
-    (project / ".pre-commit-config.yaml").write_text(
-        f"repos:\n  - repo: {source}\n    rev: {head}\n    hooks:\n      - id: subguard\n        args: [--serve]\n",
-        encoding="utf-8",
-    )
-    _git(project, "add", "-A")
-    _git(project, "commit", "-qm", "consumers")
+    project = _project(tmp_path, "subguard\n        args: [--serve]", {"billing": "tag1", "shipping": "tag2"})
     runtime = Path(tempfile.mkdtemp(prefix="sg-", dir="/tmp"))  # a socket path holds at most 107 bytes
     env = {
         **os.environ,
