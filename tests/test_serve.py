@@ -23,15 +23,8 @@ import pytest
 from subguard.cli.resident import address, protocol
 from subguard.cli.resident.server import ask
 
-CONSUMER = """from rocketmq.client import PushConsumer
-
-
-def start(handle):
-    c = PushConsumer("GID_SERVED")
-    c.set_name_server_address("ns:9876")
-    c.subscribe("TopicServed", handle, "{tags}")
-    c.start()
-"""
+# one consumer module; "{tags}" is its tag expression (shared with the cache, action and hook tests)
+CONSUMER = (Path(__file__).parent / "fixtures" / "snippets" / "order_consumer.py.tmpl").read_text(encoding="utf-8")
 
 
 def _short(tmp: Path) -> Path:
@@ -116,7 +109,7 @@ def test_a_served_check_prints_and_exits_as_one_without_the_server(repo: Path, s
         assert served.returncode == (1 if edit != "TagA" else 0)
     text = _subguard(repo, server.env, "check", ".", "--no-simulate")  # the text report, through the same streams
     assert text.returncode == 1
-    assert "GID_SERVED" in text.stdout
+    assert "order-group" in text.stdout
 
 
 def test_a_run_that_would_start_otherwise_is_not_served(repo: Path, server: Served) -> None:
