@@ -162,6 +162,7 @@ def test_a_request_of_a_foreign_kind_is_refused_and_nothing_runs(server: Served)
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.connect(server.path)
     protocol.send(sock, {"op": "run", "argv": ["audit", "."], "fds": []})
+    protocol.send_blob(sock, b"")  # the hand-over that follows every run request
     answer, _ = protocol.receive(sock)
     sock.close()
     assert answer == {"refused": "not a check"}
@@ -210,3 +211,44 @@ def test_check_serve_starts_a_server_for_the_next_run(repo: Path, tmp_path: Path
         assert (second.returncode, second.stdout) == (alone.returncode, alone.stdout)
     finally:
         ask(path, "stop")
+
+
+def test_an_unchanged_run_is_replayed_by_the_console_process_itself(repo: Path, server: Served) -> None:
+    args = ("check", ".", "--no-simulate", "--format", "json")
+    first = _subguard(repo, server.env, *args)
+    again = _subguard(repo, server.env, *args)
+    assert server.status()["served"] == 1  # the replay needs no server: handing it over would only add
+    assert (again.returncode, again.stdout, again.stderr) == (first.returncode, first.stdout, first.stderr)
+
+
+def test_the_handover_carries_what_the_missed_replay_listed(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The server's run takes over the client's listings and edited entries (`runmemo.handover`):
+    the same digests, rows and changed entries as the client held, so it lists nothing again."""
+    from subguard.scan import listing, runmemo
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setenv("SUBGUARD_NO_SERVER", "1")
+    monkeypatch.chdir(repo)
+    argv = ["check", ".", "--no-simulate", "--format", "json"]
+    assert _subguard(repo, dict(os.environ), *argv).returncode == 1  # recorded
+    (repo / "two" / "consumer.py").write_text(CONSUMER.format(tags="TagA"))
+    time.sleep(0.15)
+    assert runmemo.replay(argv[1:]) is None  # a real run is needed
+    data = runmemo.handover()
+    taken = {k: (*v[:3], v[3].rows if hasattr(v[3], "rows") else v[3]) for k, v in runmemo._TAKEN.items()}
+    changed = dict(runmemo.CHANGED)
+    top = runmemo.root_folder(".")
+    entries = listing.take_shared(top, listing.DEFAULT_EXCLUDE_DIRS)
+    assert taken and entries
+    runmemo._TAKEN.clear()
+    runmemo.CHANGED.clear()
+    listing.forget_shared()
+
+    runmemo.take_over(data)
+    assert {k: (*v[:3], v[3].rows if hasattr(v[3], "rows") else v[3]) for k, v in runmemo._TAKEN.items()} == taken
+    assert runmemo.CHANGED == changed
+    assert listing.take_shared(top, listing.DEFAULT_EXCLUDE_DIRS) == entries
+    runmemo._TAKEN.clear()
+    runmemo.CHANGED.clear()

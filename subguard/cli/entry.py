@@ -1,5 +1,5 @@
-"""Console entry point: a `check` goes to the resident server when one listens (`subguard.cli.resident`);
-else an unchanged one is answered from the run memo before the CLI loads."""
+"""Console entry point: an unchanged `check` is answered from the run memo before the CLI loads; any
+other goes to the resident server when one listens (`subguard.cli.resident`), else runs here."""
 
 from __future__ import annotations
 
@@ -25,30 +25,27 @@ def run(argv: Sequence[str]) -> int:
         from subguard.cli.main import main
 
         return main(argv)
-    from subguard.cli.resident import address
-
-    path = address.served()  # one stat when no server was ever started
-    if path is not None or "--serve" in argv[1:]:
-        from subguard.cli.resident import client
-
-        served = client.delegate(argv, path) if path is not None else None  # `subguard serve` runs it
-        if served is not None:
-            return served
-        if "--serve" in argv[1:]:
-            client.start_server()  # for the next run: this one does not wait for it
     return check_here(argv)
 
 
-def check_here(argv: Sequence[str]) -> int:
-    """`subguard check ...` in this process: replayed from the run memo, else run and recorded."""
+def check_here(argv: Sequence[str], handed: bytes | None = None) -> int:
+    """`subguard check ...`: replayed from the run memo, else handed to the resident server of this
+    install when one listens (`subguard.cli.resident`), else run here and recorded. `handed`: what
+    the replay of the client that handed this run over learned (`runmemo.take_over`)."""
     from subguard.scan import runmemo
 
-    try:
-        replayed = runmemo.replay(argv[1:])
-    except BrokenPipeError:  # `subguard check | head`: as the CLI itself, not an error
-        return 0
-    if replayed is not None:
-        return replayed
+    if handed is None:
+        try:
+            replayed = runmemo.replay(argv[1:])
+        except BrokenPipeError:  # `subguard check | head`: as the CLI itself, not an error
+            return 0
+        if replayed is not None:
+            return replayed
+        served = _serve(argv)
+        if served is not None:
+            return served
+    else:
+        runmemo.take_over(handed)
     from subguard.scan import ahead, runrecord
 
     ahead.start(runmemo.CHANGED)  # the edited consumer files, parsed on the other core meanwhile
@@ -66,3 +63,20 @@ def check_here(argv: Sequence[str]) -> int:
 
 def main() -> None:
     sys.exit(run(sys.argv[1:]))
+
+
+def _serve(argv: Sequence[str]) -> int | None:
+    """The exit code of the run a resident server of this install ran, or None (none listens, or it
+    refused); with `--serve`, a server is started for the next run when none listens."""
+    from subguard.cli.resident import address
+
+    path = address.served()  # one stat when no server was ever started
+    if path is None and "--serve" not in argv[1:]:
+        return None
+    from subguard.cli.resident import client
+    from subguard.scan import runmemo
+
+    served = client.delegate(argv, path, runmemo.handover) if path is not None else None
+    if served is None and "--serve" in argv[1:]:
+        client.start_server()  # for the next run: this one does not wait for it
+    return served

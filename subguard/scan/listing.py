@@ -198,6 +198,11 @@ def _close(kept: tuple[object, ...] | None) -> None:
         close()
 
 
+def shared() -> dict[str, tuple[object, ...]]:
+    """The kept listings by folder: (skip, walk rows, names, stats) as `share` was given them."""
+    return dict(_SHARED)
+
+
 def forget_shared() -> None:
     """Drop every kept listing (the run that took them is over)."""
     for kept in _SHARED.values():

@@ -329,6 +329,48 @@ def replay(argv: Sequence[str]) -> int | None:
     return int(entry["code"])
 
 
+def handover() -> bytes:
+    """What a replay that missed learned, for the process that runs the check instead of this one
+    (`subguard serve`): the listings it took (for the run's record and its discovery) and the
+    entries that changed (`CHANGED`). That process then lists nothing again (`take_over`). A walk's
+    rows still held by its forked half are collected first, as the scan would collect them."""
+    held: dict[int, tuple[int, treestamp.Rows]] = {}
+
+    def portable(kept: object) -> tuple[str, object]:
+        if isinstance(kept, treestamp.Rows):
+            if id(kept) not in held:
+                kept.complete()
+                held[id(kept)] = (len(held), kept)
+            return ("rows", held[id(kept)][0])
+        return ("plain", kept)
+
+    taken = [(key, (at, digest, newest, portable(kept))) for key, (at, digest, newest, kept) in _TAKEN.items()]
+    kept_listings = [
+        (top, skip, portable(walk) if walk is not None else None, names, stats)
+        for top, (skip, walk, names, stats) in listing.shared().items()
+    ]
+    rows = [(r.rows, r.partial) for _, r in sorted(held.values(), key=lambda pair: pair[0])]
+    return marshal.dumps({"changed": CHANGED, "taken": taken, "shared": kept_listings, "rows": rows})
+
+
+def take_over(data: bytes) -> None:
+    """This process continues the check whose replay another process missed (`handover`)."""
+    state = marshal.loads(data)
+    rows = [treestamp.Rows.held(r, partial) for r, partial in state["rows"]]
+
+    def back(kept: tuple[str, Any]) -> Any:
+        return rows[kept[1]] if kept[0] == "rows" else kept[1]
+
+    CHANGED.clear()
+    CHANGED.update(state["changed"])
+    _TAKEN.clear()
+    for key, (at, digest, newest, kept) in state["taken"]:
+        _TAKEN[key] = (at, digest, newest, back(kept))
+    listing.forget_shared()
+    for top, skip, walk, names, stats in state["shared"]:
+        listing.share(top, skip, walk_rows=back(walk) if walk is not None else None, names=names, stats=stats)
+
+
 def _read(path: str) -> str | None:
     try:
         with open(path, encoding="utf-8", errors="backslashreplace") as fh:

@@ -166,6 +166,13 @@ class Rows:
         self.pending: Pending | None = None
         self.partial = False  # the child went without handing its folders over
 
+    @classmethod
+    def held(cls, rows: dict[str, bytes], partial: bool) -> Rows:
+        """Rows another process completed (`runmemo.handover`)."""
+        out = cls()
+        out.rows, out.partial = rows, partial
+        return out
+
     def complete(self) -> dict[str, bytes]:
         """Every folder's rows (a folder whose rows the child could not send is missing)."""
         if self.pending is not None:

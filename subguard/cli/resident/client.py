@@ -1,8 +1,11 @@
-"""Hand a `check` to the resident server of this install, when one listens (`subguard serve`).
+"""Hand a `check` the run memo could not replay to the resident server of this install, when one
+listens (`subguard serve`). An unchanged run is still replayed by the console process itself: a
+hand-over would only add to it.
 
 The request carries the run's argv, working directory, environment and umask, and its standard
 streams themselves (passed descriptors): the forked run writes to the same terminal, pipe or file,
-sees the same tty, and exits with a code this process exits with. Signals this process receives
+sees the same tty, and exits with a code this process exits with; and what the missed replay learned
+(`runmemo.handover`), so that the run does not list the roots again. Signals this process receives
 (Ctrl-C, a hook runner's timeout) are passed on to the run. When no server answers, or one refuses
 before the run starts, nothing has happened and the caller runs the check itself.
 Standard library only: it is loaded before the CLI.
@@ -20,7 +23,7 @@ from subguard.cli.resident import address, protocol
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
     from types import FrameType
     from typing import Any
 
@@ -28,9 +31,10 @@ FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
 LOG_BYTES = 1 << 20  # a server log larger than this is emptied when the next server starts
 
 
-def delegate(argv: Sequence[str], path: str) -> int | None:
+def delegate(argv: Sequence[str], path: str, handover: Callable[[], bytes]) -> int | None:
     """The exit code of `subguard ARGV...` run by the server at `path` (`address.served`); None when
-    no server took it."""
+    no server took it. `handover`: what this process's missed replay learned (`runmemo.handover`),
+    asked for once a server answers, so that the run lists nothing again."""
     try:
         cwd = os.getcwd()
     except OSError:  # a deleted working directory: the run itself says so
@@ -53,6 +57,7 @@ def delegate(argv: Sequence[str], path: str) -> int | None:
                 "fds": fds,
             }
             protocol.send(sock, request, fds)
+            protocol.send_blob(sock, handover())
             started, _ = protocol.receive(sock)
             if started is None or not isinstance(started.get("pid"), int):
                 return None  # refused, or gone before the run began: nothing ran

@@ -1,5 +1,6 @@
 """The frames client and server exchange over the server's socket: a 4-byte big-endian length and a
-JSON object. The client's first frame carries its standard streams as passed descriptors.
+JSON object (or, after a request that says so, bytes). The client's first frame carries its standard
+streams as passed descriptors.
 Standard library only (the client loads it before anything else)."""
 
 from __future__ import annotations
@@ -19,8 +20,12 @@ MOST_BYTES = 16 * 1024 * 1024  # a frame longer than this is refused (a request 
 
 
 def send(sock: socket.socket, value: dict[str, Any], fds: Sequence[int] = ()) -> None:
-    """One frame; `fds` travel with its header."""
-    body = json.dumps(value).encode("ascii")
+    """One JSON frame; `fds` travel with its header."""
+    send_blob(sock, json.dumps(value).encode("ascii"), fds)
+
+
+def send_blob(sock: socket.socket, body: bytes, fds: Sequence[int] = ()) -> None:
+    """One frame of bytes; `fds` travel with its header."""
     header = _HEADER.pack(len(body))
     if fds:
         sent = socket.send_fds(sock, [header], list(fds))
@@ -32,8 +37,25 @@ def send(sock: socket.socket, value: dict[str, Any], fds: Sequence[int] = ()) ->
 
 
 def receive(sock: socket.socket, most_fds: int = 0) -> tuple[dict[str, Any] | None, list[int]]:
-    """The next frame and the descriptors that came with it; (None, []) when the peer closed first.
-    ValueError for a frame that is not one."""
+    """The next JSON frame and the descriptors that came with it; (None, []) when the peer closed
+    first. ValueError for a frame that is not one."""
+    body, fds = receive_blob(sock, most_fds)
+    if body is None:
+        return None, []
+    try:
+        value = json.loads(body)
+    except ValueError:
+        _close(fds)
+        raise
+    if not isinstance(value, dict):
+        _close(fds)
+        raise ValueError("a frame that is not a JSON object")
+    return value, fds
+
+
+def receive_blob(sock: socket.socket, most_fds: int = 0) -> tuple[bytes | None, list[int]]:
+    """The next frame's bytes and the descriptors that came with it; (None, []) when the peer closed
+    first. ValueError for a frame longer than `MOST_BYTES`."""
     fds: list[int] = []
     head = b""
     while len(head) < _HEADER.size:
@@ -57,11 +79,7 @@ def receive(sock: socket.socket, most_fds: int = 0) -> tuple[dict[str, Any] | No
             _close(fds)
             return None, []
         body += chunk
-    value = json.loads(body)
-    if not isinstance(value, dict):
-        _close(fds)
-        raise ValueError("a frame that is not a JSON object")
-    return value, fds
+    return bytes(body), fds
 
 
 def _close(fds: Sequence[int]) -> None:

@@ -3,9 +3,10 @@
 A run after an edit spends about a third of its time importing subguard, pydantic, click and libcst.
 The server imports them (`PRELOAD`, every extractor, every report format) and then waits on its
 socket (`subguard.cli.resident.address`). For each request of a process of the same user it forks; the
-child takes the client's standard streams, working directory, environment, umask and argv and runs
-the check exactly as the console entry would (`subguard.cli.entry.check_here`: the run memo, the
-caches, the recording), then reports its exit code. The server itself never runs a check, so no run
+child takes the client's standard streams, working directory, environment, umask and argv, and what
+the client's run memo replay learned before it missed (the listings it took, the edited entries:
+`runmemo.take_over`), and runs the check exactly as the console entry would after that miss
+(`subguard.cli.entry.check_here`: the caches, the recording), then reports its exit code. The server itself never runs a check, so no run
 sees another's state; it only imports. It exits after `idle` seconds without a request, when its
 socket is removed or replaced, or on `stop`, SIGTERM or SIGINT.
 """
@@ -148,7 +149,11 @@ class Server:
                 return
             op = request.get("op")
             if op == "run":
-                self._run(conn, request, fds)
+                conn.settimeout(5)
+                handed, _ = protocol.receive_blob(conn)  # what the client's missed replay learned
+                conn.settimeout(None)
+                if handed is not None:
+                    self._run(conn, request, fds, handed)
             elif op == "status":
                 protocol.send(conn, self.status())
             elif op == "stop":
@@ -172,7 +177,7 @@ class Server:
             "idle_limit": self.idle,
         }
 
-    def _run(self, conn: socket.socket, request: dict[str, Any], fds: list[int]) -> None:
+    def _run(self, conn: socket.socket, request: dict[str, Any], fds: list[int], handed: bytes) -> None:
         argv, wanted = request.get("argv"), request.get("fds")
         if not (isinstance(argv, list) and all(isinstance(a, str) for a in argv) and argv[:1] == ["check"]):
             protocol.send(conn, {"refused": "not a check"})
@@ -188,7 +193,7 @@ class Server:
             code = 2
             try:
                 self.listener.close()
-                code = _child(conn, request, dict(zip(wanted, fds, strict=True)))
+                code = _child(conn, request, dict(zip(wanted, fds, strict=True)), handed)
             finally:
                 os._exit(code)
         self.children.add(pid)
@@ -205,7 +210,7 @@ def _same_user(conn: socket.socket) -> bool:
     return uid == os.getuid()
 
 
-def _child(conn: socket.socket, request: dict[str, Any], streams: dict[int, int]) -> int:
+def _child(conn: socket.socket, request: dict[str, Any], streams: dict[int, int], handed: bytes) -> int:
     """In the forked child: become the client's run, run the check, report its exit code. A Ctrl-C
     the client passes on at any point ends the run as the CLI ends an interrupted one ("aborted", 2)."""
     relayed = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT}
@@ -219,7 +224,7 @@ def _child(conn: socket.socket, request: dict[str, Any], streams: dict[int, int]
         signal.pthread_sigmask(signal.SIG_UNBLOCK, relayed)  # one passed on meanwhile arrives now
         from subguard.cli.entry import check_here
 
-        code = check_here(argv)
+        code = check_here(argv, handed)  # never replayed nor handed over again: the client did both
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     except KeyboardInterrupt:
