@@ -185,6 +185,7 @@ class Server:
         if not isinstance(wanted, list) or len(wanted) != len(fds):
             protocol.send(conn, {"refused": "the standard streams did not arrive"})
             return
+        self._reap()
         if len(self.children) >= MOST_RUNNING:
             protocol.send(conn, {"refused": f"{MOST_RUNNING} runs already running"})
             return
