@@ -3,6 +3,7 @@ other goes to the resident server when one listens (`subguard.cli.resident`), el
 
 from __future__ import annotations
 
+import os
 import sys
 
 from subguard.cli.streams import escape_streams
@@ -10,6 +11,7 @@ from subguard.cli.streams import escape_streams
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Sequence
+    from typing import NoReturn
 
 
 def run(argv: Sequence[str]) -> int:
@@ -62,7 +64,24 @@ def check_here(argv: Sequence[str], handed: bytes | None = None) -> int:
 
 
 def main() -> None:
-    sys.exit(run(sys.argv[1:]))
+    argv = sys.argv[1:]
+    code = run(argv)
+    if argv[:1] == ["check"]:
+        leave(code)
+    sys.exit(code)
+
+
+def leave(code: int) -> NoReturn:
+    """End a finished `check` without the interpreter's teardown: freeing every object and module a
+    run built costs about a tenth of a second on a 20,000-file tree (mypy leaves the same way). By
+    now its files are written and closed, its worker pools and forked helpers are gone, and no
+    thread runs; the standard streams are flushed here (a reader that went away is not an error)."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code)
 
 
 def _serve(argv: Sequence[str]) -> int | None:
