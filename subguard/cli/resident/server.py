@@ -223,6 +223,7 @@ def _child(conn: socket.socket, request: dict[str, Any], streams: dict[int, int]
         protocol.send(conn, {"pid": os.getpid()})
         argv = _become(request, streams)
         signal.pthread_sigmask(signal.SIG_UNBLOCK, relayed)  # one passed on meanwhile arrives now
+        gc.disable()  # as the console entry runs a check (`entry.main`): it ends with os._exit
         from subguard.cli.entry import check_here
 
         code = check_here(argv, handed)  # never replayed nor handed over again: the client did both
