@@ -105,3 +105,18 @@ def test_hidden_files_off_local_file_systems_are_recorded_unread(tmp_path: Path)
     assert _read_hidden((f"file:{tmp_path}/gone", 3, True))[2] is None
     os.mkfifo(tmp_path / ".pipe")
     assert _read_hidden((f"file:{tmp_path}/.pipe", 0, True))[2] is None  # never blocks on a FIFO
+
+
+def test_few_tasks_on_a_local_master() -> None:
+    """One shuffle partition per local core; an extraction task per slot for a few folders, up to
+    eight per slot for many."""
+    from subguard.audit import job
+
+    assert [job.shuffle_partitions(m) for m in ("local[1]", "local[2]", "local[4,3]", "spark://h:7077")] == [
+        1,
+        2,
+        4,
+        200,
+    ]
+    assert job.shuffle_partitions("local[*]") == job.shuffle_partitions("local") == (os.cpu_count() or 1)
+    assert [job.extraction_slices(n, 2) for n in (0, 1, 10, 40, 100, 5001)] == [1, 1, 2, 2, 6, 16]
