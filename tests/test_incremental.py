@@ -382,10 +382,9 @@ def test_a_python_edit_loads_no_other_extractor(tmp_path: Path) -> None:
     Editor(root, 0).touch()
     env = _env(root)
     out = tmp_path / "out.json"  # outside the scanned tree: a new file there would be a new path
-    code = (
-        f"import sys, runpy; sys.argv = ['subguard', 'check', '.', '--format', 'json', '--output', {str(out)!r}]\n"
-        "try:\n    runpy.run_module('subguard', run_name='__main__')\n"
-        "except SystemExit:\n    pass\n"
+    code = (  # the console entry's run (its `main` ends the process without returning)
+        "import sys\nfrom subguard.cli.entry import run\n"
+        f"run(['check', '.', '--format', 'json', '--output', {str(out)!r}])\n"
         "print(' '.join(sorted(sys.modules)), file=sys.stderr)"
     )
     proc = subprocess.run(
