@@ -11,3 +11,13 @@ def escape_streams() -> None:
         reconfigure = getattr(stream, "reconfigure", None)
         if reconfigure is not None:
             reconfigure(errors="backslashreplace")
+
+
+def flush_streams() -> None:
+    """Flush stdout and stderr before the process ends without the interpreter's teardown (a reader
+    that went away, or a stream already closed, is not an error)."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass

@@ -56,6 +56,7 @@ KEEP = 64
 # (Linux keeps coarse file times, a few ms) and look unchanged: such a run is not memoised
 RACY_NS = 100_000_000
 DISABLE_ENV = "SUBGUARD_NO_RUN_MEMO"
+NO_SERVER_ENV = "SUBGUARD_NO_SERVER"  # never hand a run to a resident server (`subguard.cli.resident`)
 _ENV_EXACT = (
     "NO_COLOR",
     "FORCE_COLOR",
@@ -208,7 +209,7 @@ def invocation_key(argv: Sequence[str]) -> str:
     """What must be equal for two runs to print the same thing from the same inputs."""
     env = {k: v for k, v in os.environ.items() if k in _ENV_EXACT or k.startswith(_ENV_PREFIXES)}
     env.pop(DISABLE_ENV, None)
-    env.pop("SUBGUARD_NO_SERVER", None)  # whether a resident server ran it changes nothing it prints
+    env.pop(NO_SERVER_ENV, None)  # whether a resident server ran it changes nothing it prints
     parts = (
         ("argv", list(argv)),
         ("cwd", os.getcwd()),

@@ -103,7 +103,7 @@ def _detach(path: str, idle: float) -> int:
         if os.fork() != 0:
             os._exit(0)
         devnull = os.open(os.devnull, os.O_RDWR)
-        log = os.open(f"{path}.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        log = address.open_log()
         os.dup2(devnull, 0)
         os.dup2(devnull, 1)
         os.dup2(log, 2)
@@ -120,5 +120,5 @@ def _detach(path: str, idle: float) -> int:
             click.echo(f"subguard: serving checks of this install at {path} (pid {answer.get('pid')})")
             return 0
         time.sleep(0.05)
-    click.echo(f"subguard: error: the server did not start; see {path}.log", err=True)
+    click.echo(f"subguard: error: the server did not start; see {address.log_path()}", err=True)
     return 2

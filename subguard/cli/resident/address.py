@@ -2,13 +2,12 @@
 and start-up environment, so that a client only ever reaches a server that runs what it would run.
 
 The socket lives in `$XDG_RUNTIME_DIR/subguard`, else in `$TMPDIR/subguard-<uid>` (`/tmp` without
-`TMPDIR`): a folder this
-user owns and nobody else may enter (a folder that is not so is never used). Its name is a digest of
+`TMPDIR`): a folder this user owns and nobody else may enter (a folder that is not so is never used). Its name is a digest of
 the interpreter (path and version), the subguard package (version, and each module's path, size and
 mtime: an upgrade or an edit of a development install reaches no older server) and every environment
 variable the interpreter reads at start-up or that picks the text encoding (`PYTHON*`, `LANG`,
 `LC_*`): a run that would start otherwise is not served, it runs as without a server.
-Standard library only: the client reads it before anything else is loaded.
+It loads nothing but the run memo, which the console process has loaded already.
 """
 
 from __future__ import annotations
@@ -17,13 +16,15 @@ import os
 import stat
 import sys
 
+from subguard.scan.runmemo import NO_SERVER_ENV, install_stamp
+
 try:  # hashlib would load OpenSSL for a digest the interpreter has built in
     from _blake2 import blake2b
 except ImportError:  # pragma: no cover - an interpreter built without it
     from hashlib import blake2b
 
-DISABLE_ENV = "SUBGUARD_NO_SERVER"  # set (to anything): never hand a run to a server
 MOST_PATH_BYTES = 90  # of a socket path (the system allows 107; the server binds a longer staging name first)
+LOG_BYTES = 1 << 20  # a server log larger than this is emptied when the next server starts
 
 
 def supported() -> bool:
@@ -67,8 +68,6 @@ def _startup_env() -> list[tuple[str, str]]:
 
 def name() -> str:
     """The socket's file name for this interpreter, install and start-up environment."""
-    from subguard.scan.runmemo import install_stamp
-
     parts = (
         os.path.realpath(sys.executable),
         sys.version,
@@ -84,10 +83,27 @@ def socket_path() -> str:
     return os.path.join(folder(), name())
 
 
+def log_path() -> str:
+    """The log of the server of this install: beside its socket."""
+    return socket_path() + ".log"
+
+
+def open_log() -> int:
+    """The server log, opened for appending (emptied first when it outgrew `LOG_BYTES`: one line a
+    run, kept short across restarts); the folder must exist (`make_folder`)."""
+    path = log_path()
+    try:
+        if os.stat(path).st_size > LOG_BYTES:
+            os.truncate(path, 0)
+    except FileNotFoundError:
+        pass
+    return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+
+
 def served() -> str | None:
     """The socket path to try, or None: serving is disabled, no private socket folder exists (no
     server was ever started by this user: one `stat`, nothing else), or no socket of this install."""
-    if os.environ.get(DISABLE_ENV) or not supported():
+    if os.environ.get(NO_SERVER_ENV) or not supported():
         return None
     base = folder()
     if not private(base):

@@ -13,7 +13,6 @@ Standard library only: it is loaded before the CLI.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import signal
 import socket
@@ -28,7 +27,6 @@ if TYPE_CHECKING:
     from typing import Any
 
 FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
-LOG_BYTES = 1 << 20  # a server log larger than this is emptied when the next server starts
 
 
 def delegate(argv: Sequence[str], path: str, handover: Callable[[], bytes]) -> int | None:
@@ -114,12 +112,8 @@ def start_server() -> None:
     if not address.supported():
         return
     try:
-        base = address.make_folder()
-        path = os.path.join(base, address.name() + ".log")
-        with contextlib.suppress(FileNotFoundError):
-            if os.stat(path).st_size > LOG_BYTES:  # one line a run: kept short across restarts
-                os.truncate(path, 0)
-        log = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        address.make_folder()
+        log = address.open_log()
     except OSError:
         return
     try:

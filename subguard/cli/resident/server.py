@@ -28,6 +28,7 @@ from collections.abc import Callable
 from typing import Any
 
 from subguard.cli.resident import protocol
+from subguard.cli.streams import flush_streams
 
 # what a check imports besides the CLI core: loaded before the first fork
 PRELOAD = (
@@ -142,18 +143,15 @@ class Server:
         try:
             if not _same_user(conn):
                 return  # another user's process: never served
-            conn.settimeout(5)
+            conn.settimeout(5)  # a request arrives whole at once, or not at all
             request, fds = protocol.receive(conn, most_fds=3)
-            conn.settimeout(None)
             if request is None:
                 return
             op = request.get("op")
-            if op == "run":
-                conn.settimeout(5)
-                handed, _ = protocol.receive_blob(conn)  # what the client's missed replay learned
-                conn.settimeout(None)
-                if handed is not None:
-                    self._run(conn, request, fds, handed)
+            handed = protocol.receive_blob(conn)[0] if op == "run" else None  # what the client's replay learned
+            conn.settimeout(None)
+            if op == "run" and handed is not None:
+                self._run(conn, request, fds, handed)
             elif op == "status":
                 protocol.send(conn, self.status())
             elif op == "stop":
@@ -239,9 +237,7 @@ def _child(conn: socket.socket, request: dict[str, Any], streams: dict[int, int]
         traceback.print_exc()
         raise
     finally:
-        for stream in (sys.stdout, sys.stderr):
-            with contextlib.suppress(OSError, ValueError):
-                stream.flush()
+        flush_streams()
         with contextlib.suppress(OSError, ValueError):
             protocol.send(conn, {"code": code})
     return code
