@@ -19,15 +19,8 @@ import pytest
 
 from subguard.scan import ahead, runmemo
 
-CONSUMER = """from rocketmq.client import PushConsumer
-
-
-def start(handle):
-    c = PushConsumer("GID_AHEAD")
-    c.set_name_server_address("ns:9876")
-    c.subscribe("TopicAhead", handle, "{tags}")
-    c.start()
-"""
+# one consumer module; "{tags}" is its tag expression (shared with the cache, action, hook and serve tests)
+CONSUMER = (Path(__file__).parent / "fixtures" / "snippets" / "order_consumer.py.tmpl").read_text(encoding="utf-8")
 
 RUN = """
 import sys
