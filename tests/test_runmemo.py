@@ -178,6 +178,41 @@ def test_the_recorder_reuses_the_listing_the_replay_took(repo: Path, monkeypatch
     assert len(calls) == 1 and again.roots[0]["sig"] == digest
 
 
+def test_a_racy_listing_serves_the_record_once_its_racy_entries_settle(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The replay's listing is racy (an edit just before it). While the edit is in the window, a new
+    listing would be racy too: the run is left unrecorded without a second walk. Once it is out of
+    the window, the entries that were in it are stat-ed again: unchanged, the listing is recorded as
+    taken; changed since, the tree is listed anew."""
+    real, calls = runmemo.root_listing, []
+    monkeypatch.setattr(runmemo, "root_listing", lambda *a: calls.append(a) or real(*a))
+    tick = runmemo.RACY_NS / 1e9 + 0.05
+    one = repo / "a" / "one.py"
+    one.write_text(CONSUMER.format(tags="TagA"))  # ctime: now
+    runmemo.root_signature(str(repo))
+    rec = runrecord.Recorder(["."])
+    rec.note_inputs([str(repo)], [], [], [])
+    assert len(calls) == 1 and rec.spoiled  # the replay's listing only
+
+    one.write_text(CONSUMER.format(tags="TagB"))
+    digest = runmemo.root_signature(str(repo))
+    time.sleep(tick)
+    settled = runrecord.Recorder(["."])
+    settled.note_inputs([str(repo)], [], [], [])
+    assert len(calls) == 2 and not settled.spoiled and settled.roots[0]["sig"] == digest
+
+    one.write_text(CONSUMER.format(tags="TagC"))
+    racy = runmemo.root_signature(str(repo))
+    time.sleep(tick)
+    one.write_text(CONSUMER.format(tags="TagC || TagD"))  # changed after the listing: listed anew
+    time.sleep(tick)
+    anew = runrecord.Recorder(["."])
+    anew.note_inputs([str(repo)], [], [], [])
+    assert len(calls) == 4 and not anew.spoiled
+    assert anew.roots[0]["sig"] != racy and anew.roots[0]["sig"] == runmemo.root_listing(str(repo))[0]
+
+
 def test_a_root_given_as_a_link_is_checked_again_after_an_edit(repo: Path) -> None:
     link = repo.parent / "linked-repo"
     os.symlink(repo, link)

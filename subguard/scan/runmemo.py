@@ -168,15 +168,43 @@ def listing_for_record(root: str, exclude: Sequence[str], globs: Sequence[Any] =
     """(when it was taken, digest, newest ctime, entries kept) of a root's listing: the one this
     process's replay took when it was of the same root (a large tree is not walked twice per run),
     else a new one. An earlier listing is safe: a file changed since makes the stored digest stale, a
-    miss next time. One too close to a change (`RACY_NS`) is taken again: by now that change may be
-    far enough back."""
+    miss next time. One too close to a change (`RACY_NS`) is kept as well, but as a listing taken
+    now, when the entries that made it racy are by now out of the window and unchanged (`_settled`);
+    while they are in it, a new listing would be as racy (that run is not recorded either way);
+    else it is taken again."""
     taken = _TAKEN.pop(_taken_key(root, exclude, globs), None)
-    if taken is not None and taken[0] - taken[2] >= RACY_NS:
-        return taken
+    if taken is not None:
+        if taken[0] - taken[2] >= RACY_NS or time.time_ns() - taken[2] < RACY_NS:
+            return taken
+        settled = _settled(root_folder(root), taken)
+        if settled is not None:
+            return settled
     kept: list[Any] = []
     listed_at = time.time_ns()
     digest, newest = root_listing(root, exclude, globs, kept)
     return listed_at, digest, newest, kept[0] if kept else None
+
+
+def _settled(top: str, taken: tuple[int, str, int, Any]) -> tuple[int, str, int, Any] | None:
+    """A racy listing of folder `top` as good as one taken now, or None. An entry whose ctime was
+    out of the window when it was listed needs no second look: any later change gives it a new
+    ctime (a miss next time). Each entry that was in the window is stat-ed again: unchanged, and by
+    now out of the window, the content the scan will read is the one its stat stands for."""
+    listed_at, digest, newest, kept = taken
+    now = time.time_ns()
+    if now - newest < RACY_NS:
+        return None
+    racy = treestamp.recent(kept, listed_at - RACY_NS)
+    if racy is None:
+        return None
+    for rel, fields in racy:
+        try:
+            st = os.lstat(f"{top}/{rel}")
+        except OSError:
+            return None
+        if (st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino) != fields:
+            return None
+    return now, digest, newest, kept
 
 
 def tree_signature(folder: str) -> str:

@@ -190,6 +190,26 @@ class Rows:
             self.partial = True
 
 
+def recent(kept: Any, since_ns: int) -> list[tuple[str, tuple[int, ...]]] | None:
+    """The entries of a listing whose ctime is `since_ns` or later, as (relative path, (mode, size,
+    mtime, ctime, inode)): from a walk's `Rows` or a git listing's `(names, stats)` (`runmemo.
+    root_listing`); None when the listing's rows are not all at hand."""
+    found: list[tuple[str, tuple[int, ...]]] = []
+    if isinstance(kept, Rows):
+        rows = kept.complete()
+        if kept.partial or "" not in rows:
+            return None
+        for rel, canonical in rows.items():
+            prefix = f"{rel}/" if rel else ""
+            for row in marshal.loads(canonical):
+                if len(row) == 6 and row[4] >= since_ns:
+                    found.append((prefix + row[0], tuple(row[1:])))
+        return found
+    if isinstance(kept, tuple) and len(kept) == 2 and isinstance(kept[1], dict):
+        return [(name, fields) for name, fields in kept[1].items() if fields[3] >= since_ns]
+    return None
+
+
 def walk_stamp(
     base: str,
     skip: Sequence[str],
