@@ -158,7 +158,8 @@ def unit_rows(unit: Unit, options: tasks.AuditOptions, previous: Mapping[str, st
         yield from tasks.unit_task(unit, options)
         return
     try:
-        stamp = stamps.stamp(unit.path, unit.nested)
+        named = stamps.inventory_commit(unit.path, unit.commit) if unit.commit else None
+        stamp = stamps.stamp(unit.path, unit.nested, named)
     except OSError:
         stamp = ""
     if stamp and previous.get(unit.repo) == stamp:

@@ -25,7 +25,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -481,6 +481,14 @@ def read_hidden(spark: SparkSession, hidden: Sequence[src.HiddenFile]) -> DataFr
     return spark.createDataFrame(rows, "path string, length long, content binary")
 
 
+def with_commits(units: Sequence[local.Unit], hints: Sequence[src.RepoHint]) -> list[local.Unit]:
+    """The repository units with the commit the inventory names for them (`stamps.inventory_commit`)."""
+    commits = {name: h.commit for name, h in src.merge_hints(hints).items() if h.commit}
+    if not commits:
+        return list(units)
+    return [replace(u, commit=commits.get(u.repo, "")) if u.kind == "repo" else u for u in units]
+
+
 def hints_frame(spark: SparkSession, plan: Plan) -> DataFrame:
     """The inventory's hints by repository (`transforms.HINTS`): with PySpark 4 a local relation made
     from Arrow, which the joins that broadcast it read without a Spark job each (a Python list
@@ -650,7 +658,7 @@ def _pipeline(run: Run) -> dict[str, Any]:
     records = empty
     local_roots, other_roots = split_roots(plan.roots, args.reader)
     if local_roots:
-        units = local.plan_units(local_roots)
+        units = with_commits(local.plan_units(local_roots), plan.hints)
         sc = spark.sparkContext
         slices = extraction_slices(len(units), sc.defaultParallelism)
         stamped = since.stamps if since is not None else {}

@@ -38,6 +38,7 @@ class Unit:
     repo: str  # "" outside any repository
     kind: UnitKind
     nested: tuple[str, ...] = ()  # absolute paths of other units' folders inside this one: not walked here
+    commit: str = ""  # the commit an inventory names for this repository (`stamps.inventory_commit`)
 
 
 def local_path(uri: str) -> str | None:

@@ -4,7 +4,7 @@ Three kinds, freely mixed on one command line:
 
 - ``repos``: a folder whose subfolders are repositories (one repo per first-level folder);
 - ``inventory``: a YAML or CSV file listing repositories (name, path or URI, optional team / owner /
-  environment hints); relative paths are relative to the file;
+  environment hints and the commit the clone is at); relative paths are relative to the file;
 - ``jsonl``: a file, or a folder of files, written by ``subguard inventory --format jsonl`` (one
   repo's subscriptions each); they are merged without re-extracting.
 
@@ -48,6 +48,7 @@ class RepoHint:
     team: str = ""
     owner: str = ""
     environment: str = ""
+    commit: str = ""  # the commit its clone is checked out at (`stamps.inventory_commit`)
 
 
 def join_uri(base_dir: str, path: str) -> str:
@@ -109,6 +110,7 @@ def _hint(entry: dict[str, Any], base_dir: str, where: str) -> RepoHint:
         team=_text(entry.get("team")),
         owner=_text(entry.get("owner")),
         environment=_text(entry.get("environment") or entry.get("env")),
+        commit=_text(entry.get("commit")),
     )
 
 
@@ -160,6 +162,7 @@ def merge_hints(hints: Iterable[RepoHint]) -> dict[str, RepoHint]:
             team=old.team or h.team,
             owner=old.owner or h.owner,
             environment=old.environment or h.environment,
+            commit=old.commit or h.commit,
         )
     return out
 

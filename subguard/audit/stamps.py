@@ -16,6 +16,12 @@ its own ctime, which the tree hash includes (tests/audit/test_since.py edits a f
 the benchmark's VM, 0.65 s of it the system calls alone. A git work tree is stamped by its commit
 when `git status` finds it clean (git compares the same stat fields with its index).
 
+A repository whose inventory row names its commit (`commit` column: the clone a nightly job
+fetched and checked out at that commit) is stamped by that commit when the folder's HEAD, read from
+its `.git` files without running git, is that commit (`inventory_commit`): no walk and no process at
+all. The inventory's word is trusted that the checkout holds no edits of its own (the fetch job's
+folders hold none); a HEAD that is not the named commit falls back to the rules above.
+
 The settings key covers everything else a repository's or a group's result depends on: the
 subguard code (its files' sizes and mtimes), the audit's config file and config, the policy files,
 `--runs`, and which config waivers have expired by today. Another key: nothing is reused.
@@ -27,6 +33,7 @@ import datetime as dt
 import functools
 import hashlib
 import os
+import re
 import subprocess
 from collections.abc import Sequence
 from pathlib import Path
@@ -66,6 +73,71 @@ def commit_of(path: str) -> str | None:
         return None
     status = _git(path, "status", "--porcelain", "--untracked-files=normal", "--ignore-submodules=none")
     return lines[1].strip() if status == "" else None
+
+
+_SHA = re.compile(r"[0-9a-f]{40}([0-9a-f]{24})?")
+
+
+def _read(path: str) -> str | None:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            return fh.read(4096).strip()
+    except OSError:
+        return None
+
+
+def head_commit(path: str) -> str | None:
+    """The commit HEAD of the git work tree at `path` names, read from its `.git` files (a folder, or
+    a `gitdir:` file of a linked work tree; loose or packed refs); None when there is none."""
+    dot = os.path.join(path, ".git")
+    gitdir = dot
+    if os.path.isfile(dot):
+        text = _read(dot) or ""
+        if not text.startswith("gitdir:"):
+            return None
+        gitdir = os.path.join(path, text[len("gitdir:") :].strip())
+    elif not os.path.isdir(dot):
+        return None
+    head = _read(os.path.join(gitdir, "HEAD"))
+    if head is None:
+        return None
+    if head.startswith("ref:"):
+        ref = head[4:].strip()
+        common = _read(os.path.join(gitdir, "commondir"))
+        dirs = [gitdir] + ([os.path.join(gitdir, common)] if common else [])
+        head = ""
+        for d in dirs:
+            head = _read(os.path.join(d, ref)) or ""
+            if head:
+                break
+            packed = _read_packed(os.path.join(d, "packed-refs"), ref)
+            if packed:
+                head = packed
+                break
+    head = head.lower()
+    return head if _SHA.fullmatch(head) else None
+
+
+def _read_packed(path: str, ref: str) -> str | None:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                sha, _, name = line.strip().partition(" ")
+                if name == ref:
+                    return sha
+    except OSError:
+        return None
+    return None
+
+
+def inventory_commit(path: str, named: str) -> str | None:
+    """The commit an inventory names for the folder at `path` (full, or a prefix of 7 or more hex
+    digits) when its HEAD is that commit: the full commit; else None."""
+    named = named.strip().lower()
+    if len(named) < 7 or not re.fullmatch(r"[0-9a-f]+", named):
+        return None
+    head = head_commit(path)
+    return head if head is not None and head.startswith(named) else None
 
 
 def tree_hash(path: str, nested: Sequence[str] = ()) -> str:

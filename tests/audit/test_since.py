@@ -183,3 +183,67 @@ def test_files_table_parts() -> None:
     assert inc.carry(previous, [12], True, True) == inc.Carry(read=tuple(names[2:]), link=tuple(names[:2]))
     assert inc.carry(previous, [], False, True) == inc.Carry(read=tuple(names))  # another layout: all read
     assert inc.carry(previous, [], True, False) == inc.Carry(read=tuple(names))  # no links (remote): all read
+
+
+def head(path: Path) -> str:
+    return subprocess.run(
+        ["git", "-C", str(path), "rev-parse", "HEAD"], check=True, capture_output=True, text=True
+    ).stdout.strip()
+
+
+def test_inventory_commit(tmp_path: Path) -> None:
+    """An inventory's commit stamps a clone whose HEAD (read from `.git`, no git process) is that
+    commit: loose and packed refs, a detached HEAD, a linked work tree; any other HEAD does not."""
+    from subguard.audit import stamps
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "a.py").write_text("x = 1\n")
+    git(repo, "init", "-q", "-b", "main")
+    commit_all(repo, "one")
+    one = head(repo)
+    assert stamps.head_commit(str(repo)) == one
+    assert stamps.inventory_commit(str(repo), one) == one
+    assert stamps.inventory_commit(str(repo), one[:7].upper()) == one  # a prefix names it too
+    assert stamps.inventory_commit(str(repo), one[:6]) is None  # too short to name it
+    assert stamps.stamp(str(repo), (), stamps.inventory_commit(str(repo), one)) == f"{repo}\0commit:{one}"
+    git(repo, "pack-refs", "--all")
+    assert not (repo / ".git" / "refs" / "heads" / "main").exists()
+    assert stamps.head_commit(str(repo)) == one
+    (repo / "a.py").write_text("x = 2\n")
+    commit_all(repo, "two")
+    two = head(repo)
+    assert stamps.inventory_commit(str(repo), one) is None  # HEAD moved on: the inventory is stale
+    git(repo, "checkout", "-q", "--detach", one)
+    assert stamps.inventory_commit(str(repo), one) == one
+    git(repo, "worktree", "add", "-q", str(tmp_path / "linked"), "main")
+    assert (tmp_path / "linked" / ".git").is_file()
+    assert stamps.head_commit(str(tmp_path / "linked")) == two
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    assert stamps.head_commit(str(plain)) is None and stamps.inventory_commit(str(plain), one) is None
+
+
+def test_since_with_inventory_commits(spark: Any, org: Path, tmp_path: Path) -> None:
+    """An organisation folder whose inventory names each git clone's commit: a clone at the commit
+    named is reused without a walk, a clone whose commit moved is scanned, and the results equal a
+    full audit's."""
+    hints = org / "inventory.csv"
+
+    def write_inventory() -> None:
+        rows = [f"{name},{head(org / name)}" for name in ("orders-py", "billing-java")]
+        hints.write_text("repo,commit\n" + "\n".join(rows) + "\n")
+
+    write_inventory()
+    first = run(spark, [str(org)], tmp_path / "first")
+    assert first["incremental"]["repos_scanned"] == len(REPOS)
+    # a new commit in orders-py (the inventory updated with it); billing-java's stays as named
+    consumer = org / "orders-py" / "orders" / "consumer.py"
+    consumer.write_text(consumer.read_text().replace('"created||paid"', '"created||paid||refunded"'))
+    commit_all(org / "orders-py", "subscribe refunded too")
+    write_inventory()
+    since = run(spark, [str(org)], tmp_path / "since", since=str(tmp_path / "first"))
+    run(spark, [str(org)], tmp_path / "full")
+    same(tmp_path / "full", tmp_path / "since")
+    assert since["incremental"]["repos_scanned"] == 1, since["incremental"]
+    assert equality.differences(equality.result(tmp_path / "first"), equality.result(tmp_path / "since"))
