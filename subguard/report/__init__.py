@@ -133,16 +133,22 @@ def foreign(location: Location, ctx: ReportContext) -> bool:
 def display_path(location: Location, ctx: ReportContext) -> str:
     """The path to show: relative to the workdir when the root is inside it, else absolute; a location
     of a repository that is none of the roots (a member from the org map) as `repo:path`."""
-    if PurePosixPath(location.path).is_absolute():  # e.g. a config file outside every root
-        return location.path
+    return _display(location.path, location.repo, ctx.roots, ctx.workdir)
+
+
+@functools.lru_cache(maxsize=4096)  # a report cites the same few hundred paths in many messages
+def _display(path: str, repo: str, roots: tuple[Root, ...], workdir: str) -> str:
+    if PurePosixPath(path).is_absolute():  # e.g. a config file outside every root
+        return path
+    location, ctx = Location(path=path, repo=repo), ReportContext(roots=roots, workdir=workdir)
     if foreign(location, ctx):
-        return f"{location.repo}:{location.path}"
+        return f"{repo}:{path}"
     root = root_of(location, ctx)
     prefix = root_prefix(root, ctx)
     if prefix is None:
         assert root is not None
-        return (PurePosixPath(Path(root.path).resolve().as_posix()) / location.path).as_posix()
-    return f"{prefix}/{location.path}" if prefix else location.path
+        return (PurePosixPath(Path(root.path).resolve().as_posix()) / path).as_posix()
+    return f"{prefix}/{path}" if prefix else path
 
 
 # a path a message cites: `[repo:]path[:line[:column]]`, relative; a file (ending in an extension:
@@ -174,11 +180,14 @@ def cite_paths(f: Finding, ctx: ReportContext) -> Finding:
     roots = {r.repo for r in ctx.roots}
 
     def shown(m: re.Match[str]) -> str:
-        repo, path, line = m.group("repo"), m.group("path"), m.group("line") or ""
+        repo, path, line = m.group("repo", "path", "line")
+        if repo is None and line is None and "/" not in path and path not in own:
+            return path  # a word, or a file name that is none of the finding's own paths (most matches)
+        line = line or ""
         file = _FILE_NAME.search(path) is not None
         head, _, module = path.partition("/")
         if repo is None and not file and not line and module and head in roots and path not in folders:
-            return display_path(Location(path=module, repo=head), ctx)  # a service id: `repo/module folder`
+            return _display(module, head, ctx.roots, ctx.workdir)  # a service id: `repo/module folder`
         if repo is not None:
             if repo not in roots or not file:
                 return m.group(0)
@@ -190,7 +199,7 @@ def cite_paths(f: Finding, ctx: ReportContext) -> Finding:
             repo = folders[path]
         else:
             return m.group(0)
-        return display_path(Location(path=path, repo=repo), ctx) + line
+        return _display(path, repo, ctx.roots, ctx.workdir) + line
 
     def text(value: str) -> str:
         return _CITED.sub(shown, value) if value else value
