@@ -345,9 +345,12 @@ def groups(subs: DataFrame, consumers: DataFrame, findings: DataFrame, impact: D
         "expression_type",
     )
     known = subs.where(F.col("group").isNotNull())
+    # distinct counts as the sizes of sets: two `countDistinct`s over different columns make Spark
+    # expand every row once per distinct set and aggregate twice (a shuffle more, in series)
+    pair = F.when(F.col("consumer_id").isNotNull() & F.col("repo").isNotNull(), F.struct("consumer_id", "repo"))
     base = known.groupBy("group").agg(
-        F.countDistinct("consumer_id", "repo").alias("consumers"),
-        F.countDistinct("repo").alias("repos_count"),
+        F.size(F.collect_set(pair)).cast("long").alias("consumers"),
+        F.size(F.collect_set("repo")).cast("long").alias("repos_count"),
         F.sort_array(F.collect_set("repo")).alias("repos"),
         F.sort_array(F.collect_set("team")).alias("teams"),
         F.sort_array(F.collect_set("service")).alias("services"),
