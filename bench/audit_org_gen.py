@@ -1,19 +1,35 @@
 """Generate a synthetic organisation for the audit benchmark.
 
-    python bench/audit_org_gen.py OUT [--scale 1.0] [--seed 7]
+    python bench/audit_org_gen.py OUT [--scale 1.0] [--seed 7] [--git]
 
 At scale 1: 1,000 repositories, ~200,000 files, 1% of the files declaring consumers (Python, Java,
 Spring YAML), the rest ordinary source, config and docs. Planted conflicts: groups shared by two
 repos with different tag sets (SG102) and groups shared by two services (SG203); they are listed in
 OUT/planted.json as {group: [rule, ...]} so `audit_speed.py` can tell whether all were found.
+
+`--git` makes every repository a git clone as a nightly fetch job leaves it: one commit of all its
+files, objects packed, no sample hooks, and OUT/inventory.csv naming each repository's commit (the
+audit's inventory `commit` column: a clone at the commit named is stamped without a walk).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
+import subprocess
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "bench",
+    "GIT_AUTHOR_EMAIL": "bench@example.com",
+    "GIT_COMMITTER_NAME": "bench",
+    "GIT_COMMITTER_EMAIL": "bench@example.com",
+    "GIT_CONFIG_GLOBAL": os.devnull,
+    "GIT_CONFIG_NOSYSTEM": "1",
+}
 
 FILLER = {
     "py": '"""Module {n}."""\n\n\ndef handler_{n}(event):\n    return {{"id": {n}, "ok": True, "items": list(range(3))}}\n',
@@ -72,15 +88,57 @@ def generate(out: Path, scale: float, seed: int) -> dict[str, list[str]]:
     return planted
 
 
+def git(repo: Path, *args: str) -> str:
+    proc = subprocess.run(
+        ["git", "-C", str(repo), *args], check=True, capture_output=True, text=True, env={**os.environ, **GIT_ENV}
+    )
+    return proc.stdout.strip()
+
+
+def commit(repo: Path, message: str) -> str:
+    """Everything in `repo` committed and packed (a fetched clone holds packs, not loose objects);
+    returns the new HEAD."""
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", message)
+    git(repo, "repack", "-adq")
+    git(repo, "prune-packed")
+    return git(repo, "rev-parse", "HEAD")
+
+
+def write_inventory(out: Path, commits: dict[str, str]) -> None:
+    """OUT/inventory.csv: each repository's commit (the audit's inventory `commit` column)."""
+    rows = "".join(f"{name},{sha}\n" for name, sha in sorted(commits.items()))
+    (out / "inventory.csv").write_text("repo,commit\n" + rows)
+
+
+def gitify(out: Path, jobs: int = 2) -> dict[str, str]:
+    """Every repository of `out` made a git work tree with one commit; OUT/inventory.csv names them."""
+
+    def one(repo: Path) -> tuple[str, str]:
+        git(repo, "init", "-q", "--template=", "-b", "main")
+        return repo.name, commit(repo, "generated")
+
+    repos = sorted(p for p in out.iterdir() if p.is_dir() and not (p / ".git").exists())
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        commits = dict(pool.map(one, repos))
+    write_inventory(out, commits)
+    return commits
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("out", type=Path)
     p.add_argument("--scale", type=float, default=1.0, help="1.0 = 1,000 repos / ~200,000 files")
     p.add_argument("--seed", type=int, default=7)
+    p.add_argument(
+        "--git", action="store_true", help="every repository a git clone, OUT/inventory.csv naming its commit"
+    )
     a = p.parse_args(argv)
     a.out.mkdir(parents=True, exist_ok=True)
     planted = generate(a.out, a.scale, a.seed)
-    files = sum(1 for _ in a.out.rglob("*") if _.is_file())
+    if a.git:
+        print(f"git: {len(gitify(a.out))} repositories committed", flush=True)
+    files = sum(len(names) for _, _, names in os.walk(a.out))
     print(f"generated {a.out}: {files} files, {len(planted)} planted conflicts")
     return 0
 
