@@ -72,6 +72,9 @@ class Since:
     stamps: Mapping[str, str]  # repo -> stamp of the previous run
     parts: int  # how the previous files table was split (`parts_for`)
     file_counts: DataFrame  # FILE_COUNT_SCHEMA: the previous files table's rows counted
+    # (group, input) of every previous group task, from state/marks.json (a local relation: the group
+    # job broadcasts it without a job, a scan or a shuffle); None: taken from state/groups
+    group_keys: DataFrame | None = None
 
 
 @dataclass(frozen=True)
@@ -84,10 +87,19 @@ class Mark:
     key: str
 
 
-def marks_json(settings: str, parts: int, stamps: Iterable[tuple[str, str]]) -> str:
-    """state/marks.json: the marker records of state/repos (settings, layout, every stamp), written by
-    the driver so that the next `--since` run reads them without a Spark job before its extraction."""
-    doc = {"settings": settings, "layout": parts, "stamps": sorted([repo, key] for repo, key in stamps)}
+def marks_json(
+    settings: str, parts: int, stamps: Iterable[tuple[str, str]], groups: Iterable[tuple[str, str]] = ()
+) -> str:
+    """state/marks.json: the marker records of state/repos (settings, layout, every stamp) and each
+    group task's input digest (`groups`: group, input), written by the driver so that the next
+    `--since` run reads them without a Spark job before its extraction, and compares its groups'
+    inputs with a local relation instead of a scan and a shuffle of state/groups."""
+    doc = {
+        "settings": settings,
+        "layout": parts,
+        "stamps": sorted([repo, key] for repo, key in stamps),
+        "groups": sorted({(g, i) for g, i in groups}),
+    }
     return json.dumps(doc, separators=(",", ":")) + "\n"
 
 
@@ -99,10 +111,13 @@ def read_marks(base: str) -> list[Mark] | None:
     try:
         with open(path, encoding="utf-8") as fh:
             doc = json.load(fh)
+        groups = doc.get("groups")
         return [
             Mark("", "settings", str(doc["settings"])),
             Mark("", "layout", str(int(doc["layout"]))),
             *(Mark(str(repo), "stamp", str(key)) for repo, key in doc["stamps"]),
+            *([Mark("", "groups", "")] if isinstance(groups, list) else []),
+            *(Mark(str(group), "group", str(key)) for group, key in groups or ()),
         ]
     except (OSError, ValueError, KeyError, TypeError):
         return None
@@ -133,6 +148,9 @@ def read_since(spark: SparkSession, uri: str, settings: str) -> tuple[Since | No
         if r.kind == "stamp":
             seen.setdefault(str(r.repo), []).append(str(r.key))
     layout = [int(r.key) for r in marks if r.kind == "layout"] or [0]
+    keys = None
+    if any(r.kind == "groups" for r in marks):
+        keys = key_frame(spark, [(r.repo, r.key) for r in marks if r.kind == "group"])
     # a name two folders share is never reused: its records could not be told apart
     return Since(
         uri,
@@ -141,7 +159,23 @@ def read_since(spark: SparkSession, uri: str, settings: str) -> tuple[Since | No
         {k: v[0] for k, v in seen.items() if len(v) == 1},
         layout[0],
         counts,
+        keys,
     ), ""
+
+
+def key_frame(spark: SparkSession, keys: Sequence[tuple[str, str]]) -> DataFrame:
+    """(group, input) rows as a local relation: with PySpark 4 made from Arrow, which a join
+    broadcasts without a Spark job (a Python list becomes an RDD, collected by a job)."""
+    schema = "group string, input string"
+    if not hasattr(DataFrame, "toArrow"):  # PySpark 3.5
+        return spark.createDataFrame(list(keys), schema)
+    import pyarrow as pa
+
+    return spark.createDataFrame(
+        pa.table(
+            {"group": pa.array([k[0] for k in keys], pa.string()), "input": pa.array([k[1] for k in keys], pa.string())}
+        )
+    )
 
 
 # --- repositories ----------------------------------------------------------------------------------
@@ -323,7 +357,10 @@ def judge_groups(
     reused = None
     if since is not None:
         keys = inputs.select("group", "input")
-        to_run = inputs.join(since.groups.select("group", "input").distinct(), ["group", "input"], "left_anti")
+        previous = since.group_keys
+        if previous is None:  # an output without the keys in state/marks.json
+            previous = since.groups.select("group", "input").distinct()
+        to_run = inputs.join(F.broadcast(previous), ["group", "input"], "left_anti")
         reused = since.groups.join(keys, ["group", "input"], "left_semi").withColumn("reused", F.lit(True))
     judged = spark.createDataFrame(to_run.rdd.flatMap(lambda r: _judged(r, options)), GROUP_RECORDS, verifySchema=False)
     return judged if reused is None else judged.unionByName(reused)

@@ -845,7 +845,6 @@ def _judge_and_write(x: Extracted) -> dict[str, Any]:
     ]
     counts_f = pool.submit(small_table, inc.FILE_COUNTS, counts_df)
     stamped = [(n.repo, n.key) for n in notes if n.kind == "stamp"]
-    output.write_text(inc.MARKS, inc.marks_json(settings, parts, stamped), fs.write_text)
     if parquet:
         writes += [
             pool.submit(small_table, n, df) for n, df in (("consumers", consumers), ("deployments", deployments))
@@ -854,6 +853,8 @@ def _judge_and_write(x: Extracted) -> dict[str, Any]:
     reused_groups = inc.group_counts(arrowtables.rows(group_table, ["group", "reused", "kind", "payload"]))
     group_problems = sorted(json.loads(p)["message"] for r in reused_groups for p in r["problems"])
     progress(f"group tasks done: {group_table.num_rows} result rows in {time.monotonic() - t_groups:.1f} s")
+    group_keys = [(r["group"], r["input"]) for r in arrowtables.rows(group_table, ["group", "input"]) if r["group"]]
+    output.write_text(inc.MARKS, inc.marks_json(settings, parts, stamped, group_keys), fs.write_text)
     t_outputs = time.monotonic()
     writes.append(
         pool.submit(write_small, inc.GROUPS, inc.state_groups(group_records), group_table.drop_columns(["reused"]))

@@ -134,6 +134,33 @@ def test_since_equals_a_full_audit(spark: Any, org: Path, tmp_path: Path, monkey
     )
     assert incremental.read_since(spark, str(tmp_path / "nowhere"), "x")[0] is None
 
+    # the previous groups' input digests come from state/marks.json, the same as state/groups holds
+    settings = stamps.settings_key(Config(), 20, dt.date.today())
+    previous = incremental.read_since(spark, str(tmp_path / "since"), settings)[0]
+    assert previous is not None and previous.group_keys is not None
+    keys = sorted(tuple(r) for r in previous.group_keys.collect())
+    assert keys == sorted(tuple(r) for r in previous.groups.select("group", "input").distinct().collect())
+    assert len(keys) == full["totals"]["groups"]
+
+
+def test_since_without_group_keys(spark: Any, org: Path, tmp_path: Path) -> None:
+    """A previous output whose state/marks.json has no group keys (an older audit's): its groups'
+    inputs are read from state/groups, and the results still equal a full audit's."""
+    import json
+
+    run(spark, [str(org)], tmp_path / "first")
+    marks = tmp_path / "first" / "state" / "marks.json"
+    doc = json.loads(marks.read_text())
+    del doc["groups"]
+    marks.write_text(json.dumps(doc))
+    consumer = org / "orders-py" / "orders" / "consumer.py"
+    consumer.write_text(consumer.read_text().replace('"created||paid"', '"created||paid||refunded"'))
+    since = run(spark, [str(org)], tmp_path / "since", since=str(tmp_path / "first"))
+    run(spark, [str(org)], tmp_path / "full")
+    same(tmp_path / "full", tmp_path / "since")
+    info = since["incremental"]
+    assert info["repos_scanned"] == 1 and 0 < info["groups_judged"] < info["groups_reused"], info
+
 
 def test_stamps(tmp_path: Path) -> None:
     from subguard.audit import stamps
