@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from subguard.scan import runmemo, runrecord
+from subguard.scan import runmemo, runrecord, treestamp
 
 CONSUMER = """from rocketmq.client import PushConsumer
 
@@ -211,6 +211,25 @@ def test_a_racy_listing_serves_the_record_once_its_racy_entries_settle(
     anew.note_inputs([str(repo)], [], [], [])
     assert len(calls) == 4 and not anew.spoiled
     assert anew.roots[0]["sig"] != racy and anew.roots[0]["sig"] == runmemo.root_listing(str(repo))[0]
+
+
+def test_the_racy_entries_of_a_git_listing_are_those_stat_ed_in_the_window(repo: Path) -> None:
+    """In a git work tree the listing is git's names with their stat fields: the entries whose ctime
+    is in the window are found there as in a walk's rows, and only they are stat-ed again."""
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    subprocess.run(["git", "-C", str(repo), "add", "."], check=True)
+    time.sleep(runmemo.RACY_NS / 1e9 + 0.05)
+    (repo / "b" / "two.py").write_text(CONSUMER.format(tags="TagB"))
+    kept: list[object] = []
+    listed_at = time.time_ns()
+    digest, newest = runmemo.root_listing(str(repo), (), (), kept)
+    assert isinstance(kept[0], tuple)  # git's names and stats, not a walk's rows
+    racy = treestamp.recent(kept[0], listed_at - runmemo.RACY_NS)
+    assert racy is not None and [rel for rel, _ in racy] == ["b/two.py"]
+    time.sleep(runmemo.RACY_NS / 1e9 + 0.05)
+    assert runmemo._settled(str(repo), (listed_at, digest, newest, kept[0])) is not None
+    (repo / "b" / "two.py").write_text(CONSUMER.format(tags="TagC"))
+    assert runmemo._settled(str(repo), (listed_at, digest, newest, kept[0])) is None
 
 
 def test_a_root_given_as_a_link_is_checked_again_after_an_edit(repo: Path) -> None:
