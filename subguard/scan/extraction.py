@@ -10,6 +10,7 @@ import dataclasses
 import functools
 import hashlib
 import marshal
+import operator
 import os
 import pickle
 import re
@@ -336,20 +337,26 @@ def _skipped_maker() -> Callable[[str, str, str, str, int], FileRecord]:
 
 
 _skipped = _skipped_maker()
-_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+# FileRecord's fields that hold text from the scanned tree; when its others hold none (a status, a
+# size), a record set without a lone surrogate in those is one `scrub` leaves as it is
+_TEXT_FIELDS = tuple(name for name, info in FileRecord.model_fields.items() if info.annotation is str)
+_PLAIN_RECORDS = all(info.annotation in (str, int, FileStatus) for info in FileRecord.model_fields.values())
 
 
 def _scrub_files(files: tuple[FileRecord, ...]) -> tuple[FileRecord, ...]:
-    """`scrub(files)`, found to have nothing to do by one search over their strings (pickling
-    20,000 records to search the bytes, as `scrub` does, costs five times as much)."""
-    texts: list[str] = []
-    for rec in files:
-        for value in rec.__dict__.values():
-            if isinstance(value, str):
-                texts.append(value)
-            elif not isinstance(value, (int, float)):
-                return scrub(files)
-    return scrub(files) if _SURROGATE.search("\0".join(texts)) else files
+    """`scrub(files)`, found to have nothing to do when each text field, joined over every record,
+    encodes as UTF-8 (a lone surrogate does not): one C pass per field, where looking at each value
+    costs five times as much and pickling 20,000 records to search the bytes, as `scrub` does, ten."""
+    if not _PLAIN_RECORDS:
+        return scrub(files)
+    try:
+        for name in _TEXT_FIELDS:
+            "\0".join(map(operator.attrgetter(name), files)).encode("utf-8")
+    except (UnicodeEncodeError, TypeError):  # a surrogate, or a value that is no text: the careful way
+        return scrub(files)
+    return files
 
 
 def _prefilter(
@@ -618,10 +625,8 @@ class _Incremental:
         self.claims: dict[str, str] = cache.section(_CLAIMS) if self.shared else {}
         self.states: dict[str, _State] = cache.section(_STATES) if self.shared else {}
         self.stat = {c.path: (c.size, c.mtime_ns) for c in candidates}
-        h = hashlib.sha256()
-        for path in sorted(self.stat):
-            h.update(path.encode("utf-8", "surrogateescape") + b"\0")
-        self.paths = h.hexdigest()
+        listed = "".join([f"{path}\0" for path in sorted(self.stat)])  # each path, NUL-ended: one C hash
+        self.paths = hashlib.sha256(listed.encode("utf-8", "surrogateescape")).hexdigest()
         self.changed: set[str] = set()  # extractors whose result differs from the stored one
         self.digests: dict[str, str] = {}  # each extractor's result digest (`_State.digest`), reused or stored
 
