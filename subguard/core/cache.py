@@ -206,7 +206,7 @@ class ContentCache:
 
     def needle_hit(self, path: str, size: int, mtime_ns: int) -> bool | None:
         """The cached prefilter verdict for an unchanged file, else None."""
-        entry = self.stats.get(path)
+        entry = (self._stats if self._stats is not None else self.stats).get(path)  # once loaded: no property
         if entry is not None and entry[0] == size and entry[1] == mtime_ns and mtime_ns:
             return entry[2]
         return None

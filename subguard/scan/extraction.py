@@ -309,15 +309,12 @@ def _skipped_maker() -> Callable[[str, str, str, str, int], FileRecord]:
     extractor=, repo=, size=)` for most files of a large tree at a third of its cost: the instance's
     state set in one step. Used only when it gives exactly what `model_construct` gives (checked once
     on a sample), else `model_construct` itself."""
-    defaults = {name: info.default for name, info in FileRecord.model_fields.items()}
-    given = ("path", "status", "reason", "extractor", "repo", "size")
+    given = ("path", "status", "reason", "extractor", "repo", "size")  # every field (else the check below fails)
     new, set_attr, skipped = object.__new__, object.__setattr__, FileStatus.SKIPPED
 
     def make(path: str, reason: str, extractor: str, repo: str, size: int) -> FileRecord:
         rec = new(FileRecord)
-        state = defaults.copy()
-        state["path"], state["status"], state["reason"] = path, skipped, reason
-        state["extractor"], state["repo"], state["size"] = extractor, repo, size
+        state = {"path": path, "status": skipped, "reason": reason, "extractor": extractor, "repo": repo, "size": size}
         set_attr(rec, "__dict__", state)
         set_attr(rec, "__pydantic_fields_set__", set(given))
         set_attr(rec, "__pydantic_extra__", None)
@@ -373,8 +370,10 @@ def _prefilter(
     chosen: dict[str, list[Candidate]] = {name: [] for name in registry.names}
     kept: dict[str, bytes] = {}
     kept_bytes = 0
+    claims = inc.claims if inc is not None else {}
+    needle_hit = cache.needle_hit if cache is not None else None
     for cand in candidates:
-        name = inc.claims.get(cand.path) if inc is not None else None
+        name = claims.get(cand.path)
         if name is None:
             name = registry.claim(cand.path)
             if inc is not None:
@@ -382,7 +381,7 @@ def _prefilter(
         if not name:
             skip(cand, NO_EXTRACTOR, "")
             continue
-        verdict = cache.needle_hit(cand.path, cand.size, cand.mtime_ns) if cache is not None else None
+        verdict = needle_hit(cand.path, cand.size, cand.mtime_ns) if needle_hit is not None else None
         if verdict is False:  # recorded False only for an extractor with needles
             skip(cand, NO_REFERENCE, name)
             continue
