@@ -102,6 +102,9 @@ def untouched(top: str, changed: Sequence[str], recorded: dict[str, Any]) -> boo
     patterns, most = recorded.get("patterns"), recorded.get("max_size")
     if not isinstance(paths, dict) or not isinstance(needles, dict) or not isinstance(most, int):
         return False
+    wanted_by: list[Any] = [needles.get(paths.get(rel)) for rel in changed]
+    if not all(wanted_by):  # a file the run read (an edited consumer): no pattern needs compiling
+        return False
     searched: list[Any] = []
     if patterns:
         import re  # only when an extractor searched: most runs of a tree without consumers never do
@@ -110,10 +113,7 @@ def untouched(top: str, changed: Sequence[str], recorded: dict[str, Any]) -> boo
             searched = [re.compile(p) for p in patterns]
         except (re.error, TypeError):
             return False
-    for rel in changed:
-        wanted = needles.get(paths.get(rel))
-        if not wanted:
-            return False
+    for rel, wanted in zip(changed, wanted_by, strict=True):
         data = read_regular(f"{top}/{rel}", most)
         if data is None or any(n in data for n in wanted) or any(rx.search(data) for rx in searched):
             return False
