@@ -116,24 +116,27 @@ class _Walk:
         """One row per entry kept: (name, subfolder digest) or (name, mode, size, mtime, ctime, inode)."""
         prefix = f"{rel}/" if rel else ""
         rows: list[tuple[object, ...]] = []
+        append, kind_of, unread = rows.append, self._kind, self.unread
         newest = self.newest
         for entry in found:
-            kind = self._kind(prefix, entry)
+            name = entry.name
+            kind = kind_of(prefix, entry)
             if kind != ENTRY:
                 if kind == FOLDER:
-                    rows.append((entry.name, self.digest(prefix + entry.name, fd, entry.name)))
+                    append((name, self.digest(prefix + name, fd, name)))
                 continue
-            name = entry.name
-            if self.unread is not None and self.unread(prefix + name) is not None:
-                rows.append((name, "excluded"))
+            if unread is not None and unread(prefix + name) is not None:
+                append((name, "excluded"))
                 continue
             try:
                 st = entry.stat(follow_symlinks=False)
             except OSError:
-                rows.append((name, None))
+                append((name, None))
                 continue
-            rows.append((name, st.st_mode, st.st_size, st.st_mtime_ns, ctime := st.st_ctime_ns, st.st_ino))
-            newest = max(newest, ctime)  # ctime moves with every change; mtime can be set back
+            ctime = st.st_ctime_ns
+            append((name, st.st_mode, st.st_size, st.st_mtime_ns, ctime, st.st_ino))
+            if ctime > newest:  # ctime moves with every change; mtime can be set back
+                newest = ctime
         self.newest = max(self.newest, newest)
         return rows
 
