@@ -143,26 +143,28 @@ def test_hook_with_serve_hands_the_next_commits_run_to_a_resident_server(tmp_pat
     }
     for name in ("VIRTUAL_ENV", "SUBGUARD_CACHE_DIR", "SUBGUARD_NO_SERVER"):
         env.pop(name, None)
-
-    first = _pre_commit(project, env)
-    assert first.returncode == 1, first.stdout + first.stderr
-    assert "SG102" in first.stdout
-    deadline, listening = time.monotonic() + 120, ""
-    while not listening and time.monotonic() < deadline:
-        logs = "".join(p.read_text() for p in (runtime / "subguard").glob("*.log"))
-        listening = next((line for line in logs.splitlines() if "serving checks of this install at " in line), "")
-        time.sleep(0.1)
-    assert listening, "the hook's first run started no server"
-    sock = listening.split(" at ", 1)[1].split(" (pid ", 1)[0]
     from subguard.cli.resident.server import ask
 
+    sock = ""
     try:
+        first = _pre_commit(project, env)
+        assert first.returncode == 1, first.stdout + first.stderr
+        assert "SG102" in first.stdout
+        deadline, listening = time.monotonic() + 120, ""
+        while not listening and time.monotonic() < deadline:
+            logs = "".join(p.read_text() for p in (runtime / "subguard").glob("*.log"))
+            listening = next((line for line in logs.splitlines() if "serving checks of this install at " in line), "")
+            time.sleep(0.1)
+        assert listening, "the hook's first run started no server"
+        sock = listening.split(" at ", 1)[1].split(" (pid ", 1)[0]
+
         (project / "shipping" / "consumer.py").write_text(CONSUMER.format(tags="tag1"), encoding="utf-8")
         _git(project, "commit", "-qam", "same tags")
         second = _pre_commit(project, env)
         assert second.returncode == 0, second.stdout + second.stderr
         status = ask(sock, "status")
         assert status is not None and status["served"] == 1, json.dumps(status)
-    finally:
-        ask(sock, "stop")
+    finally:  # the server, found or not, and its folder, socket and log
+        for path in [sock] if sock else [str(p) for p in (runtime / "subguard").glob("*") if p.is_socket()]:
+            ask(path, "stop")
         shutil.rmtree(runtime, ignore_errors=True)
