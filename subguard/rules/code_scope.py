@@ -75,9 +75,15 @@ def _code_kind(
         return "test"
     if _matcher(example_paths)(layout):
         return "example"
-    if repo and any(fnmatch.fnmatchcase(repo.lower(), p) for p in example_repos):
+    if repo and _example_repo(repo, example_repos):
         return "example"
     return ""
+
+
+@functools.lru_cache(maxsize=256)
+def _example_repo(repo: str, example_repos: tuple[str, ...]) -> bool:
+    """Whether a repository's name says it is a sample as a whole (asked once per repository, not per path)."""
+    return any(fnmatch.fnmatchcase(repo.lower(), p) for p in example_repos)
 
 
 def sample_of(c: Consumer, config: Config) -> str:
