@@ -15,6 +15,7 @@ import os
 import pickle
 import re
 import sys
+from collections import Counter
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -63,10 +64,8 @@ class ScanResult:
     looked: Looked = field(default_factory=Looked, compare=False)
 
     def counts(self) -> dict[str, int]:
-        out = {s.value: 0 for s in FileStatus}
-        for rec in self.files:
-            out[rec.status.value] += 1
-        return out
+        tally = Counter(map(operator.attrgetter("status"), self.files))  # no enum `.value` per file
+        return {s.value: tally[s] for s in FileStatus}
 
 
 NO_EXTRACTOR = "not a file type subguard reads"
