@@ -49,7 +49,9 @@ def main(argv: list[str]) -> int:
     partial.write_bytes(binary)
     os.chmod(partial, 0o755)
     os.replace(partial, target)
-    print(subprocess.run([str(target), "version", "--short"], check=True, capture_output=True, text=True).stdout.strip())
+    print(
+        subprocess.run([str(target), "version", "--short"], check=True, capture_output=True, text=True).stdout.strip()
+    )
     return 0
 
 
