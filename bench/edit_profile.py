@@ -1,0 +1,156 @@
+"""Where an edited, served `subguard check` spends its time: a sampling profile of the run a resident
+server forks, after one edit of a consumer file.
+
+    python bench/edit_profile.py TREE [--rounds 8] [--top 40] [--format json]
+
+The modules are loaded as `subguard serve` loads them (`server.preload`), then each round edits the
+edit target of `check_speed.py` (a blank line added, then taken away again), waits past the run
+memo's racy window as an editor's save would, replays the run memo as the console process does and,
+on its miss, forks the run as the server does (`entry.check_here` with the replay's hand-over). The
+forked run is sampled every 0.5 ms of its CPU time (SIGPROF); printed: each round's wall seconds
+(the replay and the forked run), then the share of samples in which each function (subguard's by module path) was on
+the stack (inclusive) and on top (self), over all rounds but the first (it fills the caches). The
+tree's caches live in a temporary folder; the edited file is restored afterwards.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import marshal
+import os
+import signal
+import sys
+import tempfile
+import time
+from pathlib import Path
+from types import FrameType
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import check_speed  # noqa: E402 - the sibling benchmark's edit target
+
+INTERVAL = 0.0005  # seconds of CPU time between samples
+
+
+def _key(frame: FrameType) -> str:
+    code = frame.f_code
+    return f"{code.co_filename.rpartition('/subguard/')[2] or code.co_filename}:{code.co_firstlineno}:{code.co_name}"
+
+
+def _sampled_run(argv: list[str], handed: bytes, out: int) -> None:
+    """In the forked child: run the check under SIGPROF sampling and write the counts to `out`."""
+    from subguard.cli.entry import check_here
+
+    inclusive: collections.Counter[str] = collections.Counter()
+    own: collections.Counter[str] = collections.Counter()
+    taken = [0]
+
+    def sample(signum: int, frame: FrameType | None) -> None:
+        taken[0] += 1
+        seen: set[str] = set()
+        top = True
+        while frame is not None:
+            key = _key(frame)
+            if top:
+                own[key] += 1
+                top = False
+            if key not in seen:
+                inclusive[key] += 1
+                seen.add(key)
+            frame = frame.f_back
+
+    signal.signal(signal.SIGPROF, sample)
+    signal.setitimer(signal.ITIMER_PROF, INTERVAL, INTERVAL)
+    code = 2
+    try:
+        code = check_here(argv, handed)
+    finally:
+        signal.setitimer(signal.ITIMER_PROF, 0, 0)
+        data = marshal.dumps((taken[0], dict(inclusive), dict(own)))
+        os.write(out, len(data).to_bytes(4, "big"))
+        view = memoryview(data)
+        while view:
+            view = view[os.write(out, view) :]
+        os._exit(code)
+
+
+def _read(fd: int) -> tuple[int, dict[str, int], dict[str, int]]:
+    size = int.from_bytes(os.read(fd, 4), "big")
+    chunks = []
+    while size:
+        chunk = os.read(fd, size)
+        chunks.append(chunk)
+        size -= len(chunk)
+    taken, inclusive, own = marshal.loads(b"".join(chunks))
+    return taken, inclusive, own
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("tree", type=Path)
+    ap.add_argument("--rounds", type=int, default=8)
+    ap.add_argument("--top", type=int, default=40)
+    ap.add_argument("--format", default="json", help="the check's --format (the speed benchmark's: json)")
+    args = ap.parse_args()
+    tree = args.tree.resolve()
+    work = Path(tempfile.mkdtemp(prefix="sg-edit-profile-"))
+    os.environ["XDG_CACHE_HOME"] = str(work / "xdg")
+    os.environ["XDG_RUNTIME_DIR"] = str(work / "run")
+    cfg = work / ".subguard.yaml"
+    cfg.write_text(f"cache-dir: {work / 'cache'}\n", encoding="utf-8")
+    argv = ["check", str(tree), "--config", str(cfg), "--format", args.format, "--output", os.devnull]
+    argv += ["--fail-on", "none"]
+
+    from subguard.cli.resident import server
+
+    server.preload()
+    from subguard.scan import runmemo
+
+    target = check_speed.edit_target(tree)
+    original, st = target.read_bytes(), target.stat()
+    inclusive: collections.Counter[str] = collections.Counter()
+    own: collections.Counter[str] = collections.Counter()
+    samples, walls = 0, []
+    read_fd, write_fd = os.pipe()
+    try:
+        for n in range(args.rounds + 1):
+            target.write_bytes(original + b"\n" if n % 2 == 0 else original)
+            time.sleep(runmemo.RACY_NS / 1e9 + 0.05)
+            start = time.perf_counter()
+            saved = os.dup(1), os.dup(2)
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, 1)
+            os.dup2(null, 2)
+            os.close(null)
+            try:
+                replayed = runmemo.replay(argv[1:])
+                if replayed is not None:
+                    raise SystemExit("the run memo replayed an edited run: nothing to profile")
+                pid = os.fork()
+                if pid == 0:
+                    _sampled_run(argv, runmemo.handover(), write_fd)
+                taken, inc, top = _read(read_fd)
+                os.waitpid(pid, 0)
+            finally:
+                for fd, kept in ((1, saved[0]), (2, saved[1])):
+                    os.dup2(kept, fd)
+                    os.close(kept)
+            walls.append(time.perf_counter() - start)
+            if n:  # the first round fills the caches
+                samples += taken
+                inclusive.update(inc)
+                own.update(top)
+    finally:
+        target.write_bytes(original)
+        os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns))
+    print(f"tree: {tree}, rounds: {args.rounds} (+1 filling the caches), samples: {samples}")
+    print("wall s per round (replay + forked run):", " ".join(f"{w:.3f}" for w in walls))
+    for title, counts in (("inclusive", inclusive), ("self", own)):
+        print(f"== {title}")
+        for key, count in counts.most_common(args.top):
+            print(f"{100 * count / max(samples, 1):5.1f}%  {key}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
