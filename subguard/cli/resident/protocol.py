@@ -33,7 +33,8 @@ def send_blob(sock: socket.socket, body: bytes, fds: Sequence[int] = ()) -> None
             raise OSError("short write of a frame header")
     else:
         sock.sendall(header)
-    sock.sendall(body)
+    if body:  # `sendall(b"")` still sends once: to a peer that has answered and closed, a broken pipe
+        sock.sendall(body)
 
 
 def receive(sock: socket.socket, most_fds: int = 0) -> tuple[dict[str, Any] | None, list[int]]:
