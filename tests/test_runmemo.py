@@ -213,7 +213,9 @@ def test_a_racy_listing_serves_the_record_once_its_racy_entries_settle(
     assert anew.roots[0]["sig"] != racy and anew.roots[0]["sig"] == runmemo.root_listing(str(repo))[0]
 
 
-def test_the_racy_entries_of_a_git_listing_are_those_stat_ed_in_the_window(repo: Path) -> None:
+def test_the_racy_entries_of_a_git_listing_are_those_stat_ed_in_the_window(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """In a git work tree the listing is git's names with their stat fields: the entries whose ctime
     is in the window are found there as in a walk's rows, and only they are stat-ed again."""
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
@@ -224,8 +226,11 @@ def test_the_racy_entries_of_a_git_listing_are_those_stat_ed_in_the_window(repo:
     listed_at = time.time_ns()
     digest, newest = runmemo.root_listing(str(repo), (), (), kept)
     assert isinstance(kept[0], tuple)  # git's names and stats, not a walk's rows
-    racy = treestamp.recent(kept[0], listed_at - runmemo.RACY_NS)
-    assert racy is not None and [rel for rel, _ in racy] == ["b/two.py"]
+    real, looked = os.lstat, []
+    with monkeypatch.context() as patched:
+        patched.setattr(treestamp.os, "lstat", lambda path: looked.append(path) or real(path))
+        assert treestamp.unchanged_since(kept[0], str(repo), listed_at - runmemo.RACY_NS) is True
+    assert looked == [f"{repo}/b/two.py"]
     time.sleep(runmemo.RACY_NS / 1e9 + 0.05)
     assert runmemo._settled(str(repo), (listed_at, digest, newest, kept[0])) is not None
     (repo / "b" / "two.py").write_text(CONSUMER.format(tags="TagC"))

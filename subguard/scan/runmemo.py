@@ -192,18 +192,8 @@ def _settled(top: str, taken: tuple[int, str, int, Any]) -> tuple[int, str, int,
     now out of the window, the content the scan will read is the one its stat stands for."""
     listed_at, digest, newest, kept = taken
     now = time.time_ns()
-    if now - newest < RACY_NS:
+    if now - newest < RACY_NS or not treestamp.unchanged_since(kept, top, listed_at - RACY_NS):
         return None
-    racy = treestamp.recent(kept, listed_at - RACY_NS)
-    if racy is None:
-        return None
-    for rel, fields in racy:
-        try:
-            st = os.lstat(f"{top}/{rel}")
-        except OSError:
-            return None
-        if (st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino) != fields:
-            return None
     return now, digest, newest, kept
 
 

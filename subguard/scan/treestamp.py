@@ -113,7 +113,7 @@ class _Walk:
         return value
 
     def _rows(self, rel: str, fd: int, found: list[os.DirEntry[str]]) -> list[tuple[object, ...]]:
-        """One row per entry kept: (name, subfolder digest) or (name, mode, size, mtime, ctime, inode)."""
+        """One row per entry kept: (name, subfolder digest) or (name, *`fields`), built in the loop."""
         prefix = f"{rel}/" if rel else ""
         rows: list[tuple[object, ...]] = []
         append, kind_of, unread = rows.append, self._kind, self.unread
@@ -193,24 +193,38 @@ class Rows:
             self.partial = True
 
 
-def recent(kept: Any, since_ns: int) -> list[tuple[str, tuple[int, ...]]] | None:
-    """The entries of a listing whose ctime is `since_ns` or later, as (relative path, (mode, size,
-    mtime, ctime, inode)): from a walk's `Rows` or a git listing's `(names, stats)` (`runmemo.
-    root_listing`); None when the listing's rows are not all at hand."""
-    found: list[tuple[str, tuple[int, ...]]] = []
+def fields(st: os.stat_result) -> tuple[int, int, int, int, int]:
+    """The stat fields a listing keeps of an entry: mode, size, mtime, ctime, inode."""
+    return st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino
+
+
+def unchanged_since(kept: Any, top: str, since_ns: int) -> bool | None:
+    """Whether every entry of a listing of folder `top` whose ctime is `since_ns` or later still has
+    the stat fields the listing kept (`lstat` again); None when the listing's rows are not all at
+    hand. `kept`: a walk's `Rows` or a git listing's `(names, stats)` (`runmemo.root_listing`)."""
+    recent: list[tuple[str, tuple[object, ...]]] = []
     if isinstance(kept, Rows):
         rows = kept.complete()
         if kept.partial or "" not in rows:
             return None
         for rel, canonical in rows.items():
             prefix = f"{rel}/" if rel else ""
-            for row in marshal.loads(canonical):
-                if len(row) == 6 and row[4] >= since_ns:
-                    found.append((prefix + row[0], tuple(row[1:])))
-        return found
-    if isinstance(kept, tuple) and len(kept) == 2 and isinstance(kept[1], dict):
-        return [(name, fields) for name, fields in kept[1].items() if fields[3] >= since_ns]
-    return None
+            recent += [
+                (prefix + row[0], tuple(row[1:]))
+                for row in marshal.loads(canonical)
+                if len(row) == 6 and row[4] >= since_ns
+            ]
+    elif isinstance(kept, tuple) and len(kept) == 2 and isinstance(kept[1], dict):
+        recent = [(name, tuple(kept_fields)) for name, kept_fields in kept[1].items() if kept_fields[3] >= since_ns]
+    else:
+        return None
+    for rel, was in recent:
+        try:
+            if fields(os.lstat(f"{top}/{rel}")) != was:
+                return False
+        except OSError:
+            return False
+    return True
 
 
 def walk_stamp(
@@ -307,7 +321,7 @@ def _stamps(
         out.append(_name(name) + b"\0" + _stamp(st) + b"\n")
         newest = max(newest, st.st_ctime_ns)
         if keep:
-            stats[name] = (st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+            stats[name] = fields(st)
     return b"".join(out), newest, stats
 
 
