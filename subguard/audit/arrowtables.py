@@ -16,7 +16,7 @@ from typing import Any, cast
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-from pyspark.sql import DataFrame
+from pyspark.sql import DataFrame, SparkSession
 
 SPARK_SCHEMA_KEY = b"org.apache.spark.sql.parquet.row.metadata"  # what Spark's Parquet writer stores
 FILE_NAME = "part-00000.snappy.parquet"
@@ -30,6 +30,18 @@ def collect(df: DataFrame) -> pa.Table:
     from pyspark.sql.pandas.types import to_arrow_schema  # PySpark 3.5
 
     return pa.Table.from_batches(cast(Any, df)._collect_as_arrow(), schema=to_arrow_schema(df.schema))
+
+
+def text_frame(spark: SparkSession, rows: Sequence[Sequence[str]], schema: str) -> DataFrame:
+    """Rows of text columns (`schema`: "name string, ...") as a DataFrame the driver made: with
+    PySpark 4 a local relation from Arrow, which a join broadcasts without a Spark job (a Python
+    list becomes an RDD, collected by one job per broadcast); with PySpark 3.5 from the list."""
+    if not hasattr(DataFrame, "toArrow"):  # PySpark 3.5: no DataFrame from Arrow
+        return spark.createDataFrame(list(rows), schema)
+    names = [column.split(" ")[0] for column in schema.split(", ")]
+    return spark.createDataFrame(
+        pa.table({n: pa.array([r[i] for r in rows], pa.string()) for i, n in enumerate(names)})
+    )
 
 
 def parquet_bytes(table: pa.Table, spark_schema: str) -> bytes:

@@ -164,18 +164,11 @@ def read_since(spark: SparkSession, uri: str, settings: str) -> tuple[Since | No
 
 
 def key_frame(spark: SparkSession, keys: Sequence[tuple[str, str]]) -> DataFrame:
-    """(group, input) rows as a local relation: with PySpark 4 made from Arrow, which a join
-    broadcasts without a Spark job (a Python list becomes an RDD, collected by a job)."""
-    schema = "group string, input string"
-    if not hasattr(DataFrame, "toArrow"):  # PySpark 3.5
-        return spark.createDataFrame(list(keys), schema)
-    import pyarrow as pa
+    """(group, input) rows as a local relation, broadcast by a join without a Spark job
+    (`arrowtables.text_frame`; imported here: the executors that import this module never need it)."""
+    from subguard.audit import arrowtables
 
-    return spark.createDataFrame(
-        pa.table(
-            {"group": pa.array([k[0] for k in keys], pa.string()), "input": pa.array([k[1] for k in keys], pa.string())}
-        )
-    )
+    return arrowtables.text_frame(spark, keys, "group string, input string")
 
 
 # --- repositories ----------------------------------------------------------------------------------

@@ -490,19 +490,11 @@ def with_commits(units: Sequence[local.Unit], hints: Sequence[src.RepoHint]) -> 
 
 
 def hints_frame(spark: SparkSession, plan: Plan) -> DataFrame:
-    """The inventory's hints by repository (`transforms.HINTS`): with PySpark 4 a local relation made
-    from Arrow, which the joins that broadcast it read without a Spark job each (a Python list
-    becomes an RDD, collected by one job per broadcast)."""
+    """The inventory's hints by repository (`transforms.HINTS`), as a local relation the joins that
+    broadcast it read without a Spark job each (`arrowtables.text_frame`)."""
     merged = src.merge_hints(plan.hints)
     rows = [(h.name, h.team or h.owner, h.owner, h.environment) for h in merged.values()]
-    if not hasattr(DataFrame, "toArrow"):  # PySpark 3.5: no DataFrame from Arrow
-        return spark.createDataFrame(rows, T.HINTS)
-    import pyarrow as pa
-
-    names = [c.split(" ")[0] for c in T.HINTS.split(", ")]
-    return spark.createDataFrame(
-        pa.table({n: pa.array([r[i] for r in rows], pa.string()) for i, n in enumerate(names)})
-    )
+    return arrowtables.text_frame(spark, rows, T.HINTS)
 
 
 # --- the run ---------------------------------------------------------------------------------------
