@@ -252,3 +252,30 @@ def test_the_handover_carries_what_the_missed_replay_listed(
     assert listing.take_shared(top, listing.DEFAULT_EXCLUDE_DIRS) == entries
     runmemo._TAKEN.clear()
     runmemo.CHANGED.clear()
+
+
+def test_the_server_keeps_the_cache_files_a_run_loaded_and_the_next_run_reads_the_same(
+    repo: Path, server: Served
+) -> None:
+    """Once a served run has ended, the server loads the content cache's state that run read
+    (`subguard.core.kept`); the next run, after an edit, gets it from the server and prints what a
+    run without the server prints."""
+    args = ("check", ".", "--no-simulate", "--format", "json")
+    assert _subguard(repo, server.env, *args).returncode == 1
+    deadline = time.monotonic() + 30
+    while not _kept_states(server) and time.monotonic() < deadline:  # loaded once the run has ended
+        time.sleep(0.05)
+    assert [Path(p).name[:5] for p in _kept_states(server)] == ["scan-"]
+    for edit in ("TagA", "TagB"):
+        (repo / "two" / "consumer.py").write_text(CONSUMER.format(tags=edit))
+        time.sleep(0.15)
+        served = _subguard(repo, server.env, *args)
+        alone = _subguard(repo, {**server.env, "SUBGUARD_NO_SERVER": "1"}, *args, "--no-cache")
+        assert (served.returncode, served.stdout, served.stderr) == (alone.returncode, alone.stdout, alone.stderr)
+
+
+def _kept_states(server: Served) -> list[str]:
+    """The content cache states the server keeps (`subguard serve --status`: "kept")."""
+    kept = server.status()["kept"]
+    assert isinstance(kept, list)
+    return [path for kind, path in kept if kind == "scan-state"]

@@ -20,10 +20,11 @@ import os
 import pickle
 import struct
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from subguard.core import signing
+from subguard.core import kept, signing
 
 T = TypeVar("T")
 _GITIGNORE = "# created by subguard\n*\n"
@@ -83,74 +84,15 @@ class ContentCache:
         """The unpickled content of one signed cache file; None (with a warning when it exists) otherwise."""
         if not self.enabled:
             return None
-        try:
-            blob = file.read_bytes()
-        except FileNotFoundError:
-            return None
-        except OSError as exc:
-            self._warn(f"subguard: warning: cache ignored: cannot read {file}: {exc.strerror}")
-            return None
-        if signing.older_format(blob):  # written by another release: start over, silently
-            return None
-        body = signing.unseal(self._key, blob)
-        if body is None:
-            self._warn(f"subguard: warning: cache ignored: {file} is corrupt or was not written by this user")
-            return None
-        try:
-            self._snapshot_size = len(blob) if file == self.file else self._snapshot_size
-            return pickle.loads(body)
-        except Exception as exc:  # noqa: BLE001 - a signed but unreadable cache (older format): start over
-            self._warn(f"subguard: warning: cache ignored: {file}: {type(exc).__name__}")
-            return None
+        return _read_pickle(file, self._key, self._warn)[0]
 
     def _load_state(self) -> None:
-        state = self._read(self.file)
-        ok = (
-            isinstance(state, dict)
-            and isinstance(state.get("stats"), dict)
-            and isinstance(state.get("parses"), dict)
-            and isinstance(state.get("incremental", {}), dict)
-        )
-        self._stats = state["stats"] if ok else {}
-        self._parses = state["parses"] if ok else {}
-        self._incremental = state.get("incremental", {}) if ok else {}
-        self._generation = str(state.get("generation", "")) if ok else ""
-        if ok and self._generation:
-            self._replay_log()
-
-    def _replay_log(self) -> None:
-        """Apply the frames appended since the snapshot; a torn last frame (a run killed while
-        appending) ends the log, a frame not signed by this user or of another snapshot is ignored."""
-        try:
-            blob = self.log_file.read_bytes()
-        except OSError:
-            return
-        self._log_size = len(blob)
-        at = 0
-        while at + _FRAME.size <= len(blob):
-            (size,) = _FRAME.unpack_from(blob, at)
-            frame = blob[at + _FRAME.size : at + _FRAME.size + size]
-            if len(frame) < size:
-                break
-            at += _FRAME.size + size
-            body = signing.unseal(self._key, frame)
-            if body is None:
-                self._warn(
-                    f"subguard: warning: cache log frame ignored: {self.log_file} is corrupt or was not written by this user"
-                )
-                continue
-            try:
-                delta = pickle.loads(body)
-            except Exception:  # noqa: BLE001 - signed but unreadable: skip it
-                continue
-            if not isinstance(delta, dict) or delta.get("generation") != self._generation:
-                continue
-            self._log_frames += 1
-            assert self._stats is not None
-            self._stats.update(delta.get("stats", {}))
-            self._parses.update(delta.get("parses", {}))
-            for section, entries in delta.get("incremental", {}).items():
-                self._incremental.setdefault(section, {}).update(entries)
+        loaded = kept.take(SCAN_STATE, str(self.file), self._key, signing.cache_home()) if self.enabled else None
+        if not isinstance(loaded, LoadedState):
+            loaded = load_state(self.file, self.log_file, self._key, self._warn) if self.enabled else LoadedState()
+        self._stats, self._parses, self._incremental = loaded.stats, loaded.parses, loaded.incremental
+        self._generation = loaded.generation
+        self._snapshot_size, self._log_size, self._log_frames = loaded.snapshot_size, loaded.log_size, loaded.log_frames
 
     @property
     def stats(self) -> dict[str, tuple[int, int, bool]]:
@@ -325,6 +267,108 @@ class ContentCache:
         self._log_size = self._log_frames = 0
 
 
+@dataclass
+class LoadedState:
+    """The per-file state of a content cache as loaded: its snapshot with the log's frames applied."""
+
+    stats: dict[str, tuple[int, int, bool]] = field(default_factory=dict)
+    parses: dict[tuple[str, str, str], bytes] = field(default_factory=dict)
+    incremental: dict[str, Any] = field(default_factory=dict)
+    generation: str = ""  # the snapshot's id: frames of another snapshot's log are ignored
+    snapshot_size: int = 0
+    log_size: int = 0
+    log_frames: int = 0
+
+
+def _read_pickle(file: Path, key: bytes, warn: Callable[[str], None]) -> tuple[Any, int]:
+    """The unpickled content of one signed cache file and its size; (None, 0) (with a warning when
+    it exists but is not ours or not readable) otherwise."""
+    try:
+        blob = file.read_bytes()
+    except FileNotFoundError:
+        return None, 0
+    except OSError as exc:
+        warn(f"subguard: warning: cache ignored: cannot read {file}: {exc.strerror}")
+        return None, 0
+    if signing.older_format(blob):  # written by another release: start over, silently
+        return None, 0
+    body = signing.unseal(key, blob)
+    if body is None:
+        warn(f"subguard: warning: cache ignored: {file} is corrupt or was not written by this user")
+        return None, 0
+    try:
+        return pickle.loads(body), len(blob)
+    except Exception as exc:  # noqa: BLE001 - a signed but unreadable cache (older format): start over
+        warn(f"subguard: warning: cache ignored: {file}: {type(exc).__name__}")
+        return None, 0
+
+
+def load_state(file: Path, log_file: Path, key: bytes, warn: Callable[[str], None]) -> LoadedState:
+    """The per-file state kept in `file` plus the frames appended to `log_file` since (a torn last
+    frame, from a run killed while appending, ends the log; a frame not signed with `key` or of
+    another snapshot is ignored)."""
+    state, size = _read_pickle(file, key, warn)
+    ok = (
+        isinstance(state, dict)
+        and isinstance(state.get("stats"), dict)
+        and isinstance(state.get("parses"), dict)
+        and isinstance(state.get("incremental", {}), dict)
+    )
+    if not ok:
+        return LoadedState(snapshot_size=size)
+    loaded = LoadedState(
+        state["stats"], state["parses"], state.get("incremental", {}), str(state.get("generation", "")), size
+    )
+    if loaded.generation:
+        _replay_log(loaded, log_file, key, warn)
+    return loaded
+
+
+def _replay_log(loaded: LoadedState, log_file: Path, key: bytes, warn: Callable[[str], None]) -> None:
+    try:
+        blob = log_file.read_bytes()
+    except OSError:
+        return
+    loaded.log_size = len(blob)
+    at = 0
+    while at + _FRAME.size <= len(blob):
+        (size,) = _FRAME.unpack_from(blob, at)
+        frame = blob[at + _FRAME.size : at + _FRAME.size + size]
+        if len(frame) < size:
+            break
+        at += _FRAME.size + size
+        body = signing.unseal(key, frame)
+        if body is None:
+            warn(f"subguard: warning: cache log frame ignored: {log_file} is corrupt or was not written by this user")
+            continue
+        try:
+            delta = pickle.loads(body)
+        except Exception:  # noqa: BLE001 - signed but unreadable: skip it
+            continue
+        if not isinstance(delta, dict) or delta.get("generation") != loaded.generation:
+            continue
+        loaded.log_frames += 1
+        loaded.stats.update(delta.get("stats", {}))
+        loaded.parses.update(delta.get("parses", {}))
+        for section, entries in delta.get("incremental", {}).items():
+            loaded.incremental.setdefault(section, {}).update(entries)
+
+
+def _state_files(path: str) -> tuple[str, ...]:
+    """A content cache's snapshot and its append log."""
+    return path, path.removesuffix(".pickle") + ".log"
+
+
+def _quiet(_message: str) -> None:
+    """A warning nobody reads: the server's loads are checked again by the run that uses them."""
+
+
+SCAN_STATE, SIGNED = "scan-state", "signed"
+kept.register(
+    SCAN_STATE, _state_files, lambda path, key: load_state(Path(path), Path(_state_files(path)[1]), key, _quiet)
+)
+
+
 def namespace(*parts: str) -> str:
     """A short hash of everything that invalidates the cache (version, policies, config)."""
     return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:16]
@@ -333,13 +377,29 @@ def namespace(*parts: str) -> str:
 def read_signed(path: Path) -> Any:
     """The object pickled in `path` by `write_signed`, or None when the file is missing, unreadable or
     not signed with this user's key (then it is never unpickled)."""
-    body = signing.read_sealed(str(path))
+    try:
+        key = signing.user_key()
+    except OSError:
+        return None
+    value = kept.take(SIGNED, str(path), key, signing.cache_home())
+    return value if value is not None else _load_signed(str(path), key)
+
+
+def _load_signed(path: str, key: bytes) -> Any:
+    try:
+        with open(path, "rb") as fh:
+            body = signing.unseal(key, fh.read())
+    except OSError:
+        return None
     if body is None:
         return None
     try:
         return pickle.loads(body)
     except Exception:  # noqa: BLE001 - signed by us but from another version of the code: a miss
         return None
+
+
+kept.register(SIGNED, lambda path: (path,), _load_signed)
 
 
 def write_signed(path: Path, value: Any) -> None:

@@ -29,15 +29,22 @@ def cache_home() -> str:
     return os.path.join(base, "subguard")
 
 
+def stored_key(home: str) -> bytes | None:
+    """The signing key kept in the cache folder `home`; None when there is none (never created here)."""
+    try:
+        with open(os.path.join(home, "hmac.key"), "rb") as fh:
+            return fh.read()
+    except OSError:
+        return None
+
+
 def user_key() -> bytes:
     """The per-user signing key; created on first use with mode 0600. Raises OSError when it can be
     neither read nor created."""
+    key = stored_key(cache_home())
+    if key is not None:
+        return key
     key_file = os.path.join(cache_home(), "hmac.key")
-    try:
-        with open(key_file, "rb") as fh:
-            return fh.read()
-    except OSError:
-        pass
     os.makedirs(cache_home(), exist_ok=True)
     key = os.urandom(32)
     try:

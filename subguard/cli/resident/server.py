@@ -6,9 +6,11 @@ socket (`subguard.cli.resident.address`). For each request of a process of the s
 child takes the client's standard streams, working directory, environment, umask and argv, and what
 the client's run memo replay learned before it missed (the listings it took, the edited entries:
 `runmemo.take_over`), and runs the check exactly as the console entry would after that miss
-(`subguard.cli.entry.check_here`: the caches, the recording), then reports its exit code. The server itself never runs a check, so no run
-sees another's state; it only imports. It exits after `idle` seconds without a request, when its
-socket is removed or replaced, or on `stop`, SIGTERM or SIGINT.
+(`subguard.cli.entry.check_here`: the caches, the recording), then reports its exit code. The server
+itself never runs a check, so no run sees another's state; it imports, and once a run has ended it
+loads the cache files that run read from disk (`subguard.cli.resident.warm`), which a later run gets
+from its memory while they are unchanged (`subguard.core.kept`). It exits after `idle` seconds
+without a request, when its socket is removed or replaced, or on `stop`, SIGTERM or SIGINT.
 """
 
 from __future__ import annotations
@@ -27,8 +29,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from subguard.cli.resident import protocol
+from subguard.cli.resident import protocol, warm
 from subguard.cli.streams import flush_streams
+from subguard.core import kept
 
 # what a check imports besides the CLI core: loaded before the first fork
 PRELOAD = (
@@ -86,7 +89,7 @@ class Server:
         self.log = log
         self.served = 0
         self.started = time.time()
-        self.children: set[int] = set()
+        self.children: dict[int, warm.Told] = {}  # pid -> the pipe its loaded cache files are named on
         self.listener = _listen(path)
         self.inode = os.stat(path).st_ino
         self.stopping = False
@@ -99,10 +102,14 @@ class Server:
                 self._reap()
                 wait = 1.0 if self.idle <= 0 else max(0.0, min(1.0, last + self.idle - time.monotonic()))
                 try:
-                    ready, _, _ = select.select([self.listener], [], [], wait)
+                    told = {t.fd: t for t in self.children.values() if t.open}
+                    ready, _, _ = select.select([self.listener.fileno(), *told], [], [], wait)
                 except InterruptedError:
                     continue
-                if ready:
+                for fd in ready:
+                    if fd in told:
+                        told[fd].read()  # a run ended: the cache files it loaded, kept for the next
+                if self.listener.fileno() in ready:
                     self._accept()
                     last = time.monotonic()
                 elif not self._own_socket():
@@ -132,7 +139,7 @@ class Server:
                 done, _ = os.waitpid(pid, os.WNOHANG)
                 if not done:
                     continue
-            self.children.discard(pid)
+            self.children.pop(pid).read()  # its message is in the pipe by now, if it wrote one
 
     def _accept(self) -> None:
         try:
@@ -173,6 +180,7 @@ class Server:
             "running": len(self.children),
             "up_seconds": round(time.time() - self.started, 1),
             "idle_limit": self.idle,
+            "kept": kept.kept(),
         }
 
     def _run(self, conn: socket.socket, request: dict[str, Any], fds: list[int], handed: bytes) -> None:
@@ -187,15 +195,21 @@ class Server:
         if len(self.children) >= MOST_RUNNING:
             protocol.send(conn, {"refused": f"{MOST_RUNNING} runs already running"})
             return
+        told, tell = os.pipe()
         pid = os.fork()
         if pid == 0:  # pragma: no cover - the child's coverage is the run's (measured in its own process)
             code = 2
             try:
                 self.listener.close()
+                os.close(told)
+                for other in self.children.values():
+                    other.close()
                 code = _child(conn, request, dict(zip(wanted, fds, strict=True)), handed)
+                warm.tell(tell)
             finally:
                 os._exit(code)
-        self.children.add(pid)
+        os.close(tell)
+        self.children[pid] = warm.Told(told)
         self.served += 1
         self.log(f"run {self.served} (pid {pid}): subguard {' '.join(argv)} in {request.get('cwd')}")
 

@@ -1,0 +1,88 @@
+"""What a served run tells its server after it ends: the cache files it loaded from disk
+(`subguard.core.kept`), which the server then loads and keeps for the runs it forks later.
+
+One message per run on a pipe of its own: a 4-byte length and a JSON list of (kind, path, key
+folder). It is written whole in one write, smaller than a pipe holds, so the run never waits on
+the server; the server reads it without blocking, whenever the pipe is readable or the run ends.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import json
+import os
+
+from subguard.core import kept, signing
+
+MOST_TOLD = 32 * 1024  # bytes of one message: less than a pipe holds
+_LENGTH = 4
+
+
+def tell(fd: int) -> None:
+    """In the run, once it is over: write what it loaded from disk to `fd` and close it."""
+    body = json.dumps(kept.used()).encode("utf-8", "surrogateescape")
+    with contextlib.suppress(OSError):
+        if len(body) <= MOST_TOLD:
+            os.write(fd, len(body).to_bytes(_LENGTH, "big") + body)
+    os.close(fd)
+
+
+class Told:
+    """The server's end of one run's pipe."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.open = True
+        self._got = bytearray()
+
+    def fileno(self) -> int:
+        return self.fd
+
+    def read(self) -> None:
+        """Take what the pipe holds now; at the end of the message, or of the pipe, keep what it
+        names (`keep`) and close it."""
+        if not self.open:
+            return
+        ended = False
+        try:
+            os.set_blocking(self.fd, False)
+            while chunk := os.read(self.fd, 65536):
+                self._got += chunk
+                if len(self._got) > MOST_TOLD + _LENGTH:
+                    break
+            ended = True  # end of file: the run (and every process that shared the pipe) is gone
+        except BlockingIOError:
+            pass
+        except OSError:
+            ended = True
+        size = int.from_bytes(self._got[:_LENGTH], "big") if len(self._got) >= _LENGTH else -1
+        if 0 <= size and len(self._got) >= _LENGTH + size:
+            keep(parse(bytes(self._got[_LENGTH : _LENGTH + size])))
+            ended = True
+        if ended or len(self._got) > MOST_TOLD + _LENGTH:
+            self.close()
+
+    def close(self) -> None:
+        if self.open:
+            self.open = False
+            os.close(self.fd)
+
+
+def parse(body: bytes) -> list[tuple[str, str, str]]:
+    """The (kind, path, key folder) triples of a message; [] for anything else."""
+    try:
+        rows = json.loads(body.decode("utf-8", "surrogateescape"))
+    except ValueError:
+        return []
+    ok = isinstance(rows, list) and all(
+        isinstance(r, list) and len(r) == 3 and all(isinstance(x, str) for x in r) for r in rows
+    )
+    return [(r[0], r[1], r[2]) for r in rows] if ok else []
+
+
+def keep(wanted: list[tuple[str, str, str]]) -> None:
+    """Load and keep the named files (`kept.warm`), then freeze them: the forked runs never copy
+    what the server keeps by collecting it."""
+    if wanted and kept.warm(wanted, signing.stored_key):
+        gc.freeze()
