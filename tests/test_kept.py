@@ -157,3 +157,19 @@ def test_a_message_still_on_its_way_is_read_when_it_is_whole(tmp_path: Path) -> 
     assert not received.open
     assert kept.kept() == [[cache.SIGNED, str(path)]]
     os.close(tell)
+
+
+def test_the_server_unpickles_the_parses_ahead_and_each_is_given_once(tmp_path: Path) -> None:
+    writer = _content_cache(tmp_path)
+    assert writer.memo("python", "a.py", b"data", lambda: {"facts": [1]}) == {"facts": [1]}
+    writer.save()
+    _content_cache(tmp_path).stats  # noqa: B018 - loads the state from disk (noted)
+    _warm()
+    served = _content_cache(tmp_path)
+    served.stats  # noqa: B018 - the kept state
+    ahead = [value for _blob, value in served._unpickled.values()]
+    assert ahead == [{"facts": [1]}]
+    first = served.memo("python", "a.py", b"data", lambda: pytest.fail("parsed again"))
+    assert first is ahead[0]  # unpickled by the server
+    first["facts"].append(2)  # a caller may change what it got: the next one gets its own
+    assert served.memo("python", "a.py", b"data", lambda: pytest.fail("parsed again")) == {"facts": [1]}

@@ -67,6 +67,7 @@ class ContentCache:
         self._results: tuple[str, bytes] | None = None  # (manifest key, the pickled ScanResult)
         self._dirty = self._results_dirty = False
         self._used: set[tuple[str, str, str]] = set()
+        self._unpickled: dict[int, tuple[bytes, Any]] = {}
         try:
             self._key = signing.user_key()
         except OSError as exc:
@@ -93,6 +94,7 @@ class ContentCache:
         self._stats, self._parses, self._incremental = loaded.stats, loaded.parses, loaded.incremental
         self._generation = loaded.generation
         self._snapshot_size, self._log_size, self._log_frames = loaded.snapshot_size, loaded.log_size, loaded.log_frames
+        self._unpickled = loaded.unpickled
 
     @property
     def stats(self) -> dict[str, tuple[int, int, bool]]:
@@ -170,7 +172,7 @@ class ContentCache:
         parses = self.parses
         if key in parses:
             try:
-                return pickle.loads(parses[key])  # type: ignore[no-any-return]
+                return self.unpickle(parses[key])  # type: ignore[no-any-return]
             except Exception:  # noqa: BLE001 - signed by us but unreadable: compute it again
                 pass
         value = compute()
@@ -181,6 +183,14 @@ class ContentCache:
         self._new_parses.add(key)
         self._dirty = True
         return value
+
+    def unpickle(self, blob: bytes) -> Any:
+        """`pickle.loads(blob)` of a pickle held in this cache's state; the object a resident server
+        unpickled ahead, once (a second call unpickles again: each caller may change what it gets)."""
+        ahead = self._unpickled.pop(id(blob), None)
+        if ahead is not None and ahead[0] is blob:
+            return ahead[1]
+        return pickle.loads(blob)
 
     def result(self, manifest: str) -> Any:
         key, blob = self.results
@@ -278,6 +288,8 @@ class LoadedState:
     snapshot_size: int = 0
     log_size: int = 0
     log_frames: int = 0
+    # id(pickle) -> (the pickle, its object): what a resident server unpickled ahead (`_kept_state`)
+    unpickled: dict[int, tuple[bytes, Any]] = field(default_factory=dict)
 
 
 def _read_pickle(file: Path, key: bytes, warn: Callable[[str], None]) -> tuple[Any, int]:
@@ -363,10 +375,27 @@ def _quiet(_message: str) -> None:
     """A warning nobody reads: the server's loads are checked again by the run that uses them."""
 
 
+# section -> the pickles one entry of it holds (`ContentCache.section`), unpickled ahead by a resident
+# server with the parses (`_kept_state`); filled by the module that defines the section
+PICKLES: dict[str, Callable[[Any], tuple[bytes, ...]]] = {}
+
+
+def _kept_state(path: str, key: bytes) -> LoadedState:
+    """A content cache's state as a resident server keeps it: loaded, and every parse and every
+    pickle `PICKLES` names unpickled ahead (one that does not unpickle is left to the run)."""
+    loaded = load_state(Path(path), Path(_state_files(path)[1]), key, _quiet)
+    blobs = list(loaded.parses.values())
+    for section, pickles in PICKLES.items():
+        for entry in loaded.incremental.get(section, {}).values():
+            blobs += pickles(entry)
+    for blob in blobs:
+        with contextlib.suppress(Exception):
+            loaded.unpickled[id(blob)] = (blob, pickle.loads(blob))
+    return loaded
+
+
 SCAN_STATE, SIGNED = "scan-state", "signed"
-kept.register(
-    SCAN_STATE, _state_files, lambda path, key: load_state(Path(path), Path(_state_files(path)[1]), key, _quiet)
-)
+kept.register(SCAN_STATE, _state_files, _kept_state)
 
 
 def namespace(*parts: str) -> str:

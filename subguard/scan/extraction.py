@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from subguard.core import tools
-from subguard.core.cache import ContentCache, code_stamp, namespace
+from subguard.core.cache import PICKLES, ContentCache, code_stamp, namespace
 from subguard.core.config import Config
 from subguard.core.limits import FileFailure, describe, gc_paused, guard_memo, scrub
 from subguard.core.model import Consumer, Deployment, FileRecord, FileStatus, Finding
@@ -551,6 +551,10 @@ class _State:
     digest: str = ""
 
 
+# a resident server unpickles each extractor's last result ahead (`cache.PICKLES`)
+PICKLES[_STATES] = lambda state: (state.blob,) if isinstance(state, _State) else ()
+
+
 class Facts(Mapping[str, object]):
     """Extractors' facts, each unpickled when first read: a reused result's facts are classes of its
     extractor, which a run that reads no fact of it never imports. Pickles as the pickled values."""
@@ -651,7 +655,7 @@ class _Incremental:
         if any(self.stat.get(path) != stat for path, stat in state.reads):
             return None
         try:
-            result = pickle.loads(state.blob)
+            result = self.cache.unpickle(state.blob)
         except Exception:  # noqa: BLE001 - signed by us but unreadable: run it
             return None
         if not isinstance(result, ExtractResult):
