@@ -507,15 +507,20 @@ class _Search:
         key = hashlib.sha1(pattern).hexdigest()[:16]
         kept = self.cache.section(_SEARCH)
         out: list[str] = []
+        candidate, known = self.by_path.get, kept.get  # bound once: called for every Python file of a repo
         for path in paths:
-            cand = self.by_path.get(path)
+            cand = candidate(path)
             on_disk = cand is not None and cand.data is None and cand.mtime_ns
-            entry = kept.get(path) if on_disk else None
+            entry = known(path) if on_disk else None
             stat = (cand.size, cand.mtime_ns) if cand is not None else None
             verdicts: tuple[tuple[str, bool], ...] = ()
             if isinstance(entry, tuple) and len(entry) == 2 and entry[0] == stat:
                 verdicts = entry[1]
-                hit = next((h for k, h in verdicts if k == key), None)
+                hit = None
+                for k, h in verdicts:  # at most KEEP of them: a loop, not a generator per file
+                    if k == key:
+                        hit = h
+                        break
                 if hit is not None:
                     if hit:
                         out.append(path)

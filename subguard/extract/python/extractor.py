@@ -125,15 +125,15 @@ class _Loader:
         # one C-level scan for any of the names first: most files mention none (speed only)
         # (a scan with a content cache answers unchanged files from the verdicts it kept)
         any_name = b"|".join(re.escape(n) for _, n in sorted(set(needles)))
-        paths = [p for p in sorted(self.repo.paths) if self.extractor.claims(p) and p not in self.full]
-        mention = set(self.repo.matching(any_name, [p for p in paths if p not in self.loaded]))
-        for path in paths:
+        paths = [p for p in self.repo.paths if p not in self.full and self.extractor.claims(p)]
+        fresh = sorted(p for p in paths if p not in self.loaded)
+        mention = set(self.repo.matching(any_name, fresh))
+        # in path order: those loaded before (their facts) and those that mention a name
+        for path in sorted(mention.union(set(paths).difference(fresh))):
             if path in self.loaded:
                 facts = self.modules.full.get(path)
                 if facts is not None:
                     out.append(facts)
-                continue
-            if path not in mention:
                 continue
             data = self.repo.read(path)
             if data is None or not any(n in data and m in data for m, n in needles):
