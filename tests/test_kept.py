@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import os
 import pickle
+import shutil
+import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -173,3 +176,31 @@ def test_the_server_unpickles_the_parses_ahead_and_each_is_given_once(tmp_path: 
     assert first is ahead[0]  # unpickled by the server
     first["facts"].append(2)  # a caller may change what it got: the next one gets its own
     assert served.memo("python", "a.py", b"data", lambda: pytest.fail("parsed again")) == {"facts": [1]}
+
+
+def test_a_run_that_told_nothing_leaves_no_pipe_open(tmp_path: Path) -> None:
+    """A run that ended without its message (killed) while a process it started still holds the
+    pipe open: the server closes its end once it has reaped the run."""
+    from subguard.cli.resident.server import Server
+
+    folder = Path(tempfile.mkdtemp(prefix="sg-kept-"))  # a socket path holds at most 107 bytes
+    server = Server(str(folder / "s.sock"), 60, lambda _m: None)
+    told, tell = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the run: starts a helper that keeps the pipe, then ends untold
+        if os.fork() == 0:
+            time.sleep(3)
+        os._exit(0)
+    os.close(tell)
+    server.children[pid] = received = warm.Told(told)
+    try:
+        deadline = time.monotonic() + 10
+        while pid in server.children and time.monotonic() < deadline:
+            server._reap()
+            time.sleep(0.01)
+        assert pid not in server.children
+        assert not received.open
+        assert kept.kept() == []
+    finally:
+        server.close()
+        shutil.rmtree(folder)

@@ -139,7 +139,9 @@ class Server:
                 done, _ = os.waitpid(pid, os.WNOHANG)
                 if not done:
                     continue
-            self.children.pop(pid).read()  # its message is in the pipe by now, if it wrote one
+            told = self.children.pop(pid)
+            told.read()  # its message is in the pipe by now, if it wrote one
+            told.close()  # a process it started may still hold the pipe open
 
     def _accept(self) -> None:
         try:
