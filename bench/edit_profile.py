@@ -3,7 +3,8 @@ server forks, after one edit of a consumer file.
 
     python bench/edit_profile.py TREE [--rounds 8] [--top 40] [--format json]
 
-The modules are loaded as `subguard serve` loads them (`server.preload`), then each round edits the
+The modules are loaded as `subguard serve` loads them (`server.preload`), and after each round the
+cache files the run loaded are kept as the server keeps them (`warm`); each round edits the
 edit target of `check_speed.py` (a blank line added, then taken away again), waits past the run
 memo's racy window as an editor's save would, replays the run memo as the console process does and,
 on its miss, forks the run as the server does (`entry.check_here` with the replay's hand-over). The
@@ -37,9 +38,11 @@ def _key(frame: FrameType) -> str:
     return f"{code.co_filename.rpartition('/subguard/')[2] or code.co_filename}:{code.co_firstlineno}:{code.co_name}"
 
 
-def _sampled_run(argv: list[str], handed: bytes, out: int) -> None:
-    """In the forked child: run the check under SIGPROF sampling and write the counts to `out`."""
+def _sampled_run(argv: list[str], handed: bytes, out: int, tell: int) -> None:
+    """In the forked child: run the check under SIGPROF sampling, write the counts to `out` and,
+    as a served run does, the cache files it loaded to `tell` (`subguard.cli.resident.warm`)."""
     from subguard.cli.entry import check_here
+    from subguard.cli.resident import warm
 
     inclusive: collections.Counter[str] = collections.Counter()
     own: collections.Counter[str] = collections.Counter()
@@ -71,6 +74,7 @@ def _sampled_run(argv: list[str], handed: bytes, out: int) -> None:
         view = memoryview(data)
         while view:
             view = view[os.write(out, view) :]
+        warm.tell(tell)
         os._exit(code)
 
 
@@ -104,6 +108,7 @@ def main() -> int:
     from subguard.cli.resident import server
 
     server.preload()
+    from subguard.cli.resident import warm
     from subguard.scan import runmemo
 
     target = check_speed.edit_target(tree)
@@ -126,9 +131,12 @@ def main() -> int:
                 replayed = runmemo.replay(argv[1:])
                 if replayed is not None:
                     raise SystemExit("the run memo replayed an edited run: nothing to profile")
+                told, tell = os.pipe()
                 pid = os.fork()
                 if pid == 0:
-                    _sampled_run(argv, runmemo.handover(), write_fd)
+                    os.close(told)
+                    _sampled_run(argv, runmemo.handover(), write_fd, tell)
+                os.close(tell)
                 taken, inc, top = _read(read_fd)
                 os.waitpid(pid, 0)
             finally:
@@ -136,6 +144,9 @@ def main() -> int:
                     os.dup2(kept, fd)
                     os.close(kept)
             walls.append(time.perf_counter() - start)
+            told_by_run = warm.Told(told)  # as the server, once the run has ended: what it loaded, kept
+            told_by_run.read()
+            told_by_run.close()
             if n:  # the first round fills the caches
                 samples += taken
                 inclusive.update(inc)
