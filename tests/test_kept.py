@@ -204,3 +204,36 @@ def test_a_run_that_told_nothing_leaves_no_pipe_open(tmp_path: Path) -> None:
     finally:
         server.close()
         shutil.rmtree(folder)
+
+
+def test_a_kept_state_warns_as_the_disk_would(tmp_path: Path) -> None:
+    _filled(tmp_path)
+    log = tmp_path / "cc" / "scan-ns.log"
+    frame = signing.seal(b"another key", pickle.dumps({"generation": "x"}))
+    with log.open("ab") as fh:  # a frame of another user's key: warned about, ignored
+        fh.write(cache._FRAME.pack(len(frame)) + frame)
+    from_disk: list[str] = []
+    cache.ContentCache(tmp_path / "cc", "ns", from_disk.append).stats  # noqa: B018
+    assert len(from_disk) == 1 and "cache log frame ignored" in from_disk[0]
+    _warm()
+    served: list[str] = []
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(cache, "load_state", lambda *_: pytest.fail("read from disk"))
+        cache.ContentCache(tmp_path / "cc", "ns", served.append).stats  # noqa: B018
+    assert served == from_disk
+
+
+def test_only_so_many_pickles_are_unpickled_ahead(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    writer = _content_cache(tmp_path)
+    for n in range(5):
+        writer.memo("python", f"m{n}.py", bytes([n]), lambda n=n: "x" * 1000 + str(n))
+    writer.save()
+    _content_cache(tmp_path).stats  # noqa: B018
+    monkeypatch.setattr(cache, "AHEAD_BYTES", 2500)  # room for two of the five pickles
+    _warm()
+    served = _content_cache(tmp_path)
+    served.stats  # noqa: B018
+    assert len(served._unpickled) == 2
+    assert [served.memo("python", f"m{n}.py", bytes([n]), lambda: "parsed") for n in range(5)] == [
+        "x" * 1000 + str(n) for n in range(5)
+    ]

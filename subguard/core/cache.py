@@ -89,7 +89,10 @@ class ContentCache:
 
     def _load_state(self) -> None:
         loaded = kept.take(SCAN_STATE, str(self.file), self._key, signing.cache_home()) if self.enabled else None
-        if not isinstance(loaded, LoadedState):
+        if isinstance(loaded, LoadedState):
+            for message in loaded.warnings:  # as loading it from disk would have warned
+                self._warn(message)
+        else:
             loaded = load_state(self.file, self.log_file, self._key, self._warn) if self.enabled else LoadedState()
         self._stats, self._parses, self._incremental = loaded.stats, loaded.parses, loaded.incremental
         self._generation = loaded.generation
@@ -290,6 +293,7 @@ class LoadedState:
     log_frames: int = 0
     # id(pickle) -> (the pickle, its object): what a resident server unpickled ahead (`_kept_state`)
     unpickled: dict[int, tuple[bytes, Any]] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)  # what loading it warned, for a run given it to warn again
 
 
 def _read_pickle(file: Path, key: bytes, warn: Callable[[str], None]) -> tuple[Any, int]:
@@ -371,24 +375,30 @@ def _state_files(path: str) -> tuple[str, ...]:
     return path, path.removesuffix(".pickle") + ".log"
 
 
-def _quiet(_message: str) -> None:
-    """A warning nobody reads: the server's loads are checked again by the run that uses them."""
-
-
 # section -> the pickles one entry of it holds (`ContentCache.section`), unpickled ahead by a resident
 # server with the parses (`_kept_state`); filled by the module that defines the section
 PICKLES: dict[str, Callable[[Any], tuple[bytes, ...]]] = {}
+AHEAD_BYTES = 16 * 1024 * 1024  # pickles unpickled ahead per state (about ten times as much in memory)
 
 
 def _kept_state(path: str, key: bytes) -> LoadedState:
-    """A content cache's state as a resident server keeps it: loaded, and every parse and every
-    pickle `PICKLES` names unpickled ahead (one that does not unpickle is left to the run)."""
-    loaded = load_state(Path(path), Path(_state_files(path)[1]), key, _quiet)
-    blobs = list(loaded.parses.values())
-    for section, pickles in PICKLES.items():
-        for entry in loaded.incremental.get(section, {}).values():
-            blobs += pickles(entry)
-    for blob in blobs:
+    """A content cache's state as a resident server keeps it: loaded (what loading it warns is kept
+    with it), and the pickles `PICKLES` names, then the parses, unpickled ahead up to `AHEAD_BYTES`
+    (one that does not unpickle is left to the run)."""
+    warnings: list[str] = []
+    loaded = load_state(Path(path), Path(_state_files(path)[1]), key, warnings.append)
+    loaded.warnings = warnings
+    blobs = [
+        blob
+        for section, pickles in PICKLES.items()
+        for e in loaded.incremental.get(section, {}).values()
+        for blob in pickles(e)
+    ]
+    budget = AHEAD_BYTES
+    for blob in [*blobs, *loaded.parses.values()]:
+        budget -= len(blob)
+        if budget < 0:
+            break
         with contextlib.suppress(Exception):
             loaded.unpickled[id(blob)] = (blob, pickle.loads(blob))
     return loaded
