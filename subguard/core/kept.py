@@ -2,13 +2,14 @@
 
 Each run of `subguard check` reads the same signed cache files again: the content cache's per-file
 state (about 3 MB and 20 ms to check and unpickle at 20,000 files), the policy and impact memos.
-A run notes each file it loads (`take`: the kind of file, its path, the signing key's folder). A resident server (`subguard.cli.resident.server`) hears those names when the run ends,
-loads the files itself (`warm`: the loaders named in `LOADERS`, the same ones a run uses) and keeps
-the objects; a run it forks later gets them from the server's memory (copy-on-write) instead of
-the disk, once each, when every file is as it was when loaded (device, inode, size, mtime and
-ctime) and was signed with the same key. subguard replaces a cache file by renaming a new one over
-it, or appends to it, so a changed file never keeps all five. Outside a server nothing is kept, and
-`take` only notes.
+A run notes each file it loads (`take`: the kind of file, its path, the signing key's folder). A
+resident server (`subguard.cli.resident.server`) hears those names when the run ends, loads the
+files itself (`warm`: the loaders named in `LOADERS`, the same ones a run uses) and keeps the
+objects; a run it forks later gets them from the server's memory (copy-on-write) instead of the
+disk, once each, when every file is as it was when loaded (device, inode, size, mtime and ctime)
+and was signed with the same key. subguard replaces a cache file by renaming a new one over it, or
+appends to it, so a changed file never keeps all five. Outside a server nothing is kept, and `take`
+only notes.
 """
 
 from __future__ import annotations
