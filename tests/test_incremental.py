@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from subguard.core import cache, kept, signing
 from subguard.scan import runmemo
 
 CONSTANTS = '''"""Names shared by the consumers."""
@@ -334,12 +335,18 @@ def _check_here(root: Path, out: Path, *args: str) -> str:
     return out.read_text(encoding="utf-8")
 
 
-@pytest.mark.parametrize("seed", [200, 201])
+@pytest.mark.parametrize(("seed", "served"), [(200, False), (201, True)])
 def test_incremental_equals_cold_over_200_random_edits_in_process(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int, served: bool
 ) -> None:
     """The same random edits as above, 100 per seed, each followed by a cached and a `--no-cache` run in
-    this process (a subprocess pair costs ~2 s; these ~0.1 s of CPU): the reports are byte-identical."""
+    this process (a subprocess pair costs ~2 s; these ~0.1 s of CPU): the reports are byte-identical.
+    With `served`, the cache files each cached run loaded are then kept as a resident server keeps
+    them (`subguard.core.kept`), and the next cached run is given them."""
+    kept.forget()
+    given: list[object] = []
+    take = kept.take
+    monkeypatch.setattr(kept, "take", lambda *a: given.append(take(*a)) or given[-1])
     root = tmp_path / "repo"
     make_repo(root)
     monkeypatch.chdir(root)
@@ -363,6 +370,8 @@ def test_incremental_equals_cold_over_200_random_edits_in_process(
         # the simulator is most of a cold run here: every tenth pair simulates (the impact memo is reused)
         args = () if n % 10 == 0 else ("--no-simulate",)
         warm = _check_here(root, out, *args)
+        if served:
+            kept.warm(kept.drain(), signing.stored_key)
         # a user cache of its own: what a cold run writes there (the simulator's memo) must not
         # change the inputs the warm runs' memo checks
         monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg-cold"))
@@ -371,6 +380,9 @@ def test_incremental_equals_cold_over_200_random_edits_in_process(
         assert warm == cold, f"after {done[-8:]} ({len(done)} edits)"
     assert {"add", "remove", "change", "rename", "delete", "break", "fix"} <= kinds, kinds
     assert True in trusted and False in trusted, trusted  # both answers were given, and held
+    kept.forget()
+    kept_states = [g for g in given if isinstance(g, cache.LoadedState)]
+    assert (len(kept_states) > 50) == served, len(kept_states)  # most cached runs were given the kept state
 
 
 def test_a_python_edit_loads_no_other_extractor(tmp_path: Path) -> None:

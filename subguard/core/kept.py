@@ -78,6 +78,13 @@ def used() -> list[tuple[str, str, str]]:
     return list(_USED)
 
 
+def drain() -> list[tuple[str, str, str]]:
+    """`used`, then forgotten: what this process loaded since the last drain."""
+    loaded = used()
+    _USED.clear()
+    return loaded
+
+
 def warm(wanted: Sequence[tuple[str, str, str]], read_key: Callable[[str], bytes | None]) -> int:
     """In the server: load each wanted file (`read_key(home)`: the key kept in that folder, None when
     there is none) and keep the object with its files' stamp, taken before the load and found equal

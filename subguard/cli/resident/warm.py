@@ -21,7 +21,7 @@ _LENGTH = 4
 
 def tell(fd: int) -> None:
     """In the run, once it is over: write what it loaded from disk to `fd` and close it."""
-    body = json.dumps(kept.used()).encode("utf-8", "surrogateescape")
+    body = json.dumps(kept.drain()).encode("utf-8", "surrogateescape")
     with contextlib.suppress(OSError):
         if len(body) <= MOST_TOLD:
             os.write(fd, len(body).to_bytes(_LENGTH, "big") + body)
