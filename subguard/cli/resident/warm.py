@@ -1,5 +1,5 @@
-"""What a served run tells its server after it ends: the cache files it loaded from disk
-(`subguard.core.kept`), which the server then loads and keeps for the runs it forks later.
+"""What a served run tells its server after it ends: the cache files it loaded (`subguard.core.kept`),
+which the server then loads again and keeps for the runs it forks later.
 
 One message per run on a pipe of its own: a 4-byte length and a JSON list of (kind, path, key
 folder). It is written whole in one write, smaller than a pipe holds, so the run never waits on
@@ -20,7 +20,7 @@ _LENGTH = 4
 
 
 def tell(fd: int) -> None:
-    """In the run, once it is over: write what it loaded from disk to `fd` and close it."""
+    """In the run, once it is over: write the cache files it loaded to `fd` and close it."""
     body = json.dumps(kept.drain()).encode("utf-8", "surrogateescape")
     with contextlib.suppress(OSError):
         if len(body) <= MOST_TOLD:
@@ -36,9 +36,6 @@ class Told:
         self.open = True
         self._got = bytearray()
 
-    def fileno(self) -> int:
-        return self.fd
-
     def read(self) -> None:
         """Take what the pipe holds now; at the end of the message, or of the pipe, keep what it
         names (`keep`) and close it."""
@@ -49,9 +46,10 @@ class Told:
             os.set_blocking(self.fd, False)
             while chunk := os.read(self.fd, 65536):
                 self._got += chunk
-                if len(self._got) > MOST_TOLD + _LENGTH:
+                if len(self._got) > MOST_TOLD + _LENGTH:  # not a message a run writes: closed below
                     break
-            ended = True  # end of file: the run (and every process that shared the pipe) is gone
+            else:
+                ended = True  # end of file: every process that held the pipe has closed it
         except BlockingIOError:
             pass
         except OSError:
