@@ -11,7 +11,7 @@ file, is still written by Spark tasks (`job.write_files_table`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, cast
 
 import pyarrow as pa
@@ -30,6 +30,14 @@ def collect(df: DataFrame) -> pa.Table:
     from pyspark.sql.pandas.types import to_arrow_schema  # PySpark 3.5
 
     return pa.Table.from_batches(cast(Any, df)._collect_as_arrow(), schema=to_arrow_schema(df.schema))
+
+
+def from_rows(rows: Sequence[Mapping[str, Any]], df: DataFrame) -> pa.Table:
+    """Rows the driver made (dicts by column name) as an Arrow table of `df`'s schema, as `collect`
+    would give them: to be written by `write` with that schema."""
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    return pa.Table.from_pylist(list(rows), schema=to_arrow_schema(df.schema))
 
 
 def text_frame(spark: SparkSession, rows: Sequence[Sequence[str]], schema: str) -> DataFrame:

@@ -35,10 +35,11 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from pyspark import RDD
+from pyspark import RDD, StorageLevel
 from pyspark.errors import AnalysisException
 from pyspark.sql import Column, DataFrame, Row, SparkSession
 from pyspark.sql import functions as F
@@ -126,10 +127,19 @@ def read_marks(base: str) -> list[Mark] | None:
 def read_since(spark: SparkSession, uri: str, settings: str) -> tuple[Since | None, str]:
     """The previous output's state, or None and why it cannot be reused."""
     base = uri.rstrip("/")
+    tables = (
+        (REPOS, T.RECORDS),
+        (GROUPS, GROUP_RECORDS.replace("reused boolean, ", "")),
+        (FILE_COUNTS, FILE_COUNT_SCHEMA),
+    )
     try:
-        repos = spark.read.schema(T.RECORDS).parquet(f"{base}/{REPOS}")
-        groups = spark.read.schema(GROUP_RECORDS.replace("reused boolean, ", "")).parquet(f"{base}/{GROUPS}")
-        counts = spark.read.schema(FILE_COUNT_SCHEMA).parquet(f"{base}/{FILE_COUNTS}")
+        # the three tables resolved side by side (each is a listing and a schema parse in the JVM)
+        def read(at: str, schema: str) -> DataFrame:
+            return spark.read.schema(schema).parquet(f"{base}/{at}")
+
+        with ThreadPoolExecutor(max_workers=len(tables)) as pool:
+            reads = [pool.submit(read, at, schema) for at, schema in tables]
+            repos, groups, counts = (r.result() for r in reads)
         marks = read_marks(base)
         if marks is None:  # an output without state/marks.json, or not on a local file system
             rows = (
@@ -224,18 +234,24 @@ def with_reused(records: DataFrame, since: Since | None) -> DataFrame:
     # CombineUnions), and the flattened plan no longer matches the cached `records`, whose extraction
     # tasks would then run twice (once for the reuse markers' broadcast, once for this union)
     kept = records.select(*records.columns)
-    return kept.unionByName(since.repos.join(F.broadcast(reused), "repo", "left_semi"))
+    # a shuffle join, not a broadcast: a broadcast of the markers is a Spark job of its own (the
+    # extraction's), before the job that reads the records; joined by a shuffle, the extraction is a
+    # stage of that one job
+    return kept.unionByName(since.repos.join(reused.hint("merge"), "repo", "left_semi"))
 
 
-def state_repos(records: DataFrame, settings: str, parts: int) -> DataFrame:
-    """`state/repos`: every record of each stamped repository but its file rows (they are kept in the
-    files table), the settings record and the files table's layout (`parts`)."""
-    stamped = records.where(F.col("kind") == "stamp").select("repo")
-    rows = records.where(~F.col("kind").isin("reuse", *FILE_KINDS)).join(F.broadcast(stamped), "repo", "left_semi")
-    key = records.sparkSession.createDataFrame(
-        [("", "settings", settings, "", None), ("", "layout", str(parts), "", None)], T.RECORDS
-    )
-    return rows.unionByName(key)
+def state_rows(records: Iterable[Mapping[str, Any]], settings: str, parts: int) -> list[dict[str, Any]]:
+    """`state/repos` (T.RECORDS rows): every record but the file rows (`records`: the run's records
+    without them, as the driver collected them) of each stamped repository, with no reuse marker,
+    then the settings record and the files table's layout (`parts`)."""
+    kept = [r for r in records if r["kind"] not in ("reuse", *FILE_KINDS)]
+    stamped = {r["repo"] for r in kept if r["kind"] == "stamp" and r["repo"] is not None}
+    rows = [{**r, "files": None} for r in kept if r["repo"] in stamped]
+    return [
+        *rows,
+        {**marker("", "settings", settings), "files": None},
+        {**marker("", "layout", str(parts)), "files": None},
+    ]
 
 
 # --- the files table, split by repository ----------------------------------------------------------
@@ -290,20 +306,33 @@ def carry(previous: Mapping[int, Sequence[str]], touched: Iterable[int], same_la
     return Carry(tuple(read), tuple(link))
 
 
-def file_counts(fresh: DataFrame, since: Since | None, reused: DataFrame) -> DataFrame:
-    """`state/file_counts` (FILE_COUNT_SCHEMA): the scanned repositories' rows counted, with the
-    previous counts of the reused ones."""
-    counts = fresh.groupBy("repo", "status", "reason").count()
-    if since is None:
-        return counts
-    return counts.unionByName(since.file_counts.join(F.broadcast(reused), "repo", "left_semi"))
+def file_counts(fresh: DataFrame, since: Since | None, reused: DataFrame, parts: int) -> DataFrame:
+    """The files table's rows counted by repository, status and reason (FILE_COUNT_SCHEMA), each with
+    its `part` and `origin`: `scanned` (counted now), `reused` (the previous counts of a reused
+    repository) or `gone` (the previous counts of a repository not reused now: changed or removed).
+    `state/file_counts` is the rows not gone (`live_counts`); the parts of the rows not reused are
+    the parts the files table writes again (`touched_parts`). One job collects it."""
+    counts = fresh.groupBy("repo", "status", "reason").count().withColumn("origin", F.lit("scanned"))
+    if since is not None:
+        previous = since.file_counts
+        kept = previous.join(F.broadcast(reused), "repo", "left_semi").withColumn("origin", F.lit("reused"))
+        gone = previous.join(F.broadcast(reused), "repo", "left_anti").withColumn("origin", F.lit("gone"))
+        counts = counts.unionByName(kept).unionByName(gone)
+    return counts.withColumn("part", part_of(F.col("repo"), parts))
 
 
-def touched_parts(fresh: DataFrame, since: Since, reused: DataFrame, parts: int) -> DataFrame:
-    """(part): the parts a scanned repository's rows fall in, or a repository of the previous files
-    table that is not reused now (changed or removed)."""
-    gone = since.file_counts.join(F.broadcast(reused), "repo", "left_anti").select(part_of(F.col("repo"), parts))
-    return fresh.select("part").unionByName(gone.toDF("part")).distinct()
+def live_counts(counted: Any) -> Any:
+    """`state/file_counts` (FILE_COUNT_SCHEMA's columns) from `file_counts`' rows (an Arrow table)."""
+    import pyarrow.compute as pc
+
+    columns = [c.split(" ")[0] for c in FILE_COUNT_SCHEMA.split(", ")]
+    return counted.filter(pc.not_equal(counted["origin"], "gone")).select(columns)
+
+
+def touched_parts(counted: Iterable[Mapping[str, Any]]) -> list[int]:
+    """The parts a scanned repository's rows fall in, or a repository of the previous files table
+    that is not reused now (`file_counts`' rows, collected)."""
+    return sorted({int(r["part"]) for r in counted if r["origin"] != "reused"})
 
 
 def carried_rows(spark: SparkSession, uris: Sequence[str], reused: DataFrame, parts: int) -> DataFrame | None:
@@ -317,20 +346,34 @@ def carried_rows(spark: SparkSession, uris: Sequence[str], reused: DataFrame, pa
 # --- groups ----------------------------------------------------------------------------------------
 
 
+WAIVERS = "repo string, payloads string"  # `waivers_by_repo`: a repository's inline waivers, a JSON list
+
+
+def waivers_by_repo(records: Iterable[Mapping[str, Any]]) -> list[tuple[str, str]]:
+    """(repo, JSON list of its inline waivers' payloads) from the records the driver collected: the
+    rows of a local relation (WAIVERS) the group job broadcasts without a job of its own."""
+    by: dict[str, list[str]] = {}
+    for r in records:
+        if r["kind"] == "waiver" and r["repo"] is not None:
+            by.setdefault(r["repo"], []).append(r["payload"])
+    return [(repo, json.dumps(payloads)) for repo, payloads in sorted(by.items())]
+
+
 def group_inputs(consumers: DataFrame, waivers: DataFrame) -> DataFrame:
-    """(group, members, waived, input): what each group task gets, and a digest of it."""
+    """(group, members, waived, input): what each group task gets, and a digest of it. One
+    aggregation: each consumer row carries its repository's waivers (`waivers`: WAIVERS, broadcast),
+    a group's waivers are those of its distinct member repositories, sorted."""
     known = consumers.where(F.col("group").isNotNull() & (F.col("group") != ""))
-    members = known.groupBy("group").agg(F.sort_array(F.collect_list(F.struct("json", "env_hint"))).alias("members"))
-    waived = (
-        known.select("group", "repo")
-        .distinct()
-        .join(waivers.select("repo", "payload"), "repo")
-        .groupBy("group")
-        .agg(F.sort_array(F.collect_list("payload")).alias("waived"))
+    none = F.array().cast("array<string>")
+    by_repo = waivers.select("repo", F.from_json("payloads", "array<string>").alias("payloads"))
+    rows = known.join(F.broadcast(by_repo), "repo", "left")
+    repo = F.struct(F.col("repo"), F.coalesce(F.col("payloads"), none).alias("payloads"))
+    gathered = rows.groupBy("group").agg(
+        F.sort_array(F.collect_list(F.struct("json", "env_hint"))).alias("members"),
+        F.collect_set(repo).alias("_repos"),
     )
-    joined = members.join(waived, "group", "left").withColumn(
-        "waived", F.coalesce(F.col("waived"), F.array().cast("array<string>"))
-    )
+    waived = F.sort_array(F.flatten(F.transform(F.col("_repos"), lambda r: r["payloads"])))
+    joined = gathered.withColumn("waived", F.coalesce(waived, none)).drop("_repos")
     return joined.withColumn("input", F.sha2(F.to_json(F.struct("members", "waived")), 256))
 
 
@@ -341,22 +384,29 @@ def _judged(r: Row, options: tasks.AuditOptions) -> list[tuple[Any, ...]]:
 
 def judge_groups(
     consumers: DataFrame, waivers: DataFrame, options: tasks.AuditOptions, since: Since | None
-) -> DataFrame:
+) -> tuple[DataFrame, list[DataFrame]]:
     """`transforms.judge_groups` keyed by group and input digest (GROUP_RECORDS): groups whose input
-    is unchanged since the previous run take its records (`reused`), the others run the group task."""
+    is unchanged since the previous run take its records (`reused`), the others run the group task.
+    Also the frames it cached (the inputs, read by both: one aggregation), for the caller to unpersist."""
     inputs = group_inputs(consumers, waivers)
     spark = consumers.sparkSession
     to_run = inputs
     reused = None
+    held = []
     if since is not None:
-        keys = inputs.select("group", "input")
+        inputs = to_run = inputs.persist(StorageLevel.MEMORY_AND_DISK)
+        held.append(inputs)
         previous = since.group_keys
         if previous is None:  # an output without the keys in state/marks.json
             previous = since.groups.select("group", "input").distinct()
         to_run = inputs.join(F.broadcast(previous), ["group", "input"], "left_anti")
-        reused = since.groups.join(keys, ["group", "input"], "left_semi").withColumn("reused", F.lit(True))
+        # joined on the group alone (one input each; the inputs are partitioned by it already, so only
+        # the previous records move), the same input kept
+        now = inputs.select("group", F.col("input").alias("_now"))
+        same = since.groups.join(now, "group").where(F.col("input") == F.col("_now")).drop("_now")
+        reused = same.withColumn("reused", F.lit(True))
     judged = spark.createDataFrame(to_run.rdd.flatMap(lambda r: _judged(r, options)), GROUP_RECORDS, verifySchema=False)
-    return judged if reused is None else judged.unionByName(reused)
+    return (judged if reused is None else judged.unionByName(reused)), held
 
 
 def state_groups(group_records: DataFrame) -> DataFrame:

@@ -7,8 +7,9 @@ themselves, one folder per task, links never followed (`subguard.audit.local`); 
 system Spark reads (HDFS, S3-style URIs) through Spark's `binaryFile` source. The driver only
 touches: the first level of each SOURCE (to tell its kind and name the repositories), inventory
 files, and the small tables (`subguard.audit.arrowtables`: consumers, subscriptions, deployments,
-groups, findings, the group results and the file counts; never a row per file), each collected once
-and written as Parquet from the driver, the report's counts, findings and worst groups read from them.
+groups, findings, the group results, the file counts and the records behind state/repos; never a row
+per file), each collected once and written as Parquet from the driver, the report's counts,
+findings and worst groups read from them.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import shutil
 import sys
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
@@ -499,13 +501,13 @@ def hints_frame(spark: SparkSession, plan: Plan) -> DataFrame:
 
 # --- the run ---------------------------------------------------------------------------------------
 
-NOTE_KINDS = ("owners", "problem", "repo", "waiver", "stamp")  # records the driver reads (`Note`)
+NOTE_KINDS = ("owners", "problem", "repo", "waiver", "stamp", "reuse")  # records the driver reads (`Note`)
 
 
 @dataclass(frozen=True)
 class Note:
     """A record the driver reads: a repository's CODEOWNERS file (`owners`), root (`repo`), inline
-    waiver (for the org map), stamp (for state/marks.json) or a task's problem."""
+    waiver (for the org map), stamp (for state/marks.json), reuse marker or a task's problem."""
 
     repo: str
     kind: str
@@ -619,7 +621,7 @@ class Extracted:
     hints: DataFrame
     cached: DataFrame
     extracted: DataFrame | None
-    kinds_f: Future[tuple[dict[str, int], list[Note]]]
+    kinds_f: Future[Any]  # `_kept_records`
     previous_f: Future[prev.Previous] | None
     t0: float
     t_extract: float
@@ -692,8 +694,8 @@ def _pipeline(run: Run) -> dict[str, Any]:
     # driver threads at once), so that their planning and their tasks overlap, not queue
     pool = ThreadPoolExecutor(max_workers=CONCURRENT_JOBS, thread_name_prefix="subguard-audit")
     try:
-        # the extraction's job, while the driver plans the group stage
-        kinds_f = pool.submit(_kinds_and_notes, cached)
+        # the extraction's job, while the driver plans what does not need its notes
+        kinds_f = pool.submit(_kept_records, cached)
         return _judge_and_write(
             Extracted(
                 run,
@@ -717,22 +719,24 @@ def _pipeline(run: Run) -> dict[str, Any]:
         pool.shutdown(wait=True)
 
 
-def _kinds_and_notes(cached: DataFrame) -> tuple[dict[str, int], list[Note]]:
-    """One job: the records counted by kind (the summary's consumers and deployments, what was reused)
-    and those read on the driver (`NOTE_KINDS`: per repository, CODEOWNERS texts, roots, inline
-    waivers, stamps, problems)."""
-    noted = F.col("kind").isin(*NOTE_KINDS)
-    by_kind = (
-        cached.groupBy("kind")
-        .agg(
-            F.count("*").alias("count"),
-            F.collect_list(F.when(noted, F.struct("repo", "payload", "key"))).alias("notes"),
-        )
-        .collect()
-    )
-    kinds = {str(r["kind"]): int(r["count"]) for r in by_kind}
+def _kept_records(cached: DataFrame) -> Any:
+    """One job: every record but the file rows (`incremental.FILE_KINDS`; a few per consumer and per
+    repository, never one per file), as an Arrow table of repo, kind, key and payload. The driver
+    counts them by kind (the summary's consumers and deployments, what was reused), reads its notes
+    from them (`NOTE_KINDS`) and writes state/repos from them (`incremental.state_rows`)."""
+    kept = cached.where(~F.col("kind").isin(*inc.FILE_KINDS)).select("repo", "kind", "key", "payload")
+    return arrowtables.collect(kept)
+
+
+def kinds_and_notes(records: Sequence[Mapping[str, Any]]) -> tuple[dict[str, int], list[Note]]:
+    """The records counted by kind, and those the driver reads (`NOTE_KINDS`) as notes, in order."""
+    kinds = dict(Counter(str(r["kind"]) for r in records))
     notes = sorted(
-        (Note(n["repo"] or "", str(r["kind"]), n["payload"], n["key"] or "") for r in by_kind for n in r["notes"]),
+        (
+            Note(r["repo"] or "", str(r["kind"]), r["payload"], r["key"] or "")
+            for r in records
+            if r["kind"] in NOTE_KINDS
+        ),
         key=lambda n: (n.kind, n.repo, n.payload, n.key),
     )
     return kinds, notes
@@ -770,15 +774,19 @@ def _judge_and_write(x: Extracted) -> dict[str, Any]:
     records = cached.coalesce(spark.sparkContext.defaultParallelism)
     consumers = T.effective_environment(T.with_hints(T.table(records, "consumer", T.CONSUMERS), hints)).persist()
     deployments = T.table(records, "deployment", T.DEPLOYMENTS)
-    waivers = records.where(F.col("kind") == "waiver").select("repo", "payload")
-    group_records = inc.judge_groups(consumers, waivers, options, since).persist(StorageLevel.MEMORY_AND_DISK)
+    declared = T.subscriptions(consumers)  # planned while the extraction's job runs
+    kept = arrowtables.rows(kinds_f.result())
+    kinds, notes = kinds_and_notes(kept)
+    # the inline waivers, collected with the notes: a local relation the group job broadcasts
+    waivers = arrowtables.text_frame(spark, inc.waivers_by_repo(kept), inc.WAIVERS)
+    judged, held = inc.judge_groups(consumers, waivers, options, since)
+    group_records = judged.persist(StorageLevel.MEMORY_AND_DISK)
     # the one heavy stage, run once (before the outputs read it side by side) and collected in one job
     # (state/groups, its groups counted by whether they were reused, and its problems) while the
-    # driver plans the tables that read it; Spark's FIFO scheduler runs it after the extraction's job
+    # driver plans the tables that read it
     group_table_f = pool.submit(arrowtables.collect, group_records)
-    kinds, notes = kinds_f.result()
     progress(
-        f"extract: {sum(kinds.values())} records from {len(plan.roots)} root(s), {len(plan.jsonl)} inventory "
+        f"extract: {sum(kinds.values())} records (file lists apart) from {len(plan.roots)} root(s), {len(plan.jsonl)} inventory "
         f"output(s) in {time.monotonic() - t_extract:.1f} s"
     )
     t_groups = time.monotonic()
@@ -789,8 +797,10 @@ def _judge_and_write(x: Extracted) -> dict[str, Any]:
     # the files table of the repositories scanned now (state/repos holds no file rows), with its part
     parts = inc.parts_for(len({r.repo for r in notes if r.kind == "repo"}))
     files_df = T.files_table(records).withColumn("part", inc.part_of(F.col("repo"), parts)).persist()
-    reused_repos = records.where(F.col("kind") == "reuse").select("repo")
-    counts_df = inc.file_counts(files_df, since, reused_repos)  # collected once: not cached
+    # the reused repositories (their markers collected with the notes): a local relation, broadcast
+    # without a job
+    reused_repos = arrowtables.text_frame(spark, [(r.repo,) for r in notes if r.kind == "reuse"], "repo string")
+    counts_df = inc.file_counts(files_df, since, reused_repos, parts)  # collected once: not cached
     repo_roots = [(r.repo, json.loads(r.payload)["root"]) for r in notes if r.kind == "repo"]
     writes: list[Future[Any]] = []
     if "org-map" in args.formats:  # the org map for `check --org-map`, written beside the other jobs
@@ -810,7 +820,7 @@ def _judge_and_write(x: Extracted) -> dict[str, Any]:
     if args.evidence:
         found = found.unionByName(evidence_findings(spark, args.evidence, consumers, found, progress))
     findings = T.with_owners(T.with_hints(found, hints), owned).persist()
-    subs = T.with_owners(T.with_hints(T.subscriptions(consumers), hints.drop("env_hint")), owned).persist()
+    subs = T.with_owners(T.with_hints(declared, hints.drop("env_hint")), owned).persist()
     groups_df = T.groups(subs, consumers, findings, T.impacts(group_records))  # collected once: not cached
 
     def write_small(name: str, df: DataFrame, table: Any) -> None:
@@ -831,11 +841,25 @@ def _judge_and_write(x: Extracted) -> dict[str, Any]:
     findings_f = pool.submit(small_table, "findings", findings, parquet)
     subs_f = pool.submit(small_table, "subscriptions", subs) if parquet else None
     files_at = "files" if parquet else inc.STATE_FILES
-    writes += [
-        pool.submit(write_files_table, spark, fs, out, files_at, files_df, since, reused_repos, parts, progress),
-        pool.submit(_write_parquet, inc.state_repos(records, settings, parts), f"{out}/{inc.REPOS}"),
-    ]
-    counts_f = pool.submit(small_table, inc.FILE_COUNTS, counts_df)
+
+    def write_files(touched: Sequence[int]) -> None:
+        write_files_table(spark, fs, out, files_at, files_df, since, reused_repos, parts, touched, progress)
+
+    def files_and_counts() -> Any:
+        """state/file_counts; with --since, then the files table: the parts it writes again are read
+        from the counts (a full audit writes it beside them)."""
+        counted = arrowtables.collect(counts_df)
+        live = inc.live_counts(counted)
+        write_small(inc.FILE_COUNTS, counts_df.select(*live.column_names), live)
+        if since is not None:
+            write_files(inc.touched_parts(arrowtables.rows(counted, ["part", "origin"])))
+        return live
+
+    counts_f = pool.submit(files_and_counts)
+    if since is None:
+        writes.append(pool.submit(write_files, []))
+
+    write_small(inc.REPOS, cached, arrowtables.from_rows(inc.state_rows(kept, settings, parts), cached))
     stamped = [(n.repo, n.key) for n in notes if n.kind == "stamp"]
     if parquet:
         writes += [
@@ -920,7 +944,7 @@ def _judge_and_write(x: Extracted) -> dict[str, Any]:
         tasks._policies(config).docs,
         previous,
     )
-    for df in (cached, files_df, consumers, group_records, findings, subs, extracted):
+    for df in (cached, files_df, consumers, group_records, findings, subs, extracted, *held):
         if df is not None:
             df.unpersist()
     return summary
@@ -996,10 +1020,6 @@ def _local(uri: str) -> str:
     return uri.removeprefix("file:")
 
 
-def _write_parquet(df: DataFrame, uri: str) -> None:
-    df.write.mode("overwrite").parquet(uri)
-
-
 def write_files_table(
     spark: SparkSession,
     fs: FS,
@@ -1009,10 +1029,11 @@ def write_files_table(
     since: inc.Since | None,
     reused: DataFrame,
     parts: int,
+    touched: Sequence[int],
     progress: Progress,
 ) -> None:
     """The files table at `out/at`, split by repository (`incremental`): the scanned repositories'
-    rows (`fresh`, with their part), the reused repositories' rows of the parts those touch read back
+    rows (`fresh`, with their part; `touched`: the parts `incremental.touched_parts` names), the reused repositories' rows of the parts those touch read back
     from the previous table, the previous table's other parts linked in unchanged."""
     plan, base = inc.Carry(), ""
     if since is not None:
@@ -1022,13 +1043,14 @@ def write_files_table(
                 base = fs.qualify(uri)
                 break
         previous = inc.file_parts(name for name, is_dir in fs.children(base) if not is_dir) if base else {}
-        touched = [int(r.part) for r in inc.touched_parts(fresh, since, reused, parts).collect()]
         linkable = local.local_path(out) is not None and local.local_path(base or out) is not None
         plan = inc.carry(previous, touched, since.parts == parts, linkable)
     carried = inc.carried_rows(spark, [f"{base}/{name}" for name in plan.read], reused, parts)
     rows = fresh if carried is None else fresh.unionByName(carried)
     split = f"{out}/_files_parts"
-    rows.repartition("part").write.mode("overwrite").partitionBy("part").parquet(split)
+    files_by_part(rows, spark.sparkContext.defaultParallelism).write.mode("overwrite").partitionBy("part").parquet(
+        split
+    )
     dest = f"{out}/{at}"
     moved = _flatten_parts(fs, split, dest)
     if not moved and not plan.link:  # no rows at all: an empty table that still has its schema
@@ -1038,6 +1060,17 @@ def write_files_table(
     progress(
         f"files table: {moved} file(s) written in {parts} part(s), {len(plan.link)} linked from {since.uri if since else '-'}"
     )
+
+
+WRITERS_UNSHUFFLED = 4  # up to this many task slots, the files table is written without a shuffle
+
+
+def files_by_part(rows: DataFrame, slots: int) -> DataFrame:
+    """The files table's rows as its writer gets them: with few task slots (a local master), in as many
+    partitions, not shuffled (each task writes a file per part it holds: at most `slots` files a part,
+    and no stage that moves every file row); with more (a cluster), one partition per part (a file a
+    part however many tasks wrote)."""
+    return rows.coalesce(slots) if slots <= WRITERS_UNSHUFFLED else rows.repartition("part")
 
 
 def _flatten_parts(fs: FS, split: str, dest: str) -> int:

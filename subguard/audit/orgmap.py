@@ -279,16 +279,17 @@ def write_audit(
     progress: Callable[[str], None] = lambda text: None,
 ) -> None:
     """The audit's map, into its staging folder: the consumers table (`json`, `env_hint`) is turned
-    into rows by Spark tasks and streamed to the driver, which writes the file (a local output
+    into rows by Spark tasks and collected by the driver (one job), which writes the file (a local output
     directly; another file system through a local temporary file and Hadoop). `waivers`: the inline
     waiver records (repo, payload), a few per repository, already on the driver."""
     import tempfile
 
     known = consumers.where(consumers["group"].isNotNull() & (consumers["group"] != ""))
-    rows: Iterator[Row] = (
+    # one job (a local iterator is one job per partition); a row per consumer
+    rows: list[Row] = (
         known.select("json", "env_hint")
         .rdd.mapPartitions(lambda part: (consumer_row(r[0], r[1] or None) for r in part))
-        .toLocalIterator(prefetchPartitions=True)
+        .collect()
     )
     waiver_rows: Iterator[WaiverRow] = (waiver_row(repo, payload) for repo, payload in waivers)
     by_repo = dict(roots)

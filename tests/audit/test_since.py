@@ -162,6 +162,118 @@ def test_since_without_group_keys(spark: Any, org: Path, tmp_path: Path) -> None
     assert info["repos_scanned"] == 1 and 0 < info["groups_judged"] < info["groups_reused"], info
 
 
+def test_since_over_a_spark_written_state(spark: Any, org: Path, tmp_path: Path) -> None:
+    """A previous output whose state/repos and state/file_counts Spark's own writer laid out (several
+    part files: an older audit's; the driver now writes each as one file) is read as before."""
+    run(spark, [str(org)], tmp_path / "first")
+    for table in ("repos", "file_counts"):
+        folder = tmp_path / "first" / "state" / table
+        spark.read.parquet(str(folder)).repartition(3).write.mode("overwrite").parquet(str(tmp_path / "respilled"))
+        shutil.rmtree(folder)
+        shutil.move(str(tmp_path / "respilled"), folder)
+        assert len(list(folder.glob("*.parquet"))) > 1
+    consumer = org / "orders-py" / "orders" / "consumer.py"
+    consumer.write_text(consumer.read_text().replace('"created||paid"', '"created||paid||refunded"'))
+    commit_all(org / "orders-py", "subscribe refunded too")
+    since = run(spark, [str(org)], tmp_path / "since", since=str(tmp_path / "first"))
+    run(spark, [str(org)], tmp_path / "full")
+    same(tmp_path / "full", tmp_path / "since")
+    assert since["incremental"]["repos_scanned"] == 1, since["incremental"]
+    # the state the driver wrote is the state a full audit writes (but the run's own settings row)
+    for table in ("repos", "file_counts"):
+        assert equality.table_rows(tmp_path / "since", f"state/{table}") == equality.table_rows(
+            tmp_path / "full", f"state/{table}"
+        )
+
+
+def test_state_rows() -> None:
+    """state/repos: every record of a stamped repository (a scanned one, or a reused one whose
+    previous records came back with its stamp) but its file lists and reuse marker; a repository
+    without a stamp (read through binaryFile) keeps nothing; the settings and layout rows last."""
+    from subguard.audit import incremental as inc
+
+    def rec(repo: str | None, kind: str, key: str = "", payload: str = "") -> dict[str, Any]:
+        return {"repo": repo, "kind": kind, "key": key, "payload": payload}
+
+    records = [
+        rec("a", "consumer", payload="{}"),
+        rec("a", "stamp", "commit:1"),
+        rec("a", "files"),
+        rec("b", "reuse", "commit:2"),
+        rec("b", "stamp", "commit:2"),
+        rec("b", "waiver", payload="w"),
+        rec("c", "consumer", payload="{}"),
+        rec("c", "file"),
+        rec(None, "problem", payload="p"),
+    ]
+    rows = inc.state_rows(records, "s1", 4)
+    assert rows == [
+        {**rec("a", "consumer", payload="{}"), "files": None},
+        {**rec("a", "stamp", "commit:1"), "files": None},
+        {**rec("b", "stamp", "commit:2"), "files": None},
+        {**rec("b", "waiver", payload="w"), "files": None},
+        {**rec("", "settings", "s1"), "files": None},
+        {**rec("", "layout", "4"), "files": None},
+    ]
+
+
+def test_file_count_origins() -> None:
+    """The counts' origins: the table keeps the scanned and reused rows; the parts written again are
+    those of the scanned rows and of the previous rows not reused (a changed or removed repository)."""
+    import pyarrow as pa
+
+    from subguard.audit import incremental as inc
+
+    counted = pa.table(
+        {
+            "repo": ["a", "a", "b", "c", "d"],
+            "status": ["parsed", "skipped", "parsed", "parsed", "parsed"],
+            "reason": ["", "x", "", "", ""],
+            "count": pa.array([1, 2, 3, 4, 5], pa.int64()),
+            "origin": ["scanned", "scanned", "reused", "gone", "gone"],
+            "part": pa.array([1, 1, 2, 3, 1], pa.int32()),
+        }
+    )
+    live = inc.live_counts(counted)
+    assert live.column_names == ["repo", "status", "reason", "count"]
+    assert live.column("repo").to_pylist() == ["a", "a", "b"]
+    assert inc.touched_parts(counted.to_pylist()) == [1, 3]
+
+
+def test_group_inputs_waivers(spark: Any) -> None:
+    """A group's waivers are those of its distinct member repositories (a repository with two
+    members gives its waivers once), sorted; a group without any has none; the digest covers them."""
+    from subguard.audit import arrowtables
+    from subguard.audit import incremental as inc
+
+    consumers = spark.createDataFrame(
+        [
+            ("g1", "a", "j1", ""),
+            ("g1", "a", "j2", ""),
+            ("g1", "b", "j3", "prod"),
+            ("g2", "c", "j4", ""),
+            ("", "a", "j5", ""),
+        ],
+        "group string, repo string, json string, env_hint string",
+    )
+    kept = [
+        {"repo": "a", "kind": "waiver", "payload": "w-a2"},
+        {"repo": "a", "kind": "waiver", "payload": "w-a1"},
+        {"repo": "b", "kind": "waiver", "payload": "w-b"},
+        {"repo": "a", "kind": "consumer", "payload": "{}"},
+        {"repo": None, "kind": "waiver", "payload": "w-none"},
+    ]
+    assert inc.waivers_by_repo(kept) == [("a", '["w-a2", "w-a1"]'), ("b", '["w-b"]')]
+    waivers = arrowtables.text_frame(spark, inc.waivers_by_repo(kept), inc.WAIVERS)
+    rows = {r["group"]: r for r in inc.group_inputs(consumers, waivers).collect()}
+    assert sorted(rows) == ["g1", "g2"]
+    assert rows["g1"]["waived"] == ["w-a1", "w-a2", "w-b"] and rows["g2"]["waived"] == []
+    assert [m["json"] for m in rows["g1"]["members"]] == ["j1", "j2", "j3"]
+    unwaived = arrowtables.text_frame(spark, [], inc.WAIVERS)
+    again = {r["group"]: r for r in inc.group_inputs(consumers, unwaived).collect()}
+    assert again["g1"]["input"] != rows["g1"]["input"] and again["g2"]["input"] == rows["g2"]["input"]
+
+
 def test_stamps(tmp_path: Path) -> None:
     from subguard.audit import stamps
 
