@@ -18,6 +18,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from pyspark.sql import DataFrame, SparkSession
 
+from subguard.audit.transforms import column_names
+
 SPARK_SCHEMA_KEY = b"org.apache.spark.sql.parquet.row.metadata"  # what Spark's Parquet writer stores
 FILE_NAME = "part-00000.snappy.parquet"
 
@@ -46,7 +48,7 @@ def text_frame(spark: SparkSession, rows: Sequence[Sequence[str]], schema: str) 
     list becomes an RDD, collected by one job per broadcast); with PySpark 3.5 from the list."""
     if not hasattr(DataFrame, "toArrow"):  # PySpark 3.5: no DataFrame from Arrow
         return spark.createDataFrame(list(rows), schema)
-    names = [column.split(" ")[0] for column in schema.split(", ")]
+    names = column_names(schema)
     return spark.createDataFrame(
         pa.table({n: pa.array([r[i] for r in rows], pa.string()) for i, n in enumerate(names)})
     )

@@ -41,7 +41,7 @@ Source = tuple[str, str]  # (qualified URI of a file or folder as given, its dis
 EVENT_STRUCT = ", ".join(f"`{name}` {kind}" for name, kind in SCHEMA)
 EVENTS = f"{EVENT_STRUCT}, file_index int, file_uri string"
 FINDING_ROWS = f"repo string, {T.FINDINGS}"
-_FINDING_COLS = [c.strip().split(" ")[0] for c in FINDING_ROWS.split(", ")]
+_FINDING_COLS = T.column_names(FINDING_ROWS)
 _DECLARED, _LINKED, _EVENT = 0, 1, 2  # kinds of rows in a group's stream, in the order a task needs them
 
 

@@ -325,8 +325,7 @@ def live_counts(counted: Any) -> Any:
     """`state/file_counts` (FILE_COUNT_SCHEMA's columns) from `file_counts`' rows (an Arrow table)."""
     import pyarrow.compute as pc
 
-    columns = [c.split(" ")[0] for c in FILE_COUNT_SCHEMA.split(", ")]
-    return counted.filter(pc.not_equal(counted["origin"], "gone")).select(columns)
+    return counted.filter(pc.not_equal(counted["origin"], "gone")).select(T.column_names(FILE_COUNT_SCHEMA))
 
 
 def touched_parts(counted: Iterable[Mapping[str, Any]]) -> list[int]:

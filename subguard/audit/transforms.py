@@ -250,7 +250,12 @@ def with_hints(df: DataFrame, hints: DataFrame) -> DataFrame:
     return joined.fillna("", subset=[c for c in ("team", "owner", "env_hint") if c in joined.columns])
 
 
-_SUB_COLS = [c.strip().split(" ")[0] for c in SUBSCRIPTIONS.split(", ")]
+def column_names(schema: str) -> list[str]:
+    """The column names of a DDL schema string ("name type, name type, ...")."""
+    return [c.strip().split(" ")[0] for c in schema.split(", ")]
+
+
+_SUB_COLS = column_names(SUBSCRIPTIONS)
 
 
 def _subscription_rows(js: str, env: str | None) -> list[tuple[Any, ...]]:

@@ -425,11 +425,7 @@ def read_signed(path: Path) -> Any:
 
 
 def _load_signed(path: str, key: bytes) -> Any:
-    try:
-        with open(path, "rb") as fh:
-            body = signing.unseal(key, fh.read())
-    except OSError:
-        return None
+    body = signing.read_sealed(path, key)
     if body is None:
         return None
     try:

@@ -79,12 +79,13 @@ def older_format(blob: bytes) -> bool:
     return blob.startswith(_FAMILY) and not blob.startswith(MAGIC)
 
 
-def read_sealed(path: str) -> bytes | None:
-    """The signed body of the file at `path`; None when it is missing, unreadable or not ours."""
+def read_sealed(path: str, key: bytes | None = None) -> bytes | None:
+    """The signed body of the file at `path` (signed with `key`, by default this user's); None when
+    it is missing, unreadable or not signed with it."""
     try:
         with open(path, "rb") as fh:
             blob = fh.read()
-        return unseal(user_key(), blob)
+        return unseal(user_key() if key is None else key, blob)
     except OSError:
         return None
 
