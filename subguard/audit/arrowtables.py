@@ -44,8 +44,8 @@ def from_rows(rows: Sequence[Mapping[str, Any]], df: DataFrame) -> pa.Table:
 
 def text_frame(spark: SparkSession, rows: Sequence[Sequence[str]], schema: str) -> DataFrame:
     """Rows of text columns (`schema`: "name string, ...") as a DataFrame the driver made: with
-    PySpark 4 a local relation from Arrow, which a join broadcasts without a Spark job (a Python
-    list becomes an RDD, collected by one job per broadcast); with PySpark 3.5 from the list."""
+    PySpark 4 a local relation from Arrow (a join that broadcasts it still runs a small Spark job for
+    it, as for any relation; `transforms.lookup` needs none); with PySpark 3.5 from the list."""
     if not hasattr(DataFrame, "toArrow"):  # PySpark 3.5: no DataFrame from Arrow
         return spark.createDataFrame(list(rows), schema)
     names = column_names(schema)

@@ -4,6 +4,9 @@ loaded once before it forks: pyspark's worker, the audit's task modules and the 
 tree-sitter, ruamel). Each forked worker starts with them in place (copy-on-write) instead of
 importing them itself, which cost every worker about a second of CPU at the audit's first job.
 
+Where the audit started a zygote beside the JVM (`subguard.audit.zygote`), this process hands its
+streams over to it, which has all that imported already, instead of importing it now.
+
 Local masters only (`job.session`): on a cluster the executors' Python may not see this module
 before the job's `--py-files` are in place. Nothing here starts a thread (the daemon forks), and a
 module that fails to import is left to the workers, as without this daemon.
@@ -25,7 +28,10 @@ def preload() -> None:
 
 
 if __name__ == "__main__":  # pragma: no cover - started by Spark as `python -m subguard.audit.daemon`
-    import pyspark.daemon
+    from subguard.audit import zygote
 
-    preload()
-    pyspark.daemon.manager()
+    if not zygote.hand_over():  # no zygote started beside the JVM (or it refused): be the daemon
+        import pyspark.daemon
+
+        preload()
+        pyspark.daemon.manager()

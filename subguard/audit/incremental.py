@@ -74,7 +74,7 @@ class Since:
     parts: int  # how the previous files table was split (`parts_for`)
     file_counts: DataFrame  # FILE_COUNT_SCHEMA: the previous files table's rows counted
     # (group, input) of every previous group task, from state/marks.json (a local relation: the group
-    # job broadcasts it without a job, a scan or a shuffle); None: taken from state/groups
+    # job broadcasts it without a scan or a shuffle); None: taken from state/groups
     group_keys: DataFrame | None = None
 
 
@@ -174,7 +174,7 @@ def read_since(spark: SparkSession, uri: str, settings: str) -> tuple[Since | No
 
 
 def key_frame(spark: SparkSession, keys: Sequence[tuple[str, str]]) -> DataFrame:
-    """(group, input) rows as a local relation, broadcast by a join without a Spark job
+    """(group, input) rows as a local relation, broadcast by a join without a scan
     (`arrowtables.text_frame`; imported here: the executors that import this module never need it)."""
     from subguard.audit import arrowtables
 
@@ -345,27 +345,24 @@ def carried_rows(spark: SparkSession, uris: Sequence[str], reused: DataFrame, pa
 # --- groups ----------------------------------------------------------------------------------------
 
 
-WAIVERS = "repo string, payloads string"  # `waivers_by_repo`: a repository's inline waivers, a JSON list
-
-
-def waivers_by_repo(records: Iterable[Mapping[str, Any]]) -> list[tuple[str, str]]:
-    """(repo, JSON list of its inline waivers' payloads) from the records the driver collected: the
-    rows of a local relation (WAIVERS) the group job broadcasts without a job of its own."""
+def waivers_by_repo(records: Iterable[Mapping[str, Any]]) -> dict[str, str]:
+    """repo -> JSON list of its inline waivers' payloads, from the records the driver collected."""
     by: dict[str, list[str]] = {}
     for r in records:
         if r["kind"] == "waiver" and r["repo"] is not None:
             by.setdefault(r["repo"], []).append(r["payload"])
-    return [(repo, json.dumps(payloads)) for repo, payloads in sorted(by.items())]
+    return {repo: json.dumps(payloads) for repo, payloads in sorted(by.items())}
 
 
-def group_inputs(consumers: DataFrame, waivers: DataFrame) -> DataFrame:
+def group_inputs(consumers: DataFrame, waivers: Mapping[str, str]) -> DataFrame:
     """(group, members, waived, input): what each group task gets, and a digest of it. One
-    aggregation: each consumer row carries its repository's waivers (`waivers`: WAIVERS, broadcast),
-    a group's waivers are those of its distinct member repositories, sorted."""
+    aggregation: each consumer row carries its repository's waivers (`waivers`: `waivers_by_repo`,
+    looked up, not joined: `transforms.lookup`), a group's waivers are those of its distinct member
+    repositories, sorted."""
     known = consumers.where(F.col("group").isNotNull() & (F.col("group") != ""))
     none = F.array().cast("array<string>")
-    by_repo = waivers.select("repo", F.from_json("payloads", "array<string>").alias("payloads"))
-    rows = known.join(F.broadcast(by_repo), "repo", "left")
+    listed = T.lookup(F.col("repo"), {repo: (text,) for repo, text in waivers.items()}, ["payloads"])
+    rows = known.withColumn("payloads", F.from_json(listed["payloads"], "array<string>"))
     repo = F.struct(F.col("repo"), F.coalesce(F.col("payloads"), none).alias("payloads"))
     gathered = rows.groupBy("group").agg(
         F.sort_array(F.collect_list(F.struct("json", "env_hint"))).alias("members"),
@@ -382,7 +379,7 @@ def _judged(r: Row, options: tasks.AuditOptions) -> list[tuple[Any, ...]]:
 
 
 def judge_groups(
-    consumers: DataFrame, waivers: DataFrame, options: tasks.AuditOptions, since: Since | None
+    consumers: DataFrame, waivers: Mapping[str, str], options: tasks.AuditOptions, since: Since | None
 ) -> tuple[DataFrame, list[DataFrame]]:
     """`transforms.judge_groups` keyed by group and input digest (GROUP_RECORDS): groups whose input
     is unchanged since the previous run take its records (`reused`), the others run the group task.

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import functools
 import json
 import os
 import re
@@ -36,7 +37,7 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from subguard.audit import arrowtables, codeowners, jvm, local, orgmap, stamps, tasks
+from subguard.audit import arrowtables, codeowners, jvm, local, orgmap, stamps, tasks, zygote
 from subguard.audit import incremental as inc
 from subguard.audit import output as outdir
 from subguard.audit import previous as prev
@@ -491,12 +492,13 @@ def with_commits(units: Sequence[local.Unit], hints: Sequence[src.RepoHint]) -> 
     return [replace(u, commit=commits.get(u.repo, "")) if u.kind == "repo" else u for u in units]
 
 
-def hints_frame(spark: SparkSession, plan: Plan) -> DataFrame:
-    """The inventory's hints by repository (`transforms.HINTS`), as a local relation the joins that
-    broadcast it read without a Spark job each (`arrowtables.text_frame`)."""
-    merged = src.merge_hints(plan.hints)
-    rows = [(h.name, h.team or h.owner, h.owner, h.environment) for h in merged.values()]
-    return arrowtables.text_frame(spark, rows, T.HINTS)
+def hints_by_repo(plan: Plan) -> dict[str, tuple[str | None, ...]]:
+    """The inventory's hints by repository (`transforms.HINT_FIELDS`, for `transforms.with_hints`),
+    those naming no team, owner or environment left out (a repository without a hint gets the same
+    empty values)."""
+    merged = src.merge_hints(plan.hints).values()
+    rows = {h.name: (h.team or h.owner, h.owner, h.environment) for h in merged}
+    return {name: values for name, values in rows.items() if any(values)}
 
 
 # --- the run ---------------------------------------------------------------------------------------
@@ -618,7 +620,7 @@ class Extracted:
     settings: str  # `stamps.settings_key`
     out: str  # the staging folder as Spark's writers name it
     written: str  # when the run started (ISO, UTC)
-    hints: DataFrame
+    hints: Mapping[str, tuple[str | None, ...]]  # `hints_by_repo`
     cached: DataFrame
     extracted: DataFrame | None
     kinds_f: Future[Any]  # `_kept_records`
@@ -647,16 +649,17 @@ def _pipeline(run: Run) -> dict[str, Any]:
     since, why = inc.read_since(spark, args.since, settings) if args.since else (None, "")
     if why:
         progress(f"since: {why}")
-    hints = hints_frame(spark, plan)
-    empty = spark.createDataFrame([], T.RECORDS)
-    records = empty
+    hints = hints_by_repo(plan)
+    # the records of each kind of source, unioned in this order (no empty frame first: its parse and
+    # its tasks would come before the extraction's)
+    parts: list[DataFrame] = []
     local_roots, other_roots = split_roots(plan.roots, args.reader)
     if local_roots:
         units = with_commits(local.plan_units(local_roots), plan.hints)
         sc = spark.sparkContext
         slices = extraction_slices(len(units), sc.defaultParallelism)
         stamped = since.stamps if since is not None else {}
-        records = records.unionByName(inc.extract_local(spark, sc.parallelize(units, slices), options, stamped))
+        parts.append(inc.extract_local(spark, sc.parallelize(units, slices), options, stamped))
         progress(f"local folders to list and scan in tasks: {len(units)}")
     if other_roots:
         raw = (
@@ -671,7 +674,7 @@ def _pipeline(run: Run) -> dict[str, Any]:
         progress(f"files Spark's listing skips (names starting with . or _): {len(hidden)}")
         roots = spark.createDataFrame(other_roots, T.ROOTS)
         files = T.mark_skips(T.assign_repos(raw, roots), config.max_file_size)
-        records = records.unionByName(T.extract(files, options))
+        parts.append(T.extract(files, options))
     if plan.jsonl:
         lines = (
             spark.read.option("recursiveFileLookup", "true")
@@ -679,11 +682,10 @@ def _pipeline(run: Run) -> dict[str, Any]:
             .text(plan.jsonl)
             .select("value", F.col("_metadata.file_path").alias("file_path"))
         )
-        records = records.unionByName(T.inventory_records(lines))
+        parts.append(T.inventory_records(lines))
     if plan.missing:
-        records = records.unionByName(
-            T.missing_repo_records(spark.createDataFrame(plan.missing, "repo string, uri string"))
-        )
+        parts.append(T.missing_repo_records(spark.createDataFrame(plan.missing, "repo string, uri string")))
+    records = functools.reduce(DataFrame.unionByName, parts) if parts else spark.createDataFrame([], T.RECORDS)
     extracted = None
     if since is not None:
         # the reuse markers are joined back (`with_reused`): kept, so the extraction tasks run once
@@ -777,9 +779,8 @@ def _judge_and_write(x: Extracted) -> dict[str, Any]:
     declared = T.subscriptions(consumers)  # planned while the extraction's job runs
     kept = arrowtables.rows(kinds_f.result())
     kinds, notes = kinds_and_notes(kept)
-    # the inline waivers, collected with the notes: a local relation the group job broadcasts
-    waivers = arrowtables.text_frame(spark, inc.waivers_by_repo(kept), inc.WAIVERS)
-    judged, held = inc.judge_groups(consumers, waivers, options, since)
+    # the inline waivers, collected with the notes, looked up by the group inputs (no broadcast job)
+    judged, held = inc.judge_groups(consumers, inc.waivers_by_repo(kept), options, since)
     group_records = judged.persist(StorageLevel.MEMORY_AND_DISK)
     # the one heavy stage, run once (before the outputs read it side by side) and collected in one job
     # (state/groups, its groups counted by whether they were reused, and its problems) while the
@@ -798,7 +799,6 @@ def _judge_and_write(x: Extracted) -> dict[str, Any]:
     parts = inc.parts_for(len({r.repo for r in notes if r.kind == "repo"}))
     files_df = T.files_table(records).withColumn("part", inc.part_of(F.col("repo"), parts)).persist()
     # the reused repositories (their markers collected with the notes): a local relation, broadcast
-    # without a job
     reused_repos = arrowtables.text_frame(spark, [(r.repo,) for r in notes if r.kind == "reuse"], "repo string")
     counts_df = inc.file_counts(files_df, since, reused_repos, parts)  # collected once: not cached
     repo_roots = [(r.repo, json.loads(r.payload)["root"]) for r in notes if r.kind == "repo"]
@@ -820,7 +820,7 @@ def _judge_and_write(x: Extracted) -> dict[str, Any]:
     if args.evidence:
         found = found.unionByName(evidence_findings(spark, args.evidence, consumers, found, progress))
     findings = T.with_owners(T.with_hints(found, hints), owned).persist()
-    subs = T.with_owners(T.with_hints(declared, hints.drop("env_hint")), owned).persist()
+    subs = T.with_owners(T.with_hints(declared, hints, env=False), owned).persist()
     groups_df = T.groups(subs, consumers, findings, T.impacts(group_records))  # collected once: not cached
 
     def write_small(name: str, df: DataFrame, table: Any) -> None:
@@ -1176,7 +1176,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     # the JVM's start-up chatter (incubator modules, loopback hostname, native-hadoop, ...) and its
     # later log lines go to a file, copied into the output as audit.log; `-v` leaves them on the terminal
     log = None
-    if not args.verbose and launches_jvm():
+    own_jvm = launches_jvm()
+    # the Python workers' daemon imports their modules beside the JVM's start (local masters)
+    early = zygote.start() if own_jvm and args.master.startswith("local") else None
+    if not args.verbose and own_jvm:
         handle, log = tempfile.mkstemp(prefix="subguard-audit-", suffix=".log")
         os.close(handle)
     with stderr_to(log):
@@ -1197,6 +1200,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     finally:
         close(spark, cds)
+        if early is not None:
+            early.close()
         if log is not None and done:
             try:
                 os.unlink(log)  # the JVM keeps writing to its open file; the copy is in the output

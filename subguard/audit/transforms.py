@@ -13,12 +13,14 @@ Rules are never re-implemented here: the tasks call the same scan and engine as 
 from __future__ import annotations
 
 import itertools
+import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from pyspark import RDD
 from pyspark.sql import Column, DataFrame, Row, SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql.types import ArrayType, LongType, StringType, StructField, StructType
 
 from subguard.audit import codeowners, tasks
 from subguard.audit.local import EXCLUDED, HIDDEN_TOP, OUTSIDE, Unit
@@ -29,6 +31,25 @@ from subguard.scan.discover import DEFAULT_EXCLUDE_DIRS
 
 FILE_LIST = "array<struct<path:string, status:string, reason:string, extractor:string, size:long>>"  # FILES, as a list
 RECORDS = f"repo string, kind string, key string, payload string, files {FILE_LIST}"  # files: kind "files" only
+
+
+def _strings(*names: str) -> list[StructField]:
+    return [StructField(n, StringType()) for n in names]
+
+
+# RECORDS as a type built here: the extraction's frame is the run's first, and a DDL string would be
+# parsed by the JVM's SQL parser, whose first use (about 0.3 s) would come before the extraction's job
+RECORDS_TYPE = StructType(
+    [
+        *_strings("repo", "kind", "key", "payload"),
+        StructField(
+            "files",
+            ArrayType(
+                StructType([*_strings("path", "status", "reason", "extractor"), StructField("size", LongType())])
+            ),
+        ),
+    ]
+)
 ROOTS = "base string, mode string, repo string"
 HINTS = "repo string, team string, owner string, env_hint string"
 FILES = "path string, status string, reason string, extractor string, size long"
@@ -129,7 +150,9 @@ def mark_skips(files: DataFrame, max_size: int) -> DataFrame:
 def _records(spark: SparkSession, rows: RDD[dict[str, Any]]) -> DataFrame:
     # rows are built by our own tasks: per-row schema verification in Python would only cost time
     return spark.createDataFrame(
-        rows.map(lambda d: (d["repo"], d["kind"], d["key"], d["payload"], d.get("files"))), RECORDS, verifySchema=False
+        rows.map(lambda d: (d["repo"], d["kind"], d["key"], d["payload"], d.get("files"))),
+        RECORDS_TYPE,
+        verifySchema=False,
     )
 
 
@@ -244,15 +267,31 @@ def files_table(records: DataFrame) -> DataFrame:
     return table(records, "file", FILES).unionByName(listed)
 
 
-def with_hints(df: DataFrame, hints: DataFrame) -> DataFrame:
-    """Add the inventory's team / owner / environment hint of each row's repo (empty when none)."""
-    joined = df.join(F.broadcast(hints), "repo", "left")
-    return joined.fillna("", subset=[c for c in ("team", "owner", "env_hint") if c in joined.columns])
-
-
 def column_names(schema: str) -> list[str]:
     """The column names of a DDL schema string ("name type, name type, ...")."""
     return [c.strip().split(" ")[0] for c in schema.split(", ")]
+
+
+HINT_FIELDS = column_names(HINTS)[1:]  # team, owner, env_hint
+
+
+def lookup(key: Column, table: Mapping[str, Sequence[str | None]], fields: Sequence[str]) -> Column:
+    """`key`'s row of a small table the driver holds (key -> values of `fields`, all strings) as a
+    struct column, null when the key is absent or null. The table is one JSON literal the optimizer
+    folds into a map literal: no join, so no broadcast, whose Spark job would queue behind the running
+    ones (a broadcast of even a local relation is a job of its own) and hold up the planning thread."""
+    text = json.dumps({k: dict(zip(fields, v, strict=True)) for k, v in table.items()}, sort_keys=True)
+    schema = "map<string,struct<" + ",".join(f"{f}:string" for f in fields) + ">>"
+    return F.try_element_at(F.from_json(F.lit(text), schema), key)
+
+
+def with_hints(df: DataFrame, hints: Mapping[str, Sequence[str | None]], env: bool = True) -> DataFrame:
+    """Add the inventory's team / owner (and, with `env`, environment) hint of each row's repo (empty
+    when none; `hints`: repo -> HINT_FIELDS' values), as a left join on `repo` lays the columns out:
+    `repo` first, then the other columns, then the hints."""
+    hint = lookup(F.col("repo"), hints, HINT_FIELDS)
+    added = [F.coalesce(hint[n], F.lit("")).alias(n) for n in HINT_FIELDS[: 3 if env else 2]]
+    return df.select(F.col("repo"), *[F.col(f"`{c}`") for c in df.columns if c != "repo"], *added)
 
 
 _SUB_COLS = column_names(SUBSCRIPTIONS)

@@ -240,10 +240,30 @@ def test_file_count_origins() -> None:
     assert inc.touched_parts(counted.to_pylist()) == [1, 3]
 
 
+def _joined_inputs(consumers: Any, waivers: dict[str, str]) -> Any:
+    """`incremental.group_inputs` as it was before the lookup: the waivers joined as a relation."""
+    from pyspark.sql import functions as F
+
+    spark = consumers.sparkSession
+    known = consumers.where(F.col("group").isNotNull() & (F.col("group") != ""))
+    none = F.array().cast("array<string>")
+    frame = spark.createDataFrame(sorted(waivers.items()), "repo string, payloads string")
+    by_repo = frame.select("repo", F.from_json("payloads", "array<string>").alias("payloads"))
+    rows = known.join(F.broadcast(by_repo), "repo", "left")
+    repo = F.struct(F.col("repo"), F.coalesce(F.col("payloads"), none).alias("payloads"))
+    gathered = rows.groupBy("group").agg(
+        F.sort_array(F.collect_list(F.struct("json", "env_hint"))).alias("members"),
+        F.collect_set(repo).alias("_repos"),
+    )
+    waived = F.sort_array(F.flatten(F.transform(F.col("_repos"), lambda r: r["payloads"])))
+    joined = gathered.withColumn("waived", F.coalesce(waived, none)).drop("_repos")
+    return joined.withColumn("input", F.sha2(F.to_json(F.struct("members", "waived")), 256))
+
+
 def test_group_inputs_waivers(spark: Any) -> None:
     """A group's waivers are those of its distinct member repositories (a repository with two
-    members gives its waivers once), sorted; a group without any has none; the digest covers them."""
-    from subguard.audit import arrowtables
+    members gives its waivers once), sorted; a group without any has none; the digest covers them,
+    and every column equals what the join of the waivers as a relation gave."""
     from subguard.audit import incremental as inc
 
     consumers = spark.createDataFrame(
@@ -252,6 +272,7 @@ def test_group_inputs_waivers(spark: Any) -> None:
             ("g1", "a", "j2", ""),
             ("g1", "b", "j3", "prod"),
             ("g2", "c", "j4", ""),
+            ("g3", None, "j6", ""),
             ("", "a", "j5", ""),
         ],
         "group string, repo string, json string, env_hint string",
@@ -263,14 +284,18 @@ def test_group_inputs_waivers(spark: Any) -> None:
         {"repo": "a", "kind": "consumer", "payload": "{}"},
         {"repo": None, "kind": "waiver", "payload": "w-none"},
     ]
-    assert inc.waivers_by_repo(kept) == [("a", '["w-a2", "w-a1"]'), ("b", '["w-b"]')]
-    waivers = arrowtables.text_frame(spark, inc.waivers_by_repo(kept), inc.WAIVERS)
-    rows = {r["group"]: r for r in inc.group_inputs(consumers, waivers).collect()}
-    assert sorted(rows) == ["g1", "g2"]
+    waivers = inc.waivers_by_repo(kept)
+    assert waivers == {"a": '["w-a2", "w-a1"]', "b": '["w-b"]'}
+    found = inc.group_inputs(consumers, waivers)
+    rows = {r["group"]: r for r in found.collect()}
+    assert sorted(rows) == ["g1", "g2", "g3"]
     assert rows["g1"]["waived"] == ["w-a1", "w-a2", "w-b"] and rows["g2"]["waived"] == []
     assert [m["json"] for m in rows["g1"]["members"]] == ["j1", "j2", "j3"]
-    unwaived = arrowtables.text_frame(spark, [], inc.WAIVERS)
-    again = {r["group"]: r for r in inc.group_inputs(consumers, unwaived).collect()}
+    for given in (waivers, {}):
+        now, before = inc.group_inputs(consumers, given), _joined_inputs(consumers, given)
+        assert now.schema == before.schema
+        assert sorted(now.collect()) == sorted(before.collect())
+    again = {r["group"]: r for r in inc.group_inputs(consumers, {}).collect()}
     assert again["g1"]["input"] != rows["g1"]["input"] and again["g2"]["input"] == rows["g2"]["input"]
 
 

@@ -1,0 +1,210 @@
+"""The Python worker daemon of a local audit, started beside the JVM instead of after it.
+
+Spark starts its worker daemon (`spark.python.daemon.module`: `subguard.audit.daemon`) at the first
+Python task, once the session is up, and no worker runs before that daemon has imported pyspark's
+worker, the audit's modules and the extractors (`daemon.preload`: 0.7 s of CPU, 1.4 s of wall
+beside the JVM's own work). `start` runs a daemon of our own (this module) as the audit starts, so
+the imports overlap the JVM's start; it listens on a Unix socket in a private folder whose path the
+JVM, and so Spark's daemon process, inherit (`ENV`). Spark's daemon process sends it its standard
+streams, environment, working folder and arguments (`hand_over`) and waits; this one takes them as
+its own and runs pyspark's daemon loop (`pyspark.daemon.manager`), which the JVM then talks to as
+to the daemon it started. Spark's process stays the JVM's handle on it: it passes SIGTERM on and
+exits once this one has ended.
+
+One hand-over per run. Refused, and Spark's daemon runs itself as before, when the variables a
+Python interpreter reads at its start (`STARTUP`) differ from this one's, when the peer is another
+user, or when this one is gone. Unused, it exits when the audit closes its stdin (`Zygote.close`,
+or the audit's process ending).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+
+ENV = "SUBGUARD_AUDIT_ZYGOTE"  # the socket's path, for Spark's daemon process
+# what an interpreter reads from the environment as it starts (the rest is read at run time from
+# os.environ, which the hand-over replaces): a zygote started with other values is not used
+STARTUP = ("PYTHONHASHSEED", "PYTHONUNBUFFERED", "PYTHONDONTWRITEBYTECODE", "PYTHONOPTIMIZE", "PYTHONSAFEPATH")
+ANSWER_SECONDS = 60.0  # how long Spark's daemon process waits for the zygote's imports and answer
+READ_SECONDS = 10.0  # how long the zygote waits for a connected process's request
+HEAD = struct.Struct("!I")  # the request's length, sent with the streams
+
+
+@dataclass
+class Zygote:
+    """A started zygote, owned by the audit's driver."""
+
+    proc: subprocess.Popen[bytes]
+    folder: str
+
+    def close(self) -> None:
+        """Let an unused zygote exit (one handed over ends with the JVM) and remove its folder."""
+        os.environ.pop(ENV, None)
+        try:
+            if self.proc.stdin is not None:
+                self.proc.stdin.close()
+            self.proc.poll()
+        except OSError:
+            pass
+        for name in os.listdir(self.folder) if os.path.isdir(self.folder) else ():
+            try:
+                os.unlink(os.path.join(self.folder, name))
+            except OSError:
+                pass
+        try:
+            os.rmdir(self.folder)
+        except OSError:
+            pass
+
+
+def environment(base: dict[str, str]) -> dict[str, str]:
+    """The zygote's environment: `base` with the start-up variables a local Spark gives its daemon
+    (PYTHONHASHSEED as pyspark's SparkContext passes it on, unbuffered output as Spark sets it)."""
+    return {**base, "PYTHONHASHSEED": base.get("PYTHONHASHSEED", "0"), "PYTHONUNBUFFERED": "YES"}
+
+
+def start() -> Zygote | None:
+    """Start a zygote and name its socket in this process's environment (`ENV`, inherited by a JVM
+    started later); None when it cannot be started (Spark's daemon then runs itself)."""
+    folder = tempfile.mkdtemp(prefix="subguard-zygote-")  # mode 0700: only this user reaches the socket
+    try:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "subguard.audit.zygote", os.path.join(folder, "socket")],
+            stdin=subprocess.PIPE,
+            env=environment(dict(os.environ)),
+        )
+    except OSError:
+        os.rmdir(folder)
+        return None
+    os.environ[ENV] = os.path.join(folder, "socket")
+    return Zygote(proc, folder)
+
+
+def _read(conn: socket.socket, size: int) -> bytes:
+    """Exactly `size` bytes (OSError when the peer closes first)."""
+    out = b""
+    while len(out) < size:
+        chunk = conn.recv(size - len(out))
+        if not chunk:
+            raise OSError("closed")
+        out += chunk
+    return out
+
+
+def _peer(conn: socket.socket) -> tuple[int, int]:
+    """(pid, uid) of the process at the other end of a Unix socket."""
+    pid, uid, _ = struct.unpack("3i", conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i")))
+    return pid, uid
+
+
+def _adopt(conn: socket.socket) -> bool:
+    """Take over the connected daemon process's streams, environment, working folder, arguments and
+    module path; False (and nothing taken) when its start-up variables differ or it is gone."""
+    conn.settimeout(READ_SECONDS)
+    fds: list[int] = []
+    try:
+        head, fds, _, _ = socket.recv_fds(conn, HEAD.size, 3)
+        head += _read(conn, HEAD.size - len(head))
+        request = json.loads(_read(conn, HEAD.unpack(head)[0]).decode())
+        env: dict[str, str] = request["env"]
+        if len(fds) != 3 or any(env.get(k) != os.environ.get(k) for k in STARTUP):
+            conn.sendall(b"no\n")
+            raise OSError("refused")
+        conn.sendall(f"ok {os.getpid()}\n".encode())
+    except (OSError, ValueError, KeyError, struct.error):
+        for fd in fds:
+            os.close(fd)
+        return False
+    for target, fd in enumerate(fds):
+        os.dup2(fd, target)
+        os.close(fd)
+    os.environ.clear()
+    os.environ.update(env)
+    os.chdir(request["cwd"])
+    sys.argv[1:] = request["argv"]  # pyspark.daemon reads the worker module from it
+    # where an interpreter started with this PYTHONPATH would look first (after the script's folder)
+    sys.path[1:1] = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p and p not in sys.path]
+    return True
+
+
+def serve(path: str) -> None:
+    """The zygote: listen, import what the workers run, wait for one hand-over (or for stdin to
+    close: the audit is done with it), then run pyspark's daemon loop on the streams handed over."""
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(path)
+    listener.listen(4)
+    from subguard.audit import daemon
+
+    daemon.preload()
+    while True:
+        ready, _, _ = select.select([listener, sys.stdin], [], [])
+        if sys.stdin in ready and not os.read(sys.stdin.fileno(), 1):
+            return
+        if listener in ready:
+            conn, _ = listener.accept()
+            if _peer(conn)[1] == os.getuid() and _adopt(conn):
+                break
+            conn.close()
+    listener.close()
+    os.unlink(path)
+    # no worker keeps the connection open: its end tells Spark's daemon process that this one ended
+    os.register_at_fork(after_in_child=conn.close)
+    import pyspark.daemon
+
+    pyspark.daemon.manager()
+
+
+def hand_over() -> bool:
+    """In Spark's daemon process: hand this process's streams, environment, folder and arguments to
+    the zygote `ENV` names, then wait until it ends (passing SIGTERM on). False when there is none,
+    it refused, or it did not answer in time (it is then killed)."""
+    path = os.environ.get(ENV)
+    if not path:
+        return False
+    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    conn.settimeout(ANSWER_SECONDS)
+    try:
+        conn.connect(path)
+        pid = _peer(conn)[0]
+    except OSError:
+        return False
+    request = json.dumps({"env": dict(os.environ), "cwd": os.getcwd(), "argv": sys.argv[1:]}).encode()
+    try:
+        socket.send_fds(conn, [HEAD.pack(len(request))], [0, 1, 2])
+        conn.sendall(request)
+        answer = conn.makefile("rb").readline()
+    except TimeoutError:
+        os.kill(pid, signal.SIGKILL)  # never two daemons on the JVM's pipes
+        return False
+    except OSError:
+        return False
+    if answer != f"ok {pid}\n".encode():
+        return False
+
+    def forward(signum: int, _: object) -> None:
+        try:
+            os.kill(pid, signum)
+        finally:
+            os._exit(0)
+
+    signal.signal(signal.SIGTERM, forward)
+    conn.settimeout(None)
+    try:
+        while conn.recv(64):
+            pass
+    except OSError:
+        pass
+    return True
+
+
+if __name__ == "__main__":  # pragma: no cover - started by `start`
+    serve(sys.argv[1])
