@@ -13,9 +13,9 @@ round (bytes never parsed before: the parse is needed, `subguard.scan.ahead` tak
 critical path when a second core is free), `subguard check` after one edit of ordinary code (a Python file without rocketmq: a statement
 added, then taken away; the run memo replays such runs, `subguard.scan.unread`), `ruff check
 --no-cache`, `grep -rl rocketmq`, and the floor of an unchanged run (`subguard --version`, and a fresh
-process that only lists the root as the run memo compares it); with `--served`, the edit rounds again with a `subguard
-serve` of the same install running (`subguard.cli.resident`; an unchanged run is replayed without
-it); prints medians, ratios against ruff and subguard's peak memory (max RSS of the child process). Every timed run is preceded by an untimed read of the
+process that only lists the root as the run memo compares it); with `--served`, the warm and edit rounds again with a
+`subguard serve` of the same install running (`subguard.cli.resident`: each run is handed over,
+and stamps the tree from the walk the server keeps current, `subguard.scan.watch`); prints medians, ratios against ruff and subguard's peak memory (max RSS of the child process). Every timed run is preceded by an untimed read of the
 tree, so each starts with the files in the page cache.
 
 subguard is measured as users run it: installed from this checkout (not editable) into a temporary
@@ -145,9 +145,8 @@ def edit_rounds(
 def served_rounds(
     n: int, subguard: str, check: list[str], tree: Path, before: Callable[[], None]
 ) -> dict[str, tuple[float, int, int]]:
-    """The edit rounds again, each `check` handed to a `subguard serve` of the same install (started
-    here, stopped after; an unchanged run is replayed without it, as the warm rounds measured): max
-    RSS is the client's, the served run's memory is the server's."""
+    """The warm and edit rounds again, each `check` handed to a `subguard serve` of the same install
+    (started here, stopped after): max RSS is the client's, the served run's memory is the server's."""
     server = subprocess.Popen([subguard, "serve", "--idle", "600"], stderr=subprocess.PIPE, text=True, env=ENV)
     try:
         assert server.stderr is not None
@@ -155,14 +154,18 @@ def served_rounds(
         if "serving checks" not in line:
             raise SystemExit(f"subguard serve did not start: {line}")
         run(check)  # the server's first run: its forked children have the caches the runs above filled
+        time.sleep(1)  # the server loads the cache files and walks the trees that run named
         out = {
+            "warm": rounds(n, check, before),
             "1 edit": edit_rounds(n, check, edit_target(tree), before),
             "1 new edit": edit_rounds(n, check, edit_target(tree), before, fresh=True),
         }
         status = subprocess.run([subguard, "serve", "--status"], capture_output=True, text=True, env=ENV, check=False)
-        count = json.loads(status.stdout)["served"] if status.returncode == 0 else 0
-        if count < 2 * n:  # every edited run (an unchanged one is replayed by the console process itself)
-            raise SystemExit(f"subguard serve ran {count} of the {2 * n} edited runs")
+        answer = json.loads(status.stdout) if status.returncode == 0 else {}
+        if answer.get("served", 0) < 3 * n + 1:  # every run, the unchanged ones included
+            raise SystemExit(f"subguard serve ran {answer.get('served', 0)} of the {3 * n + 1} runs")
+        if not any(kind == "root" for kind, _ in answer.get("watched", [])):
+            raise SystemExit(f"subguard serve watched no tree: {answer}")
         return out
     finally:
         server.terminate()
@@ -174,7 +177,9 @@ def main() -> int:
     ap.add_argument("tree", type=Path, nargs="?", default=Path(sysconfig.get_paths()["stdlib"]))
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--current", action="store_true", help="measure the subguard beside this interpreter as installed")
-    ap.add_argument("--served", action="store_true", help="measure the edit runs with `subguard serve` as well")
+    ap.add_argument(
+        "--served", action="store_true", help="measure the warm and edit runs with `subguard serve` as well"
+    )
     args = ap.parse_args()
     tree = args.tree.resolve()
     bindir = Path(sys.executable).parent

@@ -4,15 +4,15 @@ server forks, after one edit of a consumer file.
     python bench/edit_profile.py TREE [--rounds 8] [--top 40] [--format json]
 
 The modules are loaded as `subguard serve` loads them (`server.preload`), and after each round the
-cache files the run loaded are kept as the server keeps them (`warm`); each round edits the
-edit target of `check_speed.py` (a blank line added, then taken away again), waits past the run
-memo's racy window as an editor's save would, replays the run memo as the console process does and,
-on its miss, forks the run as the server does (`entry.check_here` with the replay's hand-over). The
-forked run is sampled every 0.5 ms of its CPU time (SIGPROF); printed: each round's wall seconds
-(the replay and the forked run), then the share of samples in which each function (subguard's by module path) was on
-the stack (inclusive) and on top (self), over all rounds but the first (it fills the caches). The
-tree's caches live in a temporary folder; the edited file is restored afterwards.
-"""
+cache files the run loaded are kept, and the trees it walked watched, as the server does (`warm`);
+each round edits the edit target of `check_speed.py` (a blank line added, then taken away again),
+waits past the run memo's racy window as an editor's save would, brings the watched walks up to date
+and forks the run as the server does (`entry.check_here(served=True)`: its replay misses, then it
+runs). The forked run is sampled every 0.5 ms of its CPU time (SIGPROF); printed: each round's wall
+seconds (the forked run, its replay included), then the share of samples in which each function
+(subguard's by module path) was on the stack (inclusive) and on top (self), over all rounds but the
+first (it fills the caches). The tree's caches live in a temporary folder; the edited file is
+restored afterwards."""
 
 from __future__ import annotations
 
@@ -38,9 +38,10 @@ def _key(frame: FrameType) -> str:
     return f"{code.co_filename.rpartition('/subguard/')[2] or code.co_filename}:{code.co_firstlineno}:{code.co_name}"
 
 
-def _sampled_run(argv: list[str], handed: bytes, out: int, tell: int) -> None:
-    """In the forked child: run the check under SIGPROF sampling, write the counts to `out` and,
-    as a served run does, the cache files it loaded to `tell` (`subguard.cli.resident.warm`)."""
+def _sampled_run(argv: list[str], out: int, tell: int) -> None:
+    """In the forked child: run the check as a served run does (its replay misses) under SIGPROF
+    sampling, write the counts to `out` and, as a served run does, the cache files it loaded and the
+    trees it walked to `tell` (`subguard.cli.resident.warm`)."""
     from subguard.cli.entry import check_here
     from subguard.cli.resident import warm
 
@@ -66,7 +67,7 @@ def _sampled_run(argv: list[str], handed: bytes, out: int, tell: int) -> None:
     signal.setitimer(signal.ITIMER_PROF, INTERVAL, INTERVAL)
     code = 2
     try:
-        code = check_here(argv, handed)
+        code = check_here(argv, served=True)
     finally:
         signal.setitimer(signal.ITIMER_PROF, 0, 0)
         data = marshal.dumps((taken[0], dict(inclusive), dict(own)))
@@ -109,7 +110,7 @@ def main() -> int:
 
     server.preload()
     from subguard.cli.resident import warm
-    from subguard.scan import runmemo
+    from subguard.scan import runmemo, watch
 
     target = check_speed.edit_target(tree)
     original, st = target.read_bytes(), target.stat()
@@ -128,14 +129,12 @@ def main() -> int:
             os.dup2(null, 2)
             os.close(null)
             try:
-                replayed = runmemo.replay(argv[1:])
-                if replayed is not None:
-                    raise SystemExit("the run memo replayed an edited run: nothing to profile")
+                watch.refresh()  # as the server does before it forks
                 told, tell = os.pipe()
                 pid = os.fork()
                 if pid == 0:
                     os.close(told)
-                    _sampled_run(argv, runmemo.handover(), write_fd, tell)
+                    _sampled_run(argv, write_fd, tell)
                 os.close(tell)
                 taken, inc, top = _read(read_fd)
                 os.waitpid(pid, 0)
@@ -155,7 +154,7 @@ def main() -> int:
         target.write_bytes(original)
         os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns))
     print(f"tree: {tree}, rounds: {args.rounds} (+1 filling the caches), samples: {samples}")
-    print("wall s per round (replay + forked run):", " ".join(f"{w:.3f}" for w in walls))
+    print("wall s per round (the forked run, its replay included):", " ".join(f"{w:.3f}" for w in walls))
     for title, counts in (("inclusive", inclusive), ("self", own)):
         print(f"== {title}")
         for key, count in counts.most_common(args.top):

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from subguard.core import cache, kept, signing
-from subguard.scan import runmemo
+from subguard.scan import runmemo, watch
 
 CONSTANTS = '''"""Names shared by the consumers."""
 GROUP_A = "{group_a}"
@@ -341,9 +341,12 @@ def test_incremental_equals_cold_over_200_random_edits_in_process(
 ) -> None:
     """The same random edits as above, 100 per seed, each followed by a cached and a `--no-cache` run in
     this process (a subprocess pair costs ~2 s; these ~0.1 s of CPU): the reports are byte-identical.
-    With `served`, the cache files each cached run loaded are then kept as a resident server keeps
-    them (`subguard.core.kept`), and the next cached run is given them."""
+    With `served`, the cache files each cached run loaded are then kept, and the trees it walked
+    watched, as a resident server keeps and watches them (`subguard.core.kept`,
+    `subguard.scan.watch`), and the next cached run is given them."""
     kept.forget()
+    watch.forget()
+    walked = 0  # served runs that walked a tree (no watched walk answered)
     given: list[object] = []
     take = kept.take
     monkeypatch.setattr(kept, "take", lambda *a: given.append(take(*a)) or given[-1])
@@ -369,9 +372,14 @@ def test_incremental_equals_cold_over_200_random_edits_in_process(
         kinds.add(done[-1].split()[0])
         # the simulator is most of a cold run here: every tenth pair simulates (the impact memo is reused)
         args = () if n % 10 == 0 else ("--no-simulate",)
+        if served:
+            watch.refresh()  # as the server does before it forks a run
         warm = _check_here(root, out, *args)
         if served:
             kept.warm(kept.drain(), signing.stored_key)
+            wanted = watch.wanted()
+            walked += any(kind == "root" for kind, _, _ in wanted)  # the cache folder is walked after each run wrote it
+            assert all(watch.start(key) for key in wanted)
         # a user cache of its own: what a cold run writes there (the simulator's memo) must not
         # change the inputs the warm runs' memo checks
         monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg-cold"))
@@ -381,8 +389,10 @@ def test_incremental_equals_cold_over_200_random_edits_in_process(
     assert {"add", "remove", "change", "rename", "delete", "break", "fix"} <= kinds, kinds
     assert True in trusted and False in trusted, trusted  # both answers were given, and held
     kept.forget()
+    watch.forget()
     kept_states = [g for g in given if isinstance(g, cache.LoadedState)]
     assert (len(kept_states) > 50) == served, len(kept_states)  # most cached runs were given the kept state
+    assert walked < 10 if served else walked == 0, walked  # the others stamped their trees from the watched walks
 
 
 def test_a_python_edit_loads_no_other_extractor(tmp_path: Path) -> None:

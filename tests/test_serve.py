@@ -1,6 +1,7 @@
 """The resident server (`subguard serve`, `subguard.cli.resident`): real server processes on real sockets.
 
-A check handed to the server prints, exits and caches exactly what it does without one; only runs
+A check handed to the server prints, exits and caches exactly what it does without one, replayed or
+run, with the walks the server keeps current; only runs
 of the same user, interpreter, code and start-up environment are served; Ctrl-C reaches the served
 run; `--stop`, `--status` and the idle limit do what they say.
 """
@@ -162,7 +163,6 @@ def test_a_request_of_a_foreign_kind_is_refused_and_nothing_runs(server: Served)
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.connect(server.path)
     protocol.send(sock, {"op": "run", "argv": ["audit", "."], "fds": []})
-    protocol.send_blob(sock, b"")  # the hand-over that follows every run request
     answer, _ = protocol.receive(sock)
     sock.close()
     assert answer == {"refused": "not a check"}
@@ -213,45 +213,42 @@ def test_check_serve_starts_a_server_for_the_next_run(repo: Path, tmp_path: Path
         ask(path, "stop")
 
 
-def test_an_unchanged_run_is_replayed_by_the_console_process_itself(repo: Path, server: Served) -> None:
+def test_an_unchanged_run_is_replayed_by_the_served_run_from_the_walks_the_server_keeps(
+    repo: Path, server: Served
+) -> None:
+    """Once a served run has ended, the server watches the trees it walked (the scan root, the cache
+    folder: `subguard.scan.watch`); the next run is handed over and replays from the run memo with
+    the stamps of those walks, exactly as the console process replays, and after an edit the run
+    prints what a run without the server prints."""
     args = ("check", ".", "--no-simulate", "--format", "json")
     first = _subguard(repo, server.env, *args)
+    deadline = time.monotonic() + 30
+    while not _watched(server, "root") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _watched(server, "root") == [os.path.realpath(repo)]
     again = _subguard(repo, server.env, *args)
-    assert server.status()["served"] == 1  # the replay needs no server: handing it over would only add
+    assert server.status()["served"] == 2
     assert (again.returncode, again.stdout, again.stderr) == (first.returncode, first.stdout, first.stderr)
+    alone = _subguard(repo, {**server.env, "SUBGUARD_NO_SERVER": "1"}, *args)  # replayed by itself
+    assert (alone.returncode, alone.stdout, alone.stderr) == (first.returncode, first.stdout, first.stderr)
+    assert server.status()["served"] == 2
+    for edit in ("TagA", "TagB", "TagC"):
+        (repo / "two" / "consumer.py").write_text(CONSUMER.format(tags=edit))
+        (repo / "three").mkdir(exist_ok=True)  # a new folder, and a file in it: followed as well
+        (repo / "three" / f"{edit}.py").write_text(CONSUMER.format(tags=edit))
+        time.sleep(0.15)
+        served = _subguard(repo, server.env, *args)
+        cold = _subguard(repo, {**server.env, "SUBGUARD_NO_SERVER": "1"}, *args, "--no-cache")
+        assert (served.returncode, served.stdout, served.stderr) == (cold.returncode, cold.stdout, cold.stderr)
+        replayed = _subguard(repo, server.env, *args)
+        assert (replayed.returncode, replayed.stdout) == (cold.returncode, cold.stdout)
 
 
-def test_the_handover_carries_what_the_missed_replay_listed(
-    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The server's run takes over the client's listings and edited entries (`runmemo.handover`):
-    the same digests, rows and changed entries as the client held, so it lists nothing again."""
-    from subguard.scan import listing, runmemo
-
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-    monkeypatch.setenv("SUBGUARD_NO_SERVER", "1")
-    monkeypatch.chdir(repo)
-    argv = ["check", ".", "--no-simulate", "--format", "json"]
-    assert _subguard(repo, dict(os.environ), *argv).returncode == 1  # recorded
-    (repo / "two" / "consumer.py").write_text(CONSUMER.format(tags="TagA"))
-    time.sleep(0.15)
-    assert runmemo.replay(argv[1:]) is None  # a real run is needed
-    data = runmemo.handover()
-    taken = {k: (*v[:3], v[3].rows if hasattr(v[3], "rows") else v[3]) for k, v in runmemo._TAKEN.items()}
-    changed = dict(runmemo.CHANGED)
-    top = runmemo.root_folder(".")
-    entries = listing.take_shared(top, listing.DEFAULT_EXCLUDE_DIRS)
-    assert taken and entries
-    runmemo._TAKEN.clear()
-    runmemo.CHANGED.clear()
-    listing.forget_shared()
-
-    runmemo.take_over(data)
-    assert {k: (*v[:3], v[3].rows if hasattr(v[3], "rows") else v[3]) for k, v in runmemo._TAKEN.items()} == taken
-    assert runmemo.CHANGED == changed
-    assert listing.take_shared(top, listing.DEFAULT_EXCLUDE_DIRS) == entries
-    runmemo._TAKEN.clear()
-    runmemo.CHANGED.clear()
+def _watched(server: Served, kind: str) -> list[str]:
+    """The folders of `kind` the server watches (`subguard serve --status`: "watched")."""
+    watched = server.status()["watched"]
+    assert isinstance(watched, list)
+    return [path for k, path in watched if k == kind]
 
 
 def test_the_server_keeps_the_cache_files_a_run_loaded_and_the_next_run_reads_the_same(

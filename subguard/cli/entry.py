@@ -1,5 +1,5 @@
-"""Console entry point: an unchanged `check` is answered from the run memo before the CLI loads; any
-other goes to the resident server when one listens (`subguard.cli.resident`), else runs here."""
+"""Console entry point: a `check` goes to the resident server when one listens (`subguard.cli.resident`),
+else an unchanged one is answered from the run memo before the CLI loads, and any other runs here."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from subguard.cli.streams import escape_streams, flush_streams
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
     from typing import NoReturn
 
 
@@ -31,32 +31,40 @@ def run(argv: Sequence[str]) -> int:
     return check_here(argv)
 
 
-def check_here(argv: Sequence[str], handed: bytes | None = None) -> int:
-    """`subguard check ...`: replayed from the run memo, else handed to the resident server of this
-    install when one listens (`subguard.cli.resident`), else run here and recorded. `handed`: what
-    the replay of the client that handed this run over learned (`runmemo.take_over`)."""
+def check_here(argv: Sequence[str], served: bool = False, answer: Callable[[int], None] | None = None) -> int:
+    """`subguard check ...`: handed to the resident server of this install when one listens
+    (`subguard.cli.resident`), else replayed from the run memo, else run here and recorded. `served`:
+    this is the run a server forked for a client (it replays, or runs, here). `answer(code)` is
+    called once the run's outputs are written and before its caches and run memo are
+    (`subguard.core.afterwards`)."""
     from subguard.scan import runmemo
 
-    if handed is None:
-        try:
-            replayed = runmemo.replay(argv[1:])
-        except BrokenPipeError:  # `subguard check | head`: as the CLI itself, not an error
-            return 0
-        if replayed is not None:
-            return replayed
-        served = _serve(argv)
-        if served is not None:
-            return served
-    else:
-        runmemo.take_over(handed)
+    if not served:
+        code = _serve(argv)
+        if code is not None:
+            return code
+    try:
+        replayed = runmemo.replay(argv[1:])
+    except BrokenPipeError:  # `subguard check | head`: as the CLI itself, not an error
+        return 0
+    if replayed is not None:
+        return replayed
+    if not served and "--serve" in argv[1:]:
+        from subguard.cli.resident import client
+
+        client.start_server()  # for the next run: this one does not wait for it
+    from subguard.core import afterwards
     from subguard.scan import ahead, runrecord
 
     ahead.start(runmemo.CHANGED)  # the edited consumer files, parsed on the other core meanwhile
     try:
-        with runrecord.recording(argv[1:]) as recorder:
+        with runrecord.recording(argv[1:]) as recorder, afterwards.deferring() as for_the_next_run:
             from subguard.cli.main import main
 
             code = main(argv)
+            if answer is not None:
+                answer(code)
+            for_the_next_run()  # the caches, and what the run memo needs besides its listings
     finally:
         ahead.forget()
     if recorder is not None:
@@ -82,17 +90,13 @@ def leave(code: int) -> NoReturn:
 
 
 def _serve(argv: Sequence[str]) -> int | None:
-    """The exit code of the run a resident server of this install ran, or None (none listens, or it
-    refused); with `--serve`, a server is started for the next run when none listens."""
+    """The exit code of the run a resident server of this install ran (replayed or not), or None
+    (none listens, or it refused)."""
     from subguard.cli.resident import address
 
     path = address.served()  # one stat when no server was ever started
-    if path is None and "--serve" not in argv[1:]:
+    if path is None:
         return None
     from subguard.cli.resident import client
-    from subguard.scan import runmemo
 
-    served = client.delegate(argv, path, runmemo.handover) if path is not None else None
-    if served is None and "--serve" in argv[1:]:
-        client.start_server()  # for the next run: this one does not wait for it
-    return served
+    return client.delegate(argv, path)

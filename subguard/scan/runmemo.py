@@ -37,7 +37,7 @@ import time
 
 from subguard import __version__
 from subguard.core import signing, tools
-from subguard.scan import listing, treestamp, unread
+from subguard.scan import listing, treestamp, unread, watch
 from subguard.scan.listing import excluded_dir, git_files
 
 try:  # hashlib would load OpenSSL (~10 ms) for a digest the interpreter has built in
@@ -108,7 +108,8 @@ def root_listing(
     listed = git_files(top)
     if listed is None:
         rows = treestamp.Rows()
-        stamp = treestamp.walk_stamp(top, skip, excluded_dir, top, match, keep=rows)
+        key = ("root", top, _watch_extra(skip, globs))
+        stamp = watch.stamp(key, rows) or treestamp.walk_stamp(top, skip, excluded_dir, top, match, keep=rows)
         listing.share(top, skip, walk_rows=rows)  # the scan lists the root from these rows
         if kept is not None:
             kept.append(rows)
@@ -126,6 +127,30 @@ def root_listing(
     if kept is not None:
         kept.append((names, stats))
     return stamp
+
+
+def _watch_extra(skip: Sequence[str], globs: Sequence[Any]) -> str:
+    """What a resident server needs, besides the folder, to walk a tree as this run does
+    (`subguard.scan.watch`): the skipped prefixes and the config's `exclude`, as text."""
+    return marshal.dumps((tuple(skip), [list(globs[0]), globs[1]] if globs and globs[0] else [])).hex()
+
+
+def _watch_params(kind: str) -> Callable[[str, str], watch.Params]:
+    """The walk parameters of a tree of `kind` ("root": a scan root, "tree": a cache folder), as
+    `root_listing` and `tree_signature` walk it."""
+
+    def params(folder: str, extra: str) -> watch.Params:
+        skip, globs = marshal.loads(bytes.fromhex(extra))
+        if not (isinstance(skip, tuple) and all(isinstance(s, str) for s in skip) and isinstance(globs, list)):
+            raise ValueError("not the parameters of a walk")
+        if kind == "tree":
+            return folder, skip, _nothing, "tree\0" + folder, None
+        return folder, skip, excluded_dir, folder, _exclude_matcher(folder, globs)
+
+    return params
+
+
+watch.PARAMS.update({"root": _watch_params("root"), "tree": _watch_params("tree")})
 
 
 def _exclude_matcher(folder: str, globs: Sequence[Any]) -> Callable[[str], str | None] | None:
@@ -202,7 +227,8 @@ def tree_signature(folder: str) -> str:
     the same walk as a scan root's, with nothing excluded but the memo folder."""
     memos = os.path.relpath(runs_dir(), folder)
     skip = () if memos.startswith("..") else (memos + "/",)
-    return treestamp.walk_stamp(folder, skip, _nothing, "tree\0" + folder)[0]
+    watched = watch.stamp(("tree", folder, _watch_extra(skip, ())))
+    return (watched or treestamp.walk_stamp(folder, skip, _nothing, "tree\0" + folder))[0]
 
 
 def _nothing(name: str) -> bool:
@@ -346,48 +372,6 @@ def replay(argv: Sequence[str]) -> int | None:
     _emit(sys.stdout, entry["outputs"]["stdout"])
     _emit(sys.stderr, entry["outputs"]["stderr"])
     return int(entry["code"])
-
-
-def handover() -> bytes:
-    """What a replay that missed learned, for the process that runs the check instead of this one
-    (`subguard serve`): the listings it took (for the run's record and its discovery) and the
-    entries that changed (`CHANGED`). That process then lists nothing again (`take_over`). A walk's
-    rows still held by its forked half are collected first, as the scan would collect them."""
-    held: dict[int, tuple[int, treestamp.Rows]] = {}
-
-    def portable(kept: object) -> tuple[str, object]:
-        if isinstance(kept, treestamp.Rows):
-            if id(kept) not in held:
-                kept.complete()
-                held[id(kept)] = (len(held), kept)
-            return ("rows", held[id(kept)][0])
-        return ("plain", kept)
-
-    taken = [(key, (at, digest, newest, portable(kept))) for key, (at, digest, newest, kept) in _TAKEN.items()]
-    kept_listings = [
-        (top, skip, portable(walk) if walk is not None else None, names, stats)
-        for top, (skip, walk, names, stats) in listing.shared().items()
-    ]
-    rows = [(r.rows, r.partial) for _, r in sorted(held.values(), key=lambda pair: pair[0])]
-    return marshal.dumps({"changed": CHANGED, "taken": taken, "shared": kept_listings, "rows": rows})
-
-
-def take_over(data: bytes) -> None:
-    """This process continues the check whose replay another process missed (`handover`)."""
-    state = marshal.loads(data)
-    rows = [treestamp.Rows.held(r, partial) for r, partial in state["rows"]]
-
-    def back(kept: tuple[str, Any]) -> Any:
-        return rows[kept[1]] if kept[0] == "rows" else kept[1]
-
-    CHANGED.clear()
-    CHANGED.update(state["changed"])
-    _TAKEN.clear()
-    for key, (at, digest, newest, kept) in state["taken"]:
-        _TAKEN[key] = (at, digest, newest, back(kept))
-    listing.forget_shared()
-    for top, skip, walk, names, stats in state["shared"]:
-        listing.share(top, skip, walk_rows=back(walk) if walk is not None else None, names=names, stats=stats)
 
 
 def _read(path: str) -> str | None:

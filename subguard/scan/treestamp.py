@@ -15,6 +15,7 @@ from __future__ import annotations
 import marshal
 import os
 import sys
+from stat import S_ISDIR as stat_isdir
 
 try:  # hashlib would load OpenSSL (~10 ms) for a digest the interpreter has built in
     from _blake2 import blake2b
@@ -59,6 +60,11 @@ class _Walk:
         self.known: dict[str, bytes] = {}
         self.rows: dict[str, bytes] | None = None  # each folder's sorted rows (marshalled), when kept
         self.newest = 0
+        # a walk kept current (`subguard.scan.watch`): each folder's own newest ctime, and what to do
+        # with each folder's open descriptor before it is read (watch it)
+        self.newest_of: dict[str, int] | None = None
+        self.entered: Callable[[str, int], None] | None = None
+        self.linked: set[str] | None = None  # and the folders holding a file with another hard link
 
     def _kind(self, prefix: str, entry: os.DirEntry[str]) -> int:
         """LEFT_OUT (under a `skip` prefix, or an excluded folder), FOLDER (to enter) or ENTRY (stamped)."""
@@ -98,6 +104,8 @@ class _Walk:
             rows: list[tuple[object, ...]] = [("!unreadable",)]
         else:
             try:
+                if self.entered is not None:
+                    self.entered(rel, fd)
                 with os.scandir(fd) as it:
                     rows = self._rows(rel, fd, list(it))
             except OSError:
@@ -116,8 +124,8 @@ class _Walk:
         """One row per entry kept: (name, subfolder digest) or (name, *`fields`), built in the loop."""
         prefix = f"{rel}/" if rel else ""
         rows: list[tuple[object, ...]] = []
-        append, kind_of, unread = rows.append, self._kind, self.unread
-        newest = self.newest
+        append, kind_of, unread, linked = rows.append, self._kind, self.unread, self.linked
+        newest = 0
         for entry in found:
             name = entry.name
             kind = kind_of(prefix, entry)
@@ -135,9 +143,13 @@ class _Walk:
                 continue
             ctime = st.st_ctime_ns
             append((name, st.st_mode, st.st_size, st.st_mtime_ns, ctime, st.st_ino))
+            if linked is not None and st.st_nlink > 1 and not stat_isdir(st.st_mode):
+                linked.add(rel)
             if ctime > newest:  # ctime moves with every change; mtime can be set back
                 newest = ctime
         self.newest = max(self.newest, newest)
+        if self.newest_of is not None:
+            self.newest_of[rel] = newest
         return rows
 
     def frontier(self) -> list[str]:
@@ -168,13 +180,6 @@ class Rows:
         self.rows: dict[str, bytes] = {}
         self.pending: Pending | None = None
         self.partial = False  # the child went without handing its folders over
-
-    @classmethod
-    def held(cls, rows: dict[str, bytes], partial: bool) -> Rows:
-        """Rows another process completed (`runmemo.handover`)."""
-        out = cls()
-        out.rows, out.partial = rows, partial
-        return out
 
     def complete(self) -> dict[str, bytes]:
         """Every folder's rows (a folder whose rows the child could not send is missing)."""

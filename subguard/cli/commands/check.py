@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from subguard.cli.commands.common import InputError, load_or_fail, scan_paths, stats_text
+from subguard.core import afterwards
 from subguard.core.cache import user_cache_dir
 from subguard.core.config import Config, config_lookups
 from subguard.core.model import FileStatus, Finding, RuleDoc
@@ -484,6 +485,8 @@ def check(
     )
     revisions = _base_revisions(roots, config.base)
     results = scan_paths(roots, config.model_copy(update={"base": None}), cache_key=None if no_cache else digest)
+    if revisions:
+        afterwards.now()  # the base revision's scan reads the content cache this scan wrote
     change = _base_change(roots, revisions, results, config, None if no_cache else digest)
     notes: list[str] = []
     memo = impact_memo() if config.simulate and not no_cache else None
@@ -499,13 +502,13 @@ def check(
         change=change,
     )
     if memo is not None:
-        memo.save()
+        afterwards.later(memo.save)
     findings = judged.findings
     fixed = _fixes(results, findings, config, diff=diff, unsafe=unsafe_fixes) if fix or diff else None
     if fixed is not None:
         return fixed
     findings = _with_fixes(results, findings, {fmt, *(f for f, _ in extra_reports)}, config)
-    _note_unread(roots, results, findings, config)
+    afterwards.later(functools.partial(_note_unread, roots, results, findings, config))
     note = "\n".join(notes)
     ctx = _context(
         results,

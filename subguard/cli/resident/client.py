@@ -1,11 +1,10 @@
-"""Hand a `check` the run memo could not replay to the resident server of this install, when one
-listens (`subguard serve`). An unchanged run is still replayed by the console process itself: a
-hand-over would only add to it.
+"""Hand a `check` to the resident server of this install, when one listens (`subguard serve`): the
+run it forks replays the run memo or runs the check, with the listings the server keeps current
+(`subguard.scan.watch`), so that this process lists nothing.
 
 The request carries the run's argv, working directory, environment and umask, and its standard
 streams themselves (passed descriptors): the forked run writes to the same terminal, pipe or file,
-sees the same tty, and exits with a code this process exits with; and what the missed replay learned
-(`runmemo.handover`), so that the run does not list the roots again. Signals this process receives
+sees the same tty, and exits with a code this process exits with. Signals this process receives
 (Ctrl-C, a hook runner's timeout) are passed on to the run. When no server answers, or one refuses
 before the run starts, nothing has happened and the caller runs the check itself.
 Standard library only: it is loaded before the CLI.
@@ -22,17 +21,16 @@ from subguard.cli.resident import address, protocol
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Sequence
     from types import FrameType
     from typing import Any
 
 FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
 
 
-def delegate(argv: Sequence[str], path: str, handover: Callable[[], bytes]) -> int | None:
+def delegate(argv: Sequence[str], path: str) -> int | None:
     """The exit code of `subguard ARGV...` run by the server at `path` (`address.served`); None when
-    no server took it. `handover`: what this process's missed replay learned (`runmemo.handover`),
-    asked for once a server answers, so that the run lists nothing again."""
+    no server took it."""
     try:
         cwd = os.getcwd()
     except OSError:  # a deleted working directory: the run itself says so
@@ -55,7 +53,6 @@ def delegate(argv: Sequence[str], path: str, handover: Callable[[], bytes]) -> i
                 "fds": fds,
             }
             protocol.send(sock, request, fds)
-            protocol.send_blob(sock, handover())
             started, _ = protocol.receive(sock)
             if started is None or not isinstance(started.get("pid"), int):
                 return None  # refused, or gone before the run began: nothing ran

@@ -3,13 +3,13 @@
 A run after an edit spends about a third of its time importing subguard, pydantic, click and libcst.
 The server imports them (`PRELOAD`, every extractor, every report format) and then waits on its
 socket (`subguard.cli.resident.address`). For each request of a process of the same user it forks; the
-child takes the client's standard streams, working directory, environment, umask and argv, and what
-the client's run memo replay learned before it missed (the listings it took, the edited entries:
-`runmemo.take_over`), and runs the check exactly as the console entry would after that miss
-(`subguard.cli.entry.check_here`: the caches, the recording), then reports its exit code. The server
-itself never runs a check, so no run sees another's state; it imports, and once a run has ended it
-loads the cache files that run read from disk (`subguard.cli.resident.warm`), which a later run gets
-from its memory while they are unchanged (`subguard.core.kept`). It exits after `idle` seconds
+child takes the client's standard streams, working directory, environment, umask and argv, and
+replays or runs the check exactly as the console entry would (`subguard.cli.entry.check_here`: the
+run memo, the caches, the recording), then reports its exit code. The server itself never runs a
+check, so no run sees another's state; it imports, and once a run has ended it loads the cache files
+that run read from disk (`subguard.cli.resident.warm`), which a later run gets from its memory while
+they are unchanged (`subguard.core.kept`), and watches the trees that run walked, so that a later
+run stamps them without a walk (`subguard.scan.watch`). It exits after `idle` seconds
 without a request, when its socket is removed or replaced, or on `stop`, SIGTERM or SIGINT.
 """
 
@@ -32,6 +32,7 @@ from typing import Any
 from subguard.cli.resident import protocol, warm
 from subguard.cli.streams import flush_streams
 from subguard.core import kept
+from subguard.scan import watch
 
 # what a check imports besides the CLI core: loaded before the first fork
 PRELOAD = (
@@ -103,12 +104,15 @@ class Server:
                 wait = 1.0 if self.idle <= 0 else max(0.0, min(1.0, last + self.idle - time.monotonic()))
                 try:
                     told = {t.fd: t for t in self.children.values() if t.open}
-                    ready, _, _ = select.select([self.listener.fileno(), *told], [], [], wait)
+                    watched = watch.descriptors()
+                    ready, _, _ = select.select([self.listener.fileno(), *told, *watched], [], [], wait)
                 except InterruptedError:
                     continue
                 for fd in ready:
                     if fd in told:
                         told[fd].read()  # a run ended: the cache files it loaded, kept for the next
+                if any(fd in ready for fd in watched):
+                    watch.refresh()  # a watched tree changed: its walk is current before the next run asks
                 if self.listener.fileno() in ready:
                     self._accept()
                     last = time.monotonic()
@@ -157,10 +161,9 @@ class Server:
             if request is None:
                 return
             op = request.get("op")
-            handed = protocol.receive_blob(conn)[0] if op == "run" else None  # what the client's replay learned
             conn.settimeout(None)
-            if op == "run" and handed is not None:
-                self._run(conn, request, fds, handed)
+            if op == "run":
+                self._run(conn, request, fds)
             elif op == "status":
                 protocol.send(conn, self.status())
             elif op == "stop":
@@ -183,9 +186,10 @@ class Server:
             "up_seconds": round(time.time() - self.started, 1),
             "idle_limit": self.idle,
             "kept": kept.kept(),
+            "watched": watch.watched(),
         }
 
-    def _run(self, conn: socket.socket, request: dict[str, Any], fds: list[int], handed: bytes) -> None:
+    def _run(self, conn: socket.socket, request: dict[str, Any], fds: list[int]) -> None:
         argv, wanted = request.get("argv"), request.get("fds")
         if not (isinstance(argv, list) and all(isinstance(a, str) for a in argv) and argv[:1] == ["check"]):
             protocol.send(conn, {"refused": "not a check"})
@@ -197,6 +201,7 @@ class Server:
         if len(self.children) >= MOST_RUNNING:
             protocol.send(conn, {"refused": f"{MOST_RUNNING} runs already running"})
             return
+        watch.refresh()  # the walks the run stamps its trees with, as of now
         told, tell = os.pipe()
         pid = os.fork()
         if pid == 0:  # pragma: no cover - the child's coverage is the run's (measured in its own process)
@@ -206,7 +211,7 @@ class Server:
                 os.close(told)
                 for other in self.children.values():
                     other.close()
-                code = _child(conn, request, dict(zip(wanted, fds, strict=True)), handed)
+                code = _child(conn, request, dict(zip(wanted, fds, strict=True)))
                 warm.tell(tell)
             finally:
                 os._exit(code)
@@ -225,7 +230,7 @@ def _same_user(conn: socket.socket) -> bool:
     return uid == os.getuid()
 
 
-def _child(conn: socket.socket, request: dict[str, Any], streams: dict[int, int], handed: bytes) -> int:
+def _child(conn: socket.socket, request: dict[str, Any], streams: dict[int, int]) -> int:
     """In the forked child: become the client's run, run the check, report its exit code. A Ctrl-C
     the client passes on at any point ends the run as the CLI ends an interrupted one ("aborted", 2)."""
     relayed = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT}
@@ -233,6 +238,23 @@ def _child(conn: socket.socket, request: dict[str, Any], streams: dict[int, int]
     for sig in (*relayed, signal.SIGCHLD):
         signal.signal(sig, signal.default_int_handler if sig == signal.SIGINT else signal.SIG_DFL)
     code = 2
+    answered = False
+    log = os.dup(2)  # the server's own stderr (its log)
+
+    def answer(done: int) -> None:
+        """The client's exit code, as soon as the run's outputs are written; then the client's
+        streams are let go (a hook runner reading them sees their end now), and what the run writes
+        for the next run follows, any warning of it in the server's log."""
+        nonlocal answered
+        flush_streams()
+        answered = True
+        with contextlib.suppress(OSError, ValueError):
+            protocol.send(conn, {"code": done})
+        devnull = os.open(os.devnull, os.O_RDWR)
+        for fd, to in ((0, devnull), (1, devnull), (2, log)):
+            os.dup2(to, fd)
+        os.close(devnull)
+
     try:
         protocol.send(conn, {"pid": os.getpid()})
         argv = _become(request, streams)
@@ -240,7 +262,7 @@ def _child(conn: socket.socket, request: dict[str, Any], streams: dict[int, int]
         gc.disable()  # as the console entry runs a check (`entry.main`): it ends with os._exit
         from subguard.cli.entry import check_here
 
-        code = check_here(argv, handed)  # never replayed nor handed over again: the client did both
+        code = check_here(argv, served=True, answer=answer)  # replayed or run here, never handed over again
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     except KeyboardInterrupt:
@@ -254,8 +276,9 @@ def _child(conn: socket.socket, request: dict[str, Any], streams: dict[int, int]
         raise
     finally:
         flush_streams()
-        with contextlib.suppress(OSError, ValueError):
-            protocol.send(conn, {"code": code})
+        if not answered:
+            with contextlib.suppress(OSError, ValueError):
+                protocol.send(conn, {"code": code})
     return code
 
 

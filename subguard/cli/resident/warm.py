@@ -1,5 +1,6 @@
 """What a served run tells its server after it ends: the cache files it loaded (`subguard.core.kept`),
-which the server then loads again and keeps for the runs it forks later.
+which the server then loads again and keeps for the runs it forks later, and the trees it walked,
+which the server then watches (`subguard.scan.watch`).
 
 One message per run on a pipe of its own: a 4-byte length and a JSON list of (kind, path, key
 folder). It is written whole in one write, smaller than a pipe holds, so the run never waits on
@@ -14,14 +15,20 @@ import json
 import os
 
 from subguard.core import kept, signing
+from subguard.scan import runmemo, watch  # noqa: F401 - runmemo registers the kinds of trees a run walks (`watch.PARAMS`)
 
 MOST_TOLD = 32 * 1024  # bytes of one message: less than a pipe holds
 _LENGTH = 4
 
 
+WATCH = "watch:"  # the kind of a tree to watch (`subguard.scan.watch`): "watch:" + its kind, folder, extra
+
+
 def tell(fd: int) -> None:
-    """In the run, once it is over: write the cache files it loaded to `fd` and close it."""
-    body = json.dumps(kept.drain()).encode("utf-8", "surrogateescape")
+    """In the run, once it is over: write the cache files it loaded, and the trees it walked, to
+    `fd` and close it."""
+    trees = [(WATCH + kind, path, extra) for kind, path, extra in watch.wanted()]
+    body = json.dumps([*kept.drain(), *trees]).encode("utf-8", "surrogateescape")
     with contextlib.suppress(OSError):
         if len(body) <= MOST_TOLD:
             os.write(fd, len(body).to_bytes(_LENGTH, "big") + body)
@@ -80,7 +87,10 @@ def parse(body: bytes) -> list[tuple[str, str, str]]:
 
 
 def keep(wanted: list[tuple[str, str, str]]) -> None:
-    """Load and keep the named files (`kept.warm`), then freeze them: the forked runs never copy
-    what the server keeps by collecting it."""
-    if wanted and kept.warm(wanted, signing.stored_key):
+    """Load and keep the named files (`kept.warm`) and watch the named trees (`watch.start`), then
+    freeze them: the forked runs never copy what the server keeps by collecting it."""
+    files = [w for w in wanted if not w[0].startswith(WATCH)]
+    trees = [(kind.removeprefix(WATCH), path, extra) for kind, path, extra in wanted if kind.startswith(WATCH)]
+    started = sum(watch.start(tree) for tree in trees)
+    if (files and kept.warm(files, signing.stored_key)) or started:
         gc.freeze()
