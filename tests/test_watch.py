@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from subguard.scan import runmemo, treestamp, watch
+from subguard.scan import listing, runmemo, treestamp, watch
 from subguard.scan.listing import excluded_dir
 
 pytestmark = pytest.mark.skipif(not os.path.exists("/proc/self/mountinfo"), reason="inotify is Linux only")
@@ -27,16 +27,21 @@ def _kind() -> Iterator[None]:
     del watch.PARAMS["test"]
 
 
-def _fresh(root: Path) -> tuple[tuple[str, int], dict[str, bytes]]:
+Listed = list[tuple[str, "tuple[int, int, int] | None"]] | None
+
+
+def _fresh(root: Path) -> tuple[tuple[str, int] | None, dict[str, bytes], Listed]:
+    """A new walk's stamp, rows and entries as the scan lists them (`listing.take_shared`)."""
     rows = treestamp.Rows()
     stamp = treestamp.walk_stamp(str(root), SKIP, excluded_dir, "seed\0" + str(root), None, keep=rows)
-    return stamp, rows.complete()
+    return stamp, rows.complete(), listing._walk_order(rows.complete())
 
 
-def _watched(key: watch.Key) -> tuple[tuple[str, int] | None, dict[str, bytes]]:
+def _watched(key: watch.Key) -> tuple[tuple[str, int] | None, dict[str, bytes], Listed]:
+    """The same from the watched walk, once brought up to date."""
     watch.refresh()
     rows = treestamp.Rows()
-    return watch.stamp(key, rows), rows.rows
+    return watch.stamp(key, rows), rows.rows, rows.order
 
 
 def _tree(root: Path) -> None:
@@ -198,6 +203,7 @@ def test_the_run_memo_stamps_a_watched_root_as_it_walks_it(tmp_path: Path, monke
     assert watched == walked
     assert isinstance(kept[0], treestamp.Rows) and isinstance(alone[0], treestamp.Rows)
     assert kept[0].rows == alone[0].complete()
+    assert kept[0].order == listing._walk_order(alone[0].complete())
 
 
 def test_a_tree_past_the_watch_limit_is_not_watched_nor_tried_again_at_once(

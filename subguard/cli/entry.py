@@ -37,12 +37,12 @@ def check_here(argv: Sequence[str], served: bool = False, answer: Callable[[int]
     this is the run a server forked for a client (it replays, or runs, here). `answer(code)` is
     called once the run's outputs are written and before its caches and run memo are
     (`subguard.core.afterwards`)."""
-    from subguard.scan import runmemo
-
     if not served:
         code = _serve(argv)
         if code is not None:
             return code
+    from subguard.scan import runmemo  # not before: a served run's client never needs it
+
     try:
         replayed = runmemo.replay(argv[1:])
     except BrokenPipeError:  # `subguard check | head`: as the CLI itself, not an error

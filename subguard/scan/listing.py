@@ -225,7 +225,8 @@ def take_shared(top: str, exclude_dirs: frozenset[str]) -> list[tuple[str, Stat 
         return None
     complete = getattr(walk_rows, "complete", None)
     if complete is not None:
-        return _walk_order(complete())
+        order = getattr(walk_rows, "order", None)  # put in order ahead by a resident server (`watch`)
+        return list(order) if order is not None else _walk_order(complete())
     if isinstance(names, list) and isinstance(stats, dict):
         return [(name, st[:3] if (st := stats.get(name)) is not None else None) for name in names]
     return None

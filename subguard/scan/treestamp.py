@@ -180,6 +180,8 @@ class Rows:
         self.rows: dict[str, bytes] = {}
         self.pending: Pending | None = None
         self.partial = False  # the child went without handing its folders over
+        # the entries in `listing.walk_tree`'s order, when a watched walk had them at hand (`watch`)
+        self.order: list[tuple[str, tuple[int, int, int] | None]] | None = None
 
     def complete(self) -> dict[str, bytes]:
         """Every folder's rows (a folder whose rows the child could not send is missing)."""

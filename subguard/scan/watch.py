@@ -26,7 +26,7 @@ import marshal
 import os
 import time
 
-from subguard.scan import treestamp
+from subguard.scan import listing, treestamp
 
 try:  # as `treestamp` digests: hashlib would load OpenSSL
     from _blake2 import blake2b
@@ -76,6 +76,7 @@ class _Tree:
         self.children: dict[str, tuple[str, ...]] = {}  # folder -> the subfolders its rows name
         self.lost = False
         self.stamp: tuple[str, int] | None = None  # (digest, newest ctime) as of the last refresh
+        self.order: list[tuple[str, tuple[int, int, int] | None]] | None = None  # its entries, listed
 
     def _entered(self, rel: str, fd: int) -> None:
         if self.lost:
@@ -125,6 +126,7 @@ class _Tree:
         digest = blake2b(treestamp._name(self.seed), digest_size=32)
         digest.update(root)
         self.stamp = (digest.hexdigest(), max(walk.newest_of.values(), default=0))
+        self.order = listing._walk_order(walk.rows)  # what a run's scan lists the tree from, ahead
 
     def _apply(self, event: Event, dirty: set[str], gone: set[str]) -> None:
         """Note which folders `event` changes (`dirty`) and which subfolder it names (`gone`: its
@@ -188,7 +190,7 @@ def stamp(key: Key, keep: treestamp.Rows | None = None) -> tuple[str, int] | Non
         return None
     if keep is not None:
         assert tree.walk.rows is not None
-        keep.rows = dict(tree.walk.rows)
+        keep.rows, keep.order = dict(tree.walk.rows), tree.order
     return tree.stamp
 
 
