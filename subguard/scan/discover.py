@@ -107,13 +107,14 @@ def discover(
     match = exclude(root) if exclude is not None else None
     candidates: list[Candidate] = []
     skipped: list[FileRecord] = []
-    regular = stat.S_ISREG
+    regular, top = stat.S_ISREG, str(root)
+    made = tuple.__new__  # what `Candidate(...)` does, without its Python-level `__new__` per file
     for rel, st in entries:
         if match is not None and (pattern := match(rel)) is not None:
             skipped.append(excluded_record(rel, pattern))
             continue
         if st is not None and regular(st[0]) and st[1] <= max_size:  # most entries: as `_classified` makes them
-            candidates.append(Candidate(rel, f"{root}/{rel}", st[1], None, st[2]))
+            candidates.append(made(Candidate, (rel, f"{top}/{rel}", st[1], None, st[2])))
             continue
         cand, rec = classify(root, rel, max_size) if st is None else _classified(root, rel, max_size, *st)
         if cand is not None:
