@@ -51,6 +51,14 @@ def _tree(root: Path) -> None:
             (root / f"d{i}" / f"f{j}.py").write_text("x" * j)
 
 
+def _watched_tree(tmp_path: Path) -> tuple[Path, watch.Key]:
+    """A small tree in `tmp_path` and the key it is watched by (not watched yet)."""
+    root = tmp_path / "tree"
+    root.mkdir()
+    _tree(root)
+    return root, ("test", str(root), "")
+
+
 def _listed(root: Path) -> tuple[list[str], list[str]]:
     files: list[str] = []
     folders: list[str] = []
@@ -137,10 +145,7 @@ def test_a_watched_walk_equals_a_new_walk_after_every_change(tmp_path: Path, see
 
 
 def test_a_stamp_is_taken_only_from_a_walk_no_event_came_after(tmp_path: Path) -> None:
-    root = tmp_path / "tree"
-    root.mkdir()
-    _tree(root)
-    key = ("test", str(root), "")
+    root, key = _watched_tree(tmp_path)
     assert watch.stamp(key) is None and watch.wanted() == [key]  # not watched: walked, and wanted
     assert watch.start(key)
     (root / "d0" / "f0.py").write_text("changed")
@@ -151,10 +156,7 @@ def test_a_stamp_is_taken_only_from_a_walk_no_event_came_after(tmp_path: Path) -
 
 
 def test_lost_events_walk_the_tree_again(tmp_path: Path) -> None:
-    root = tmp_path / "tree"
-    root.mkdir()
-    _tree(root)
-    key = ("test", str(root), "")
+    root, key = _watched_tree(tmp_path)
     assert watch.start(key)
     a, b = root / "d0" / "f1.py", root / "d1" / "f1.py"
     for i in range(20000):  # more events than the queue holds (16,384 by default): it overflows
@@ -164,10 +166,7 @@ def test_lost_events_walk_the_tree_again(tmp_path: Path) -> None:
 
 
 def test_a_removed_root_is_no_longer_watched(tmp_path: Path) -> None:
-    root = tmp_path / "tree"
-    root.mkdir()
-    _tree(root)
-    key = ("test", str(root), "")
+    root, key = _watched_tree(tmp_path)
     assert watch.start(key)
     shutil.rmtree(root)
     assert _watched(key)[0] is None
@@ -209,10 +208,7 @@ def test_the_run_memo_stamps_a_watched_root_as_it_walks_it(tmp_path: Path, monke
 def test_a_tree_past_the_watch_limit_is_not_watched_nor_tried_again_at_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    root = tmp_path / "tree"
-    root.mkdir()
-    _tree(root)
-    key = ("test", str(root), "")
+    root, key = _watched_tree(tmp_path)
     monkeypatch.setattr(watch, "MOST_FOLDERS", 3)  # as when inotify's per-user watch limit is reached
     assert not watch.start(key)
     assert watch.watched() == []
