@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import random
 import shutil
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -216,4 +217,31 @@ def test_a_tree_past_the_watch_limit_is_not_watched_nor_tried_again_at_once(
     assert not watch.start(key)  # refused a moment ago: the runs walk it meanwhile
     monkeypatch.setattr(watch, "RETRY_SECONDS", 0.0)
     assert watch.start(key)
+    assert _watched(key) == _fresh(root)
+
+
+def test_a_folder_that_turns_unreadable_leaves_the_stamp_as_it_leaves_a_new_walk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """chmod 0 on a folder: its rows and newest ctime leave the stamp, as they leave a new walk's (a
+    folder of mode 0 refuses to open here even for root, as it does for any other user)."""
+    real_open = os.open
+
+    def open_as_a_user(path: str, flags: int, mode: int = 0o777, *, dir_fd: int | None = None) -> int:
+        if flags & os.O_DIRECTORY and stat.S_IMODE(os.stat(path, dir_fd=dir_fd).st_mode) == 0:
+            raise PermissionError(13, "Permission denied")
+        return real_open(path, flags, mode, dir_fd=dir_fd)
+
+    monkeypatch.setattr(treestamp.os, "open", open_as_a_user)
+    root, key = _watched_tree(tmp_path)
+    assert watch.start(key)
+    (root / "d1" / "f0.py").write_text("the newest entry")
+    assert _watched(key) == _fresh(root)
+    (root / "d1").chmod(0)
+    try:
+        stamp = _watched(key)
+        assert stamp == _fresh(root)  # no rows, nor a newest ctime, of what it holds
+        assert "d1/e" not in stamp[1]
+    finally:
+        (root / "d1").chmod(0o755)
     assert _watched(key) == _fresh(root)

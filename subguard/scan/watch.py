@@ -65,13 +65,11 @@ class _Tree:
 
     def __init__(self, params: Params, instance: Instance) -> None:
         base, skip, excluded, self.seed, unread = params
-        self.params = params
         self.inotify = instance
         self.walk = treestamp._Walk(base, skip, excluded, unread)
         self.walk.rows, self.walk.newest_of, self.walk.entered = {}, {}, self._entered
-        self.walk.linked = (
-            set()
-        )  # folders looked at again on every refresh: a change through another link sends no event
+        # the folders looked at again on every refresh: a change through another hard link sends no event
+        self.walk.linked = set()
         self.folders: dict[int, str] = {}  # watch descriptor -> folder (relative path)
         self.children: dict[str, tuple[str, ...]] = {}  # folder -> the subfolders its rows name
         self.lost = False
@@ -153,18 +151,24 @@ class _Tree:
             gone.add(f"{rel}/{event.name}" if rel else event.name)
 
     def _drop(self, rel: str) -> None:
-        """Forget the digest of `rel` and of its ancestors (their rows hold it)."""
-        known = self.walk.known
+        """Forget the digest and newest ctime of `rel` and of its ancestors (their rows hold it):
+        a folder that cannot be read now names no newest ctime."""
+        assert self.walk.newest_of is not None
+        known, newest = self.walk.known, self.walk.newest_of
         known.pop(rel, None)
+        newest.pop(rel, None)
         while rel:
             rel = rel.rpartition("/")[0]
             known.pop(rel, None)
+            newest.pop(rel, None)
 
     def _drop_below(self, rel: str) -> None:
-        """Forget the digests of `rel` and of every folder below it."""
+        """Forget the digests and newest ctimes of `rel` and of every folder below it."""
+        assert self.walk.newest_of is not None
         prefix = f"{rel}/"
         for done in [r for r in self.walk.known if r == rel or r.startswith(prefix)]:
             del self.walk.known[done]
+            self.walk.newest_of.pop(done, None)
 
     def _reachable(self) -> set[str]:
         seen = {""} if "" in self.walk.known else set()
