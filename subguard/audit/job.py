@@ -1182,8 +1182,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args.verbose and own_jvm:
         handle, log = tempfile.mkstemp(prefix="subguard-audit-", suffix=".log")
         os.close(handle)
-    with stderr_to(log):
-        spark, cds = launch(args.master, args.jvm_archive, quiet=not args.verbose)
+    try:
+        with stderr_to(log):
+            spark, cds = launch(args.master, args.jvm_archive, quiet=not args.verbose)
+    except BaseException:
+        if early is not None:
+            early.close()
+        raise
     progress(f"session: Spark started in {time.monotonic() - start:.1f} s (Python imports, JVM start, SparkContext)")
     done = False
     try:

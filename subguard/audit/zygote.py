@@ -55,13 +55,14 @@ class Zygote:
             self.proc.poll()
         except OSError:
             pass
-        for name in os.listdir(self.folder) if os.path.isdir(self.folder) else ():
-            try:
-                os.unlink(os.path.join(self.folder, name))
-            except OSError:
-                pass
+        _remove(os.path.join(self.folder, "socket"))
+
+
+def _remove(socket_path: str) -> None:
+    """The socket and its folder, if still there."""
+    for remove, path in ((os.unlink, socket_path), (os.rmdir, os.path.dirname(socket_path))):
         try:
-            os.rmdir(self.folder)
+            remove(path)
         except OSError:
             pass
 
@@ -145,17 +146,19 @@ def serve(path: str) -> None:
     from subguard.audit import daemon
 
     daemon.preload()
-    while True:
-        ready, _, _ = select.select([listener, sys.stdin], [], [])
-        if sys.stdin in ready and not os.read(sys.stdin.fileno(), 1):
-            return
-        if listener in ready:
-            conn, _ = listener.accept()
-            if _peer(conn)[1] == os.getuid() and _adopt(conn):
-                break
-            conn.close()
-    listener.close()
-    os.unlink(path)
+    try:
+        while True:
+            ready, _, _ = select.select([listener, sys.stdin], [], [])
+            if sys.stdin in ready and not os.read(sys.stdin.fileno(), 1):
+                return
+            if listener in ready:
+                conn, _ = listener.accept()
+                if _peer(conn)[1] == os.getuid() and _adopt(conn):
+                    break
+                conn.close()
+    finally:  # nothing left behind, also when the audit's process was killed
+        listener.close()
+        _remove(path)
     # no worker keeps the connection open: its end tells Spark's daemon process that this one ended
     os.register_at_fork(after_in_child=conn.close)
     import pyspark.daemon

@@ -86,3 +86,30 @@ def test_no_zygote_no_hand_over(monkeypatch: pytest.MonkeyPatch, tmp_path: Path)
     assert zygote.hand_over() is False
     monkeypatch.setenv(zygote.ENV, str(tmp_path / "gone"))
     assert zygote.hand_over() is False
+
+
+def test_zygote_of_a_killed_audit_leaves_nothing() -> None:
+    """An audit process that ends without closing its zygote (killed): the zygote sees its stdin end,
+    removes its socket and folder, and exits."""
+    script = (
+        "import os, sys, time\n"
+        "from subguard.audit import zygote\n"
+        "early = zygote.start()\n"
+        "while not os.path.exists(os.environ[zygote.ENV]): time.sleep(0.05)\n"
+        "print(early.folder, early.proc.pid, flush=True)\n"
+        "os._exit(0)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    folder, pid = done.stdout.split()
+    deadline = time.monotonic() + 60
+    while (os.path.exists(folder) or _alive(int(pid))) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not os.path.exists(folder) and not _alive(int(pid))
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
