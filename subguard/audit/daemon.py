@@ -1,7 +1,7 @@
 """The Python worker daemon of a local audit (`spark.python.daemon.module`): pyspark's own
 `pyspark.daemon`, which forks one worker per Python task slot, with what every audit task imports
-loaded once before it forks: pyspark's worker, the audit's task modules and the extractors (libcst,
-tree-sitter, ruamel). Each forked worker starts with them in place (copy-on-write) instead of
+loaded once before it forks (`zygote.preload`: pyspark's worker, the audit's task modules and the
+extractors: libcst, tree-sitter, ruamel). Each forked worker starts with them in place (copy-on-write) instead of
 importing them itself, which cost every worker about a second of CPU at the audit's first job.
 
 Where the audit started a zygote beside the JVM (`subguard.audit.zygote`), this process hands its
@@ -14,24 +14,11 @@ module that fails to import is left to the workers, as without this daemon.
 
 from __future__ import annotations
 
-
-def preload() -> None:
-    try:
-        import pyspark.worker  # noqa: F401 - what each forked worker runs
-
-        from subguard.audit import incremental, tasks, transforms  # noqa: F401
-        from subguard.extract import load_extractors
-
-        load_extractors()
-    except Exception:  # noqa: BLE001, S110 - the workers import what they need themselves
-        pass
-
-
 if __name__ == "__main__":  # pragma: no cover - started by Spark as `python -m subguard.audit.daemon`
     from subguard.audit import zygote
 
     if not zygote.hand_over():  # no zygote started beside the JVM (or it refused): be the daemon
         import pyspark.daemon
 
-        preload()
+        zygote.preload()
         pyspark.daemon.manager()

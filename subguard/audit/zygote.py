@@ -2,7 +2,7 @@
 
 Spark starts its worker daemon (`spark.python.daemon.module`: `subguard.audit.daemon`) at the first
 Python task, once the session is up, and no worker runs before that daemon has imported pyspark's
-worker, the audit's modules and the extractors (`daemon.preload`: 0.7 s of CPU, 1.4 s of wall
+worker, the audit's modules and the extractors (`preload`: 0.7 s of CPU, 1.4 s of wall
 beside the JVM's own work). `start` runs a daemon of our own (this module) as the audit starts, so
 the imports overlap the JVM's start; it listens on a Unix socket in a private folder whose path the
 JVM, and so Spark's daemon process, inherit (`ENV`). Spark's daemon process sends it its standard
@@ -65,6 +65,19 @@ def _remove(socket_path: str) -> None:
             remove(path)
         except OSError:
             pass
+
+
+def preload() -> None:
+    """Import what every worker runs: pyspark's worker, the audit's task modules, the extractors."""
+    try:
+        import pyspark.worker  # noqa: F401 - what each forked worker runs
+
+        from subguard.audit import incremental, tasks, transforms  # noqa: F401
+        from subguard.extract import load_extractors
+
+        load_extractors()
+    except Exception:  # noqa: BLE001, S110 - the workers import what they need themselves
+        pass
 
 
 def environment(base: dict[str, str]) -> dict[str, str]:
@@ -143,9 +156,7 @@ def serve(path: str) -> None:
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(path)
     listener.listen(4)
-    from subguard.audit import daemon
-
-    daemon.preload()
+    preload()
     try:
         while True:
             ready, _, _ = select.select([listener, sys.stdin], [], [])
