@@ -11,6 +11,7 @@ Anywhere else `later` does the work at once.
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Callable, Iterator
 
 _QUEUE: list[Callable[[], None]] | None = None
@@ -26,8 +27,14 @@ def later(work: Callable[[], None]) -> None:
 
 def now() -> None:
     """Do the work queued so far (a step that reads what it writes comes next)."""
-    while _QUEUE:
-        _QUEUE.pop(0)()
+    if _QUEUE is not None:
+        _do(_QUEUE)
+
+
+def _do(queue: list[Callable[[], None]]) -> None:
+    """Each work of `queue`, in order, once (work it queues meanwhile too)."""
+    while queue:
+        queue.pop(0)()
 
 
 @contextlib.contextmanager
@@ -37,13 +44,8 @@ def deferring() -> Iterator[Callable[[], None]]:
     global _QUEUE
     outer, queue = _QUEUE, list[Callable[[], None]]()
     _QUEUE = queue
-
-    def finish() -> None:
-        while queue:
-            queue.pop(0)()
-
     try:
-        yield finish
+        yield functools.partial(_do, queue)
     finally:
         _QUEUE = outer
-        finish()
+        _do(queue)

@@ -19,6 +19,7 @@ from collections import Counter
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, TypeVar
 
 from subguard.core import afterwards, tools
 from subguard.core.cache import PICKLES, ContentCache, code_stamp, namespace
@@ -302,6 +303,9 @@ def _scan_files(
     )
 
 
+_Made = TypeVar("_Made", bound=Callable[..., FileRecord])
+
+
 def _skipped_maker() -> Callable[[str, str, str, str, int], FileRecord]:
     """A skipped file's record, `FileRecord.model_construct(path=, status=SKIPPED, reason=,
     extractor=, repo=, size=)` for most files of a large tree at a third of its cost: the instance's
@@ -324,11 +328,17 @@ def _skipped_maker() -> Callable[[str, str, str, str, int], FileRecord]:
             path=path, status=skipped, reason=reason, extractor=extractor, repo=repo, size=size
         )
 
+    return _agreeing(make, documented, [("a", "r", "e", "x", 1)])
+
+
+def _agreeing(fast: _Made, documented: _Made, samples: Sequence[tuple[Any, ...]]) -> _Made:
+    """`fast` when it makes exactly the record `documented` makes (the same state) from each of the
+    `samples` (arguments), else `documented` (another pydantic: the slow, documented way)."""
     try:
-        same = make("a", "r", "e", "x", 1).__getstate__() == documented("a", "r", "e", "x", 1).__getstate__()
-    except Exception:  # noqa: BLE001 - another pydantic: the slow, documented way
+        same = all(fast(*args).__getstate__() == documented(*args).__getstate__() for args in samples)
+    except Exception:  # noqa: BLE001 - a pydantic whose internals differ: the documented way
         same = False
-    return make if same else documented
+    return fast if same else documented
 
 
 _skipped = _skipped_maker()
@@ -355,16 +365,12 @@ def _updater() -> Callable[[FileRecord, dict[str, object]], FileRecord]:
     def documented(rec: FileRecord, update: dict[str, object]) -> FileRecord:
         return rec.model_copy(update=update)
 
+    if FileRecord.model_config.get("extra") == "allow":  # an update may go to the extra fields
+        return documented
     sample = FileRecord(path="a", status=FileStatus.PARSED, extractor="e")
-    changes: list[dict[str, object]] = [{"repo": "x"}, {"repo": "x", "extractor": "f", "size": 3}]
-    try:
-        same = all(
-            updated(sample, change).__getstate__() == sample.model_copy(update=change).__getstate__()
-            for change in changes
-        )
-    except Exception:  # noqa: BLE001 - another pydantic: the slow, documented way
-        same = False
-    return updated if same and FileRecord.model_config.get("extra") != "allow" else documented
+    return _agreeing(
+        updated, documented, [(sample, {"repo": "x"}), (sample, {"repo": "x", "extractor": "f", "size": 3})]
+    )
 
 
 _updated = _updater()
