@@ -360,9 +360,14 @@ def group_inputs(consumers: DataFrame, waivers: Mapping[str, str]) -> DataFrame:
     looked up, not joined: `transforms.lookup`), a group's waivers are those of its distinct member
     repositories, sorted."""
     known = consumers.where(F.col("group").isNotNull() & (F.col("group") != ""))
-    none = F.array().cast("array<string>")
     listed = T.lookup(F.col("repo"), {repo: (text,) for repo, text in waivers.items()}, ["payloads"])
-    rows = known.withColumn("payloads", F.from_json(listed["payloads"], "array<string>"))
+    return inputs_of(known.withColumn("payloads", F.from_json(listed["payloads"], "array<string>")))
+
+
+def inputs_of(rows: DataFrame) -> DataFrame:
+    """`group_inputs` of consumer rows with a group that carry their repository's waivers
+    (`payloads`: an array of waiver payloads, null for none)."""
+    none = F.array().cast("array<string>")
     repo = F.struct(F.col("repo"), F.coalesce(F.col("payloads"), none).alias("payloads"))
     gathered = rows.groupBy("group").agg(
         F.sort_array(F.collect_list(F.struct("json", "env_hint"))).alias("members"),

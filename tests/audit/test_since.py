@@ -241,23 +241,17 @@ def test_file_count_origins() -> None:
 
 
 def _joined_inputs(consumers: Any, waivers: dict[str, str]) -> Any:
-    """`incremental.group_inputs` as it was before the lookup: the waivers joined as a relation."""
+    """`incremental.group_inputs` as it was before the lookup: the waivers joined as a relation (the
+    aggregation after it is the same, `incremental.inputs_of`)."""
     from pyspark.sql import functions as F
+
+    from subguard.audit import incremental as inc
 
     spark = consumers.sparkSession
     known = consumers.where(F.col("group").isNotNull() & (F.col("group") != ""))
-    none = F.array().cast("array<string>")
     frame = spark.createDataFrame(sorted(waivers.items()), "repo string, payloads string")
     by_repo = frame.select("repo", F.from_json("payloads", "array<string>").alias("payloads"))
-    rows = known.join(F.broadcast(by_repo), "repo", "left")
-    repo = F.struct(F.col("repo"), F.coalesce(F.col("payloads"), none).alias("payloads"))
-    gathered = rows.groupBy("group").agg(
-        F.sort_array(F.collect_list(F.struct("json", "env_hint"))).alias("members"),
-        F.collect_set(repo).alias("_repos"),
-    )
-    waived = F.sort_array(F.flatten(F.transform(F.col("_repos"), lambda r: r["payloads"])))
-    joined = gathered.withColumn("waived", F.coalesce(waived, none)).drop("_repos")
-    return joined.withColumn("input", F.sha2(F.to_json(F.struct("members", "waived")), 256))
+    return inc.inputs_of(known.join(F.broadcast(by_repo), "repo", "left"))
 
 
 def test_group_inputs_waivers(spark: Any) -> None:
