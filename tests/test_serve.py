@@ -21,8 +21,9 @@ from pathlib import Path
 
 import pytest
 
-from subguard.cli.resident import address, protocol
+from subguard.cli.resident import address
 from subguard.cli.resident.server import ask
+from subguard.core import frames
 
 # one consumer module; "{tags}" is its tag expression (shared with the cache, action and hook tests)
 CONSUMER = (Path(__file__).parent / "fixtures" / "snippets" / "order_consumer.py.tmpl").read_text(encoding="utf-8")
@@ -162,8 +163,8 @@ def test_a_request_of_a_foreign_kind_is_refused_and_nothing_runs(server: Served)
 
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.connect(server.path)
-    protocol.send(sock, {"op": "run", "argv": ["audit", "."], "fds": []})
-    answer, _ = protocol.receive(sock)
+    frames.send(sock, {"op": "run", "argv": ["audit", "."], "fds": []})
+    answer, _ = frames.receive(sock)
     sock.close()
     assert answer == {"refused": "not a check"}
     assert server.status()["served"] == 0

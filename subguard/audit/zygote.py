@@ -19,16 +19,16 @@ or the audit's process ending).
 
 from __future__ import annotations
 
-import json
 import os
 import select
 import signal
 import socket
-import struct
 import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass
+
+from subguard.core import frames
 
 ENV = "SUBGUARD_AUDIT_ZYGOTE"  # the socket's path, for Spark's daemon process
 # what an interpreter reads from the environment as it starts (the rest is read at run time from
@@ -36,7 +36,6 @@ ENV = "SUBGUARD_AUDIT_ZYGOTE"  # the socket's path, for Spark's daemon process
 STARTUP = ("PYTHONHASHSEED", "PYTHONUNBUFFERED", "PYTHONDONTWRITEBYTECODE", "PYTHONOPTIMIZE", "PYTHONSAFEPATH")
 ANSWER_SECONDS = 60.0  # how long Spark's daemon process waits for the zygote's imports and answer
 READ_SECONDS = 10.0  # how long the zygote waits for a connected process's request
-HEAD = struct.Struct("!I")  # the request's length, sent with the streams
 
 
 @dataclass
@@ -103,38 +102,21 @@ def start() -> Zygote | None:
     return Zygote(proc, folder)
 
 
-def _read(conn: socket.socket, size: int) -> bytes:
-    """Exactly `size` bytes (OSError when the peer closes first)."""
-    out = b""
-    while len(out) < size:
-        chunk = conn.recv(size - len(out))
-        if not chunk:
-            raise OSError("closed")
-        out += chunk
-    return out
-
-
-def _peer(conn: socket.socket) -> tuple[int, int]:
-    """(pid, uid) of the process at the other end of a Unix socket."""
-    pid, uid, _ = struct.unpack("3i", conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i")))
-    return pid, uid
-
-
 def _adopt(conn: socket.socket) -> bool:
     """Take over the connected daemon process's streams, environment, working folder, arguments and
     module path; False (and nothing taken) when its start-up variables differ or it is gone."""
     conn.settimeout(READ_SECONDS)
     fds: list[int] = []
     try:
-        head, fds, _, _ = socket.recv_fds(conn, HEAD.size, 3)
-        head += _read(conn, HEAD.size - len(head))
-        request = json.loads(_read(conn, HEAD.unpack(head)[0]).decode())
+        request, fds = frames.receive(conn, most_fds=3)
+        if request is None:
+            raise OSError("closed")
         env: dict[str, str] = request["env"]
         if len(fds) != 3 or any(env.get(k) != os.environ.get(k) for k in STARTUP):
-            conn.sendall(b"no\n")
+            frames.send(conn, {"refused": "other start-up variables"})
             raise OSError("refused")
-        conn.sendall(f"ok {os.getpid()}\n".encode())
-    except (OSError, ValueError, KeyError, struct.error):
+        frames.send(conn, {"pid": os.getpid()})
+    except (OSError, ValueError, KeyError):
         for fd in fds:
             os.close(fd)
         return False
@@ -164,7 +146,8 @@ def serve(path: str) -> None:
                 return
             if listener in ready:
                 conn, _ = listener.accept()
-                if _peer(conn)[1] == os.getuid() and _adopt(conn):
+                known = frames.peer(conn)
+                if known is not None and known[1] == os.getuid() and _adopt(conn):
                     break
                 conn.close()
     finally:  # nothing left behind, also when the audit's process was killed
@@ -188,20 +171,22 @@ def hand_over() -> bool:
     conn.settimeout(ANSWER_SECONDS)
     try:
         conn.connect(path)
-        pid = _peer(conn)[0]
+        known = frames.peer(conn)
     except OSError:
         return False
-    request = json.dumps({"env": dict(os.environ), "cwd": os.getcwd(), "argv": sys.argv[1:]}).encode()
+    if known is None:
+        return False
+    pid = known[0]
+    request = {"env": dict(os.environ), "cwd": os.getcwd(), "argv": sys.argv[1:]}
     try:
-        socket.send_fds(conn, [HEAD.pack(len(request))], [0, 1, 2])
-        conn.sendall(request)
-        answer = conn.makefile("rb").readline()
+        frames.send(conn, request, [0, 1, 2])
+        answer, _ = frames.receive(conn)
     except TimeoutError:
         os.kill(pid, signal.SIGKILL)  # never two daemons on the JVM's pipes
         return False
-    except OSError:
+    except (OSError, ValueError):
         return False
-    if answer != f"ok {pid}\n".encode():
+    if answer != {"pid": pid}:
         return False
 
     def forward(signum: int, _: object) -> None:

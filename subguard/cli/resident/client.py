@@ -17,7 +17,8 @@ import signal
 import socket
 import sys
 
-from subguard.cli.resident import address, protocol
+from subguard.cli.resident import address
+from subguard.core import frames
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -52,8 +53,8 @@ def delegate(argv: Sequence[str], path: str) -> int | None:
                 "umask": umask,
                 "fds": fds,
             }
-            protocol.send(sock, request, fds)
-            started, _ = protocol.receive(sock)
+            frames.send(sock, request, fds)
+            started, _ = frames.receive(sock)
             if started is None or not isinstance(started.get("pid"), int):
                 return None  # refused, or gone before the run began: nothing ran
             relay.to(started["pid"])
@@ -131,7 +132,7 @@ def start_server() -> None:
 def _await(sock: socket.socket, pid: int) -> int:
     """The code the run at `pid` reports."""
     try:
-        answer, _ = protocol.receive(sock)
+        answer, _ = frames.receive(sock)
     except (OSError, ValueError):
         answer = None
     code = answer.get("code") if answer is not None else None

@@ -23,15 +23,14 @@ import os
 import select
 import signal
 import socket
-import struct
 import sys
 import time
 from collections.abc import Callable
 from typing import Any
 
-from subguard.cli.resident import protocol, warm
+from subguard.cli.resident import warm
 from subguard.cli.streams import flush_streams
-from subguard.core import kept
+from subguard.core import frames, kept
 from subguard.scan import watch
 
 # what a check imports besides the CLI core: loaded before the first fork
@@ -51,7 +50,6 @@ PRELOAD = (
 )
 DEFAULT_IDLE = 1800  # seconds without a request before the server exits
 MOST_RUNNING = 8  # runs at once; a request beyond them is refused (its client runs the check itself)
-_PEERCRED = struct.Struct("3i")  # pid, uid, gid of the peer (SO_PEERCRED, Linux)
 
 
 def preload() -> list[str]:
@@ -157,7 +155,7 @@ class Server:
             if not _same_user(conn):
                 return  # another user's process: never served
             conn.settimeout(5)  # a request arrives whole at once, or not at all
-            request, fds = protocol.receive(conn, most_fds=3)
+            request, fds = frames.receive(conn, most_fds=3)
             if request is None:
                 return
             op = request.get("op")
@@ -165,9 +163,9 @@ class Server:
             if op == "run":
                 self._run(conn, request, fds)
             elif op == "status":
-                protocol.send(conn, self.status())
+                frames.send(conn, self.status())
             elif op == "stop":
-                protocol.send(conn, {"stopping": True})
+                frames.send(conn, {"stopping": True})
                 self.stopping = True
         except (OSError, ValueError) as exc:
             self.log(f"a request failed: {type(exc).__name__}: {exc}")
@@ -192,14 +190,14 @@ class Server:
     def _run(self, conn: socket.socket, request: dict[str, Any], fds: list[int]) -> None:
         argv, wanted = request.get("argv"), request.get("fds")
         if not (isinstance(argv, list) and all(isinstance(a, str) for a in argv) and argv[:1] == ["check"]):
-            protocol.send(conn, {"refused": "not a check"})
+            frames.send(conn, {"refused": "not a check"})
             return
         if not isinstance(wanted, list) or len(wanted) != len(fds):
-            protocol.send(conn, {"refused": "the standard streams did not arrive"})
+            frames.send(conn, {"refused": "the standard streams did not arrive"})
             return
         self._reap()
         if len(self.children) >= MOST_RUNNING:
-            protocol.send(conn, {"refused": f"{MOST_RUNNING} runs already running"})
+            frames.send(conn, {"refused": f"{MOST_RUNNING} runs already running"})
             return
         watch.refresh()  # the walks the run stamps its trees with, as of now
         told, tell = os.pipe()
@@ -223,11 +221,8 @@ class Server:
 
 def _same_user(conn: socket.socket) -> bool:
     """The peer runs as this user (Linux's SO_PEERCRED; elsewhere the private folder is the guard)."""
-    option = getattr(socket, "SO_PEERCRED", None)
-    if option is None:
-        return True
-    uid: int = _PEERCRED.unpack(conn.getsockopt(socket.SOL_SOCKET, option, _PEERCRED.size))[1]
-    return uid == os.getuid()
+    known = frames.peer(conn)
+    return known is None or known[1] == os.getuid()
 
 
 def _child(conn: socket.socket, request: dict[str, Any], streams: dict[int, int]) -> int:
@@ -249,14 +244,14 @@ def _child(conn: socket.socket, request: dict[str, Any], streams: dict[int, int]
         flush_streams()
         answered = True
         with contextlib.suppress(OSError, ValueError):
-            protocol.send(conn, {"code": done})
+            frames.send(conn, {"code": done})
         devnull = os.open(os.devnull, os.O_RDWR)
         for fd, to in ((0, devnull), (1, devnull), (2, log)):
             os.dup2(to, fd)
         os.close(devnull)
 
     try:
-        protocol.send(conn, {"pid": os.getpid()})
+        frames.send(conn, {"pid": os.getpid()})
         argv = _become(request, streams)
         signal.pthread_sigmask(signal.SIG_UNBLOCK, relayed)  # one passed on meanwhile arrives now
         gc.disable()  # as the console entry runs a check (`entry.main`): it ends with os._exit
@@ -278,7 +273,7 @@ def _child(conn: socket.socket, request: dict[str, Any], streams: dict[int, int]
         flush_streams()
         if not answered:
             with contextlib.suppress(OSError, ValueError):
-                protocol.send(conn, {"code": code})
+                frames.send(conn, {"code": code})
     return code
 
 
@@ -363,8 +358,8 @@ def ask(path: str, op: str) -> dict[str, Any] | None:
     try:
         sock.settimeout(5)
         sock.connect(path)
-        protocol.send(sock, {"op": op})
-        answer, _ = protocol.receive(sock)
+        frames.send(sock, {"op": op})
+        answer, _ = frames.receive(sock)
         return answer
     except (OSError, ValueError):
         return None

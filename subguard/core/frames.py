@@ -1,7 +1,8 @@
-"""The frames client and server exchange over the server's socket: a 4-byte big-endian length and a
-JSON object (or, after a request that says so, bytes). The client's first frame carries its standard
-streams as passed descriptors.
-Standard library only (the client loads it before anything else)."""
+"""Frames over a Unix socket between two processes of one user: a 4-byte big-endian length and a JSON
+object (or bytes), passed descriptors travelling with its header; and who the peer is. The resident
+server's clients send their standard streams this way (`subguard.cli.resident`), as Spark's worker
+daemon sends its own to the audit's zygote (`subguard.audit.zygote`).
+Standard library only (a `check`'s client loads it before anything else)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 _HEADER = struct.Struct(">I")
+_PEERCRED = struct.Struct("3i")  # pid, uid, gid of the peer (SO_PEERCRED, Linux)
 MOST_BYTES = 16 * 1024 * 1024  # a frame longer than this is refused (a request is its argv and environment)
 
 
@@ -89,3 +91,13 @@ def _close(fds: Sequence[int]) -> None:
             os.close(fd)
         except OSError:
             pass
+
+
+def peer(sock: socket.socket) -> tuple[int, int] | None:
+    """(pid, uid) of the process at the other end of a connected Unix socket (Linux's SO_PEERCRED);
+    None where the system does not tell."""
+    option = getattr(socket, "SO_PEERCRED", None)
+    if option is None:
+        return None
+    pid, uid, _gid = _PEERCRED.unpack(sock.getsockopt(socket.SOL_SOCKET, option, _PEERCRED.size))
+    return pid, uid
