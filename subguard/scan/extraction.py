@@ -19,7 +19,6 @@ from collections import Counter
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
 
 from subguard.core import afterwards, tools
 from subguard.core.cache import PICKLES, ContentCache, code_stamp, namespace
@@ -32,6 +31,8 @@ from subguard.extract.base import Extractor, ExtractResult, RepoContext, SourceF
 from subguard.scan import globs
 from subguard.scan.discover import Candidate, discover, excluded_record, read_limited
 from subguard.scan.parallel import Prefetcher, worker_count
+from subguard.scan.records import skipped as skipped_record
+from subguard.scan.records import updated as updated_record
 
 
 @dataclass(frozen=True)
@@ -193,7 +194,9 @@ def _scan_files(
     inputs are unchanged but are never replaced by this scan's. Without `file_records`, the result
     has no file records (nor facts), for a caller that reads its consumers and deployments only."""
     registry = _Registry(extractors)
-    records: dict[str, FileRecord] = {r.path: _updated(r, {"repo": repo}) for r in skipped} if file_records else {}
+    records: dict[str, FileRecord] = (
+        {r.path: updated_record(r, {"repo": repo}) for r in skipped} if file_records else {}
+    )
     by_path = {c.path: c for c in candidates}
     inc = (
         _Incremental(cache, registry.names, candidates, readonly)
@@ -207,7 +210,7 @@ def _scan_files(
         if reason.startswith(UNREADABLE):
             unread.append(cand.path)
         if file_records:  # most of a large repo's files: built unvalidated (every field is typed here)
-            records[cand.path] = _skipped(cand.path, reason, extractor, repo, cand.size)
+            records[cand.path] = skipped_record(cand.path, reason, extractor, repo, cand.size)
 
     chosen, kept = _prefilter(candidates, registry, inc, cache, config.max_file_size, skip)
 
@@ -270,7 +273,7 @@ def _scan_files(
                 inc.ran(name, chosen[name], reads, seen_priors, result, isolated, seen_files)
         prior[name] = result
         for rec in result.files if file_records else ():
-            records[rec.path] = _updated(
+            records[rec.path] = updated_record(
                 rec,
                 {
                     "repo": repo,
@@ -301,79 +304,6 @@ def _scan_files(
         digest=inc.digest(registry.names, repo, unread) if inc is not None and file_records else "",
         looked=looked,
     )
-
-
-_Made = TypeVar("_Made", bound=Callable[..., FileRecord])
-
-
-def _skipped_maker() -> Callable[[str, str, str, str, int], FileRecord]:
-    """A skipped file's record, `FileRecord.model_construct(path=, status=SKIPPED, reason=,
-    extractor=, repo=, size=)` for most files of a large tree at a third of its cost: the instance's
-    state set in one step. Used only when it gives exactly what `model_construct` gives (checked once
-    on a sample), else `model_construct` itself."""
-    given = ("path", "status", "reason", "extractor", "repo", "size")  # every field (else the check below fails)
-    new, set_attr, skipped = object.__new__, object.__setattr__, FileStatus.SKIPPED
-
-    def make(path: str, reason: str, extractor: str, repo: str, size: int) -> FileRecord:
-        rec = new(FileRecord)
-        state = {"path": path, "status": skipped, "reason": reason, "extractor": extractor, "repo": repo, "size": size}
-        set_attr(rec, "__dict__", state)
-        set_attr(rec, "__pydantic_fields_set__", set(given))
-        set_attr(rec, "__pydantic_extra__", None)
-        set_attr(rec, "__pydantic_private__", None)
-        return rec
-
-    def documented(path: str, reason: str, extractor: str, repo: str, size: int) -> FileRecord:
-        return FileRecord.model_construct(
-            path=path, status=skipped, reason=reason, extractor=extractor, repo=repo, size=size
-        )
-
-    return _agreeing(make, documented, [("a", "r", "e", "x", 1)])
-
-
-def _agreeing(fast: _Made, documented: _Made, samples: Sequence[tuple[Any, ...]]) -> _Made:
-    """`fast` when it makes exactly the record `documented` makes (the same state) from each of the
-    `samples` (arguments), else `documented` (another pydantic: the slow, documented way)."""
-    try:
-        same = all(fast(*args).__getstate__() == documented(*args).__getstate__() for args in samples)
-    except Exception:  # noqa: BLE001 - a pydantic whose internals differ: the documented way
-        same = False
-    return fast if same else documented
-
-
-_skipped = _skipped_maker()
-
-
-def _updater() -> Callable[[FileRecord, dict[str, object]], FileRecord]:
-    """`record.model_copy(update=...)` at about half its cost, for the records every scan copies (a
-    few thousand): the copied state set in one step. Used only when it gives exactly what
-    `model_copy` gives (checked once on a sample), else `model_copy` itself."""
-    new, set_attr = object.__new__, object.__setattr__
-
-    def updated(rec: FileRecord, update: dict[str, object]) -> FileRecord:
-        if type(rec) is not FileRecord or rec.__pydantic_extra__ is not None or rec.__pydantic_private__ is not None:
-            return rec.model_copy(update=update)
-        out = new(FileRecord)
-        state = rec.__dict__.copy()
-        state.update(update)
-        set_attr(out, "__dict__", state)
-        set_attr(out, "__pydantic_fields_set__", rec.__pydantic_fields_set__ | update.keys())
-        set_attr(out, "__pydantic_extra__", None)
-        set_attr(out, "__pydantic_private__", None)
-        return out
-
-    def documented(rec: FileRecord, update: dict[str, object]) -> FileRecord:
-        return rec.model_copy(update=update)
-
-    if FileRecord.model_config.get("extra") == "allow":  # an update may go to the extra fields
-        return documented
-    sample = FileRecord(path="a", status=FileStatus.PARSED, extractor="e")
-    return _agreeing(
-        updated, documented, [(sample, {"repo": "x"}), (sample, {"repo": "x", "extractor": "f", "size": 3})]
-    )
-
-
-_updated = _updater()
 
 
 # FileRecord's fields that hold text from the scanned tree; when its others hold none (a status, a
