@@ -21,8 +21,9 @@ from pathlib import Path
 
 import pytest
 
+import subguard.cli.resident.warm  # noqa: F401 - as the server: registers the run memo's kept kind
 from subguard.core import cache, kept, signing
-from subguard.scan import runmemo, watch
+from subguard.scan import passedover, runmemo, watch
 
 CONSTANTS = '''"""Names shared by the consumers."""
 GROUP_A = "{group_a}"
@@ -346,6 +347,7 @@ def test_incremental_equals_cold_over_200_random_edits_in_process(
     `subguard.scan.watch`), and the next cached run is given them."""
     kept.forget()
     watch.forget()
+    kept.serve(served)  # what only a served run uses is written, and taken (`subguard.scan.passedover`)
     walked = 0  # served runs that walked a tree (no watched walk answered)
     given: list[object] = []
     take = kept.take
@@ -390,8 +392,13 @@ def test_incremental_equals_cold_over_200_random_edits_in_process(
     assert True in trusted and False in trusted, trusted  # both answers were given, and held
     kept.forget()
     watch.forget()
+    kept.serve(False)
     kept_states = [g for g in given if isinstance(g, cache.LoadedState)]
     assert (len(kept_states) > 50) == served, len(kept_states)  # most cached runs were given the kept state
+    passed = [g for g in given if isinstance(g, passedover.Memo) and g.records]
+    assert (len(passed) > 50) == served, len(passed)  # and the records of the files their prefilter passed over
+    entries = [g for g in given if isinstance(g, dict) and g.get("version") == runmemo.FORMAT]
+    assert (len(entries) > 50) == served, len(entries)  # and the run memo's entries
     assert walked < 10 if served else walked == 0, walked  # the others stamped their trees from the watched walks
 
 

@@ -81,6 +81,11 @@ class ContentCache:
     def enabled(self) -> bool:
         return bool(self._key)
 
+    @property
+    def key(self) -> bytes:
+        """The key its files are signed with (b"" when it is disabled)."""
+        return self._key
+
     def _read(self, file: Path) -> Any:
         """The unpickled content of one signed cache file; None (with a warning when it exists) otherwise."""
         if not self.enabled:

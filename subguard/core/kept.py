@@ -35,6 +35,7 @@ class _Entry:
 
 
 _KEPT: dict[tuple[str, str], _Entry] = {}
+_SERVING: list[bool] = [False]  # this process is a resident server, or a run one forked
 _USED: dict[tuple[str, str, str], None] = {}  # (kind, path, key folder) loaded from disk by this process
 
 
@@ -55,6 +56,18 @@ def stamp(files: Sequence[str]) -> Stamp:
             continue
         out.append((st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
     return tuple(out)
+
+
+def serve(on: bool = True) -> None:
+    """Mark this process as a resident server (or, with `on` false, no longer): it and the runs it
+    forks are `serving`."""
+    _SERVING[0] = on
+
+
+def serving() -> bool:
+    """Whether a file this run notes is loaded and kept for the next (a server forked it): what
+    only a served run can use is written only then."""
+    return _SERVING[0]
 
 
 def take(kind: str, path: str, key: bytes, home: str) -> Any:
@@ -88,8 +101,9 @@ def drain() -> list[tuple[str, str, str]]:
 def warm(wanted: Sequence[tuple[str, str, str]], read_key: Callable[[str], bytes | None]) -> int:
     """In the server: load each wanted file (`read_key(home)`: the key kept in that folder, None when
     there is none) and keep the object with its files' stamp, taken before the load and found equal
-    after it (a file replaced meanwhile is not kept); the newest `MOST_KEPT` entries stay. The
-    number of entries loaded."""
+    after it (a file replaced meanwhile is not kept); an entry whose files are as they were when it
+    was loaded is held as it is (no run changes the server's objects: each has its own copy). The
+    newest `MOST_KEPT` entries stay. The number of entries loaded or held."""
     loaded = 0
     for kind, path, home in wanted:
         loader = LOADERS.get(kind)
@@ -98,6 +112,11 @@ def warm(wanted: Sequence[tuple[str, str, str]], read_key: Callable[[str], bytes
             continue
         files = loader[0](path)
         before = stamp(files)
+        held = _KEPT.pop((kind, path), None)
+        if held is not None and held.key == key and held.stamp == before:  # unchanged: the object held
+            _KEPT[(kind, path)] = held
+            loaded += 1
+            continue
         try:
             value = loader[1](path, key)
         except Exception:  # noqa: BLE001 - the run that needs it reads (and reports) it itself

@@ -23,12 +23,13 @@ from pathlib import Path
 from subguard.core import afterwards, tools
 from subguard.core.cache import PICKLES, ContentCache, code_stamp, namespace
 from subguard.core.config import Config
+from subguard.core.kept import serving as kept_for_runs
 from subguard.core.limits import FileFailure, describe, gc_paused, guard_memo, scrub
 from subguard.core.model import Consumer, Deployment, FileRecord, FileStatus, Finding
 from subguard.deploy.service import ModuleRoots, attribute, know_roots, module_roots
 from subguard.extract import NEEDLES, REGISTRY, load_extractors
 from subguard.extract.base import Extractor, ExtractResult, RepoContext, SourceFile, no_memo
-from subguard.scan import globs
+from subguard.scan import globs, passedover
 from subguard.scan.discover import Candidate, discover, excluded_record, read_limited
 from subguard.scan.parallel import Prefetcher, worker_count
 from subguard.scan.records import skipped as skipped_record
@@ -212,7 +213,14 @@ def _scan_files(
         if file_records:  # most of a large repo's files: built unvalidated (every field is typed here)
             records[cand.path] = skipped_record(cand.path, reason, extractor, repo, cand.size)
 
-    chosen, kept = _prefilter(candidates, registry, inc, cache, config.max_file_size, skip)
+    passed = (
+        _Passed(passedover.take(str(cache.file), cache.key, registry.names, repo), records)
+        if inc is not None and cache is not None and not readonly and file_records and kept_for_runs()
+        else None
+    )
+    chosen, kept = _prefilter(candidates, registry, inc, cache, config.max_file_size, skip, passed)
+    if passed is not None and cache is not None:
+        passedover.write_later(str(cache.file), registry.names, repo, passed.held, passed.hits, passed.new)
 
     def read(path: str) -> bytes | None:
         if path in kept:
@@ -326,6 +334,18 @@ def _scrub_files(files: tuple[FileRecord, ...]) -> tuple[FileRecord, ...]:
     return files
 
 
+class _Passed:
+    """The prefilter's memo in a served run (`subguard.scan.passedover`): the records the server
+    holds by candidate, those used (`hits`), those passed over anew (candidate, reason, extractor)
+    and the scan's records, where a held record goes."""
+
+    def __init__(self, held: Mapping[Candidate, FileRecord], records: dict[str, FileRecord]) -> None:
+        self.held = held
+        self.records = records
+        self.hits: list[Candidate] = []
+        self.new: list[tuple[Candidate, str, str]] = []
+
+
 def _prefilter(
     candidates: Sequence[Candidate],
     registry: _Registry,
@@ -333,16 +353,28 @@ def _prefilter(
     cache: ContentCache | None,
     max_size: int,
     skip: Callable[[Candidate, str, str], None],
+    passed: _Passed | None = None,
 ) -> tuple[dict[str, list[Candidate]], dict[str, bytes]]:
     """Each candidate's extractor (the claims kept by path, else asked) and prefilter verdict (kept
     by size and mtime, else the file is read and searched for the extractor's needles): the files
-    each extractor is given, and the contents read on the way."""
+    each extractor is given, and the contents read on the way. With `passed`, a candidate whose
+    record a server holds is passed over with it, and what is passed over anew is noted."""
     chosen: dict[str, list[Candidate]] = {name: [] for name in registry.names}
     kept: dict[str, bytes] = {}
     kept_bytes = 0
     claims = inc.claims if inc is not None else {}
     needle_hit = cache.needle_hit if cache is not None else None
+    held = passed.held.get if passed is not None and passed.held else None
+    hits: list[Candidate] = passed.hits if passed is not None else []
+    noted = passed.new.append if passed is not None else None
+    records = passed.records if passed is not None else {}
     for cand in candidates:
+        if held is not None:
+            rec = held(cand)
+            if rec is not None:
+                records[cand.path] = rec
+                hits.append(cand)
+                continue
         name = claims.get(cand.path)
         if name is None:
             name = registry.claim(cand.path)
@@ -350,10 +382,14 @@ def _prefilter(
                 inc.claimed(cand.path, name)
         if not name:
             skip(cand, NO_EXTRACTOR, "")
+            if noted is not None:
+                noted((cand, NO_EXTRACTOR, ""))
             continue
         verdict = needle_hit(cand.path, cand.size, cand.mtime_ns) if needle_hit is not None else None
         if verdict is False:  # recorded False only for an extractor with needles
             skip(cand, NO_REFERENCE, name)
+            if noted is not None:
+                noted((cand, NO_REFERENCE, name))
             continue
         if verdict is True and inc is not None:  # unchanged and relevant: read only if its extractor runs
             chosen[name].append(cand)
@@ -367,11 +403,13 @@ def _prefilter(
             kept[cand.path] = data
             kept_bytes += len(data)
         needles = registry.get(name).needles
-        hit = not needles or any(n in data for n in needles)
+        hit_needle = not needles or any(n in data for n in needles)
         if cache is not None:
-            cache.record_needle(cand.path, cand.size, cand.mtime_ns, hit)
-        if not hit:
+            cache.record_needle(cand.path, cand.size, cand.mtime_ns, hit_needle)
+        if not hit_needle:
             skip(cand, NO_REFERENCE, name)
+            if noted is not None and cand.mtime_ns:
+                noted((cand, NO_REFERENCE, name))
             continue
         chosen[name].append(cand)
 

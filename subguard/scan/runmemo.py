@@ -292,9 +292,27 @@ def aside_path(memo: str) -> str:
     return memo.removesuffix(".memo") + ".aside"
 
 
+KEPT_KIND = "run-memo"  # a memo entry as a resident server keeps it (registered by `subguard.cli.resident.warm`)
+
+
 def read_entry(path: str) -> dict[str, Any] | None:
-    """A signed memo entry of this format, or None."""
-    body = signing.read_sealed(path)
+    """A signed memo entry of this format, or None: the one a resident server loaded, while the file
+    is as it was (`subguard.core.kept`; only when the server imported that module: a plain unchanged
+    run does not), else read."""
+    held = sys.modules.get("subguard.core.kept")
+    if held is not None and held.serving():
+        try:
+            entry = held.take(KEPT_KIND, path, signing.user_key(), signing.cache_home())
+        except OSError:
+            entry = None
+        if isinstance(entry, dict):
+            return entry
+    return load_entry(path)
+
+
+def load_entry(path: str, key: bytes | None = None) -> dict[str, Any] | None:
+    """The signed memo entry in `path` (signed with `key`, by default this user's), or None."""
+    body = signing.read_sealed(path, key)
     if body is None:
         return None
     try:

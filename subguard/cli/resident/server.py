@@ -54,8 +54,8 @@ MOST_RUNNING = 8  # runs at once; a request beyond them is refused (its client r
 
 def preload() -> list[str]:
     """Import what a check needs, then freeze what is loaded (`gc.freeze`: the forked runs' collections
-    never walk, nor copy by touching, the server's objects); the modules that failed to import (left
-    to the runs)."""
+    never walk, nor copy by touching, the server's objects), and mark the process as a server
+    (`kept.serve`); the modules that failed to import (left to the runs)."""
     from subguard.extract import load_extractors
     from subguard.report import FORMATS, get_renderer
 
@@ -74,6 +74,7 @@ def preload() -> list[str]:
             get_renderer(fmt)
         except Exception:  # noqa: BLE001 - as above
             failed.append(f"the {fmt} report")
+    kept.serve()
     gc.collect()
     gc.freeze()
     return failed

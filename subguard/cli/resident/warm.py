@@ -15,7 +15,12 @@ import json
 import os
 
 from subguard.core import kept, signing
-from subguard.scan import runmemo, watch  # noqa: F401 - runmemo registers the kinds of trees a run walks (`watch.PARAMS`)
+from subguard.scan import runmemo, watch
+
+# the run memo's entries, kept for the runs it forks; registered here, by the server: the run memo
+# is what an unchanged run imports, and it does not import `kept` (runmemo registers the kinds of
+# trees a run walks itself, `watch.PARAMS`)
+kept.register(runmemo.KEPT_KIND, lambda path: (path,), runmemo.load_entry)
 
 MOST_TOLD = 32 * 1024  # bytes of one message: less than a pipe holds
 _LENGTH = 4

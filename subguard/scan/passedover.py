@@ -1,0 +1,103 @@
+"""The files a scan's prefilter passed over, kept by a resident server for the next run it forks.
+
+Most files of a large tree are passed over before any extractor runs: no extractor takes them
+(`NO_EXTRACTOR`), or none of their extractor's needles is in them (`NO_REFERENCE`). A run claims,
+looks up and makes a record for each (20,000 at the monorepo's size: a fifth of an edited, served
+run). A run a server forked writes those it passed over once it has answered (`afterwards`), signed,
+beside its content cache; the server loads the file and makes the records once (`kept`), and the
+next run it forks takes the record of each file that is the same candidate (path, size, mtime)
+instead. The file belongs to one content cache (its name holds the version, the scan config, the
+code and the root) and names the extractors and the repository it was made for. Outside a server it
+is neither written nor read: a plain run would pay to read it what it saves.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import marshal
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from subguard.core import afterwards, kept, signing
+from subguard.core.model import FileRecord
+from subguard.scan.discover import Candidate
+from subguard.scan.records import skipped
+
+KIND = "passed-over"
+FORMAT = 1
+
+# one file passed over: path, absolute path, size, mtime (ns), reason, extractor
+Entry = tuple[str, str, int, int, str, str]
+
+
+@dataclass(frozen=True)
+class Memo:
+    """What a server keeps of one file: its records by candidate."""
+
+    names: tuple[str, ...]
+    repo: str
+    records: Mapping[Candidate, FileRecord]
+
+
+def path_of(cache_file: str) -> str:
+    """The memo's file beside a content cache's snapshot (`scan-NS.pickle`)."""
+    return cache_file.removesuffix(".pickle") + ".passed"
+
+
+def take(cache_file: str, key: bytes, names: Sequence[str], repo: str) -> Mapping[Candidate, FileRecord]:
+    """The records the server holds for the scan of `cache_file` by the extractors `names` as
+    `repo`; empty outside a server, or when it holds none for them. Noted either way (`kept.take`):
+    the server loads the file again once the run has ended."""
+    if not kept.serving():
+        return {}
+    memo = kept.take(KIND, path_of(cache_file), key, signing.cache_home())
+    if not isinstance(memo, Memo) or memo.names != tuple(names) or memo.repo != repo:
+        return {}
+    return memo.records
+
+
+def write_later(
+    cache_file: str,
+    names: Sequence[str],
+    repo: str,
+    held: Mapping[Candidate, FileRecord],
+    hits: Sequence[Candidate],
+    new: Sequence[tuple[Candidate, str, str]],
+) -> None:
+    """In a served run: write what its prefilter passed over for the next, once it has answered: the
+    `hits` among the `held` records, and the `new` ones (candidate, reason, extractor). Not when
+    there is no new one and each held record was used: the server holds them still."""
+    if not kept.serving() or (not new and len(hits) == len(held)):
+        return
+
+    def write() -> None:
+        entries: list[Entry] = [
+            (c.path, c.abspath, c.size, c.mtime_ns, held[c].reason, held[c].extractor) for c in hits
+        ]
+        entries += [(c.path, c.abspath, c.size, c.mtime_ns, reason, name) for c, reason, name in new]
+        with contextlib.suppress(OSError):  # a cache: the next run passes them over itself
+            signing.write_sealed(path_of(cache_file), marshal.dumps((FORMAT, tuple(names), repo, entries)))
+
+    afterwards.later(write)
+
+
+def _load(path: str, key: bytes) -> Memo | None:
+    """In the server: the memo at `path` with each record made, or None."""
+    body = signing.read_sealed(path, key)
+    if body is None:
+        return None
+    try:
+        form, names, repo, entries = marshal.loads(body)
+    except (EOFError, ValueError, TypeError):
+        return None
+    if form != FORMAT or not isinstance(repo, str) or not isinstance(entries, list):
+        return None
+    records = {
+        Candidate(path, abspath, size, None, mtime): skipped(path, reason, name, repo, size)
+        for path, abspath, size, mtime, reason, name in entries
+        if mtime
+    }
+    return Memo(tuple(names), repo, records)
+
+
+kept.register(KIND, lambda path: (path,), _load)
