@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from subguard.scan import listing, runmemo, treestamp, watch
+from subguard.scan.discover import Candidate
 from subguard.scan.listing import excluded_dir
 
 pytestmark = pytest.mark.skipif(not os.path.exists("/proc/self/mountinfo"), reason="inotify is Linux only")
@@ -43,6 +44,28 @@ def _watched(key: watch.Key) -> tuple[tuple[str, int] | None, dict[str, bytes], 
     watch.refresh()
     rows = treestamp.Rows()
     return watch.stamp(key, rows), rows.rows, rows.order
+
+
+def _made_as_listed(root: Path, key: watch.Key) -> None:
+    """What the server made ahead of the watched walk's entries (`watch.AHEAD`: the scan's
+    candidates) is each file's candidate as lstat gives it now, or nothing when an entry is not a
+    regular file with its stat."""
+    rows = treestamp.Rows()
+    assert watch.stamp(key, rows) is not None and rows.order is not None
+    want: list[Candidate] | None = []
+    for rel, st in rows.order:
+        real = os.lstat(root / rel)
+        if st is None or not stat.S_ISREG(real.st_mode) or want is None:
+            want = None
+            continue
+        want.append(Candidate(rel, f"{root}/{rel}", real.st_size, None, real.st_mtime_ns))
+    made = getattr(rows.made, "candidates", None)
+    assert made == (tuple(want) if want is not None else None)
+
+
+def _made_ahead_seen(root: Path, key: watch.Key) -> bool:
+    rows = treestamp.Rows()
+    return watch.stamp(key, rows) is not None and len(getattr(rows.made, "candidates", ())) == 12
 
 
 def _tree(root: Path) -> None:
@@ -133,6 +156,8 @@ def test_a_watched_walk_equals_a_new_walk_after_every_change(tmp_path: Path, see
     key = ("test", str(root), "")
     assert watch.start(key)
     assert _watched(key) == _fresh(root)
+    _made_as_listed(root, key)
+    assert _made_ahead_seen(root, key)
     rng = random.Random(seed)
     compared = 0
     for step in range(300):
@@ -140,6 +165,7 @@ def test_a_watched_walk_equals_a_new_walk_after_every_change(tmp_path: Path, see
         if rng.random() < 0.4:
             continue  # several changes between two runs
         assert _watched(key) == _fresh(root), f"step {step}"
+        _made_as_listed(root, key)
         compared += 1
     assert compared > 150
     assert watch.watched() == [["test", str(root)]]

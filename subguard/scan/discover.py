@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from subguard.core.model import FileRecord, FileStatus
-from subguard.scan import globs
+from subguard.scan import globs, watch
 from subguard.scan.listing import DEFAULT_EXCLUDE_DIRS, excluded_dir, git_files, root_names, take_shared, walk_tree
 
 __all__ = [
@@ -103,18 +103,21 @@ def discover(
         cand, rec = classify(root.parent, root.name, max_size)
         return Discovery(str(root.parent), tuple([cand] if cand else []), tuple([rec] if rec else []))
     shared = take_shared(str(root), exclude_dirs)  # the run memo's stamp of this root, taken just before
-    entries = shared if shared is not None else [(rel, None) for rel in root_names(root, exclude_dirs)]
     match = exclude(root) if exclude is not None else None
+    regular, top = stat.S_ISREG, str(root)
+    made = shared[1] if shared is not None and match is None else None
+    if isinstance(made, _Ahead) and made.top == top and made.largest <= max_size:  # every entry a candidate
+        return Discovery(top, made.candidates, ())
+    entries = shared[0] if shared is not None else [(rel, None) for rel in root_names(root, exclude_dirs)]
     candidates: list[Candidate] = []
     skipped: list[FileRecord] = []
-    regular, top = stat.S_ISREG, str(root)
-    made = tuple.__new__  # what `Candidate(...)` does, without its Python-level `__new__` per file
+    new = tuple.__new__  # what `Candidate(...)` does, without its Python-level `__new__` per file
     for rel, st in entries:
         if match is not None and (pattern := match(rel)) is not None:
             skipped.append(excluded_record(rel, pattern))
             continue
         if st is not None and regular(st[0]) and st[1] <= max_size:  # most entries: as `_classified` makes them
-            candidates.append(made(Candidate, (rel, f"{top}/{rel}", st[1], None, st[2])))
+            candidates.append(new(Candidate, (rel, f"{top}/{rel}", st[1], None, st[2])))
             continue
         cand, rec = classify(root, rel, max_size) if st is None else _classified(root, rel, max_size, *st)
         if cand is not None:
@@ -122,6 +125,30 @@ def discover(
         elif rec is not None:
             skipped.append(rec)
     return Discovery(str(root), tuple(candidates), tuple(skipped))
+
+
+@dataclass(frozen=True)
+class _Ahead:
+    """A watched tree's candidates, made by a resident server for the runs it forks: each entry a
+    regular file with its stat, so that a scan without `exclude` patterns and a size limit of at
+    least `largest` makes exactly these."""
+
+    top: str
+    candidates: tuple[Candidate, ...]
+    largest: int
+
+
+def _made_ahead(top: str, entries: list[tuple[str, tuple[int, int, int] | None]]) -> _Ahead | None:
+    """In the server (`watch.AHEAD`): the candidates `discover` makes of `entries` under `top`, when
+    each is a regular file with its stat (else None: the run looks at the others itself)."""
+    regular, new = stat.S_ISREG, tuple.__new__
+    if not all(st is not None and regular(st[0]) for _, st in entries):
+        return None
+    made = tuple(new(Candidate, (rel, f"{top}/{rel}", st[1], None, st[2])) for rel, st in entries if st is not None)
+    return _Ahead(top, made, max((c.size for c in made), default=0))
+
+
+watch.AHEAD.append(_made_ahead)
 
 
 def read_limited(path: str, max_size: int = DEFAULT_MAX_FILE_SIZE) -> bytes:

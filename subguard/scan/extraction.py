@@ -169,11 +169,17 @@ def scan_files(
 
 def _manifest(repo: str, candidates: Sequence[Candidate], skipped: Sequence[FileRecord]) -> str:
     """Hash of every file's path, size and mtime; "" when a file has no mtime (in-memory content)."""
-    if any(not c.mtime_ns or c.data is not None for c in candidates):
+    if 0 in map(_MTIME, candidates) or not {None}.issuperset(map(_DATA, candidates)):
         return ""
-    files = [(c.path, c.size, c.mtime_ns) for c in candidates]
+    files = list(map(_PATH_SIZE_MTIME, candidates))
     others = [(r.path, r.reason) for r in skipped]
-    return hashlib.sha256(marshal.dumps((repo, files, others))).hexdigest()  # one C pass over them all
+    # one C pass over them all; version 2 keeps no references (a third of the time at 20,000 files)
+    return hashlib.sha256(marshal.dumps((repo, files, others), 2)).hexdigest()
+
+
+_MTIME, _DATA, _PATH_SIZE_MTIME = operator.itemgetter(4), operator.itemgetter(3), operator.itemgetter(0, 2, 4)
+assert Candidate._fields.index("mtime_ns") == 4 and Candidate._fields.index("data") == 3  # noqa: S101
+assert (Candidate._fields.index("path"), Candidate._fields.index("size")) == (0, 2)  # noqa: S101
 
 
 def _scan_files(

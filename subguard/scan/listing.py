@@ -210,10 +210,11 @@ def forget_shared() -> None:
     _SHARED.clear()
 
 
-def take_shared(top: str, exclude_dirs: frozenset[str]) -> list[tuple[str, Stat | None]] | None:
+def take_shared(top: str, exclude_dirs: frozenset[str]) -> tuple[list[tuple[str, Stat | None]], object] | None:
     """The entries of `top` in the order `root_names` gives them, each with its stat (None: stat it
-    again), from the listing `share` kept; None when there is none, or when it left out an entry the
-    scan lists (a skipped prefix outside every excluded folder, other excluded folders)."""
+    again), from the listing `share` kept, and what a resident server made of them ahead (`watch.AHEAD`,
+    else None); None when there is none, or when it left out an entry the scan lists (a skipped
+    prefix outside every excluded folder, other excluded folders)."""
     kept = _SHARED.pop(top, None)
     if kept is None or exclude_dirs != DEFAULT_EXCLUDE_DIRS:
         _close(kept)
@@ -226,9 +227,10 @@ def take_shared(top: str, exclude_dirs: frozenset[str]) -> list[tuple[str, Stat 
     complete = getattr(walk_rows, "complete", None)
     if complete is not None:
         order = getattr(walk_rows, "order", None)  # put in order ahead by a resident server (`watch`)
-        return list(order) if order is not None else _walk_order(complete())
+        entries = list(order) if order is not None else _walk_order(complete())
+        return (entries, getattr(walk_rows, "made", None)) if entries is not None else None
     if isinstance(names, list) and isinstance(stats, dict):
-        return [(name, st[:3] if (st := stats.get(name)) is not None else None) for name in names]
+        return [(name, st[:3] if (st := stats.get(name)) is not None else None) for name in names], None
     return None
 
 

@@ -182,6 +182,7 @@ class Rows:
         self.partial = False  # the child went without handing its folders over
         # the entries in `listing.walk_tree`'s order, when a watched walk had them at hand (`watch`)
         self.order: list[tuple[str, tuple[int, int, int] | None]] | None = None
+        self.made: object = None  # what the server made of them ahead (`watch.AHEAD`)
 
     def complete(self) -> dict[str, bytes]:
         """Every folder's rows (a folder whose rows the child could not send is missing)."""

@@ -44,6 +44,9 @@ if TYPE_CHECKING:
 
 Key = tuple[str, str, str]  # (kind, path, extra): what `PARAMS[kind](path, extra)` turns into walk parameters
 PARAMS: dict[str, Callable[[str, str], Params]] = {}  # filled by the modules that stamp trees (`runmemo`)
+# what a server makes ahead from a watched tree's folder and its entries in scan order, for the runs
+# it forks (the scan's candidates); filled by the module that uses it (`subguard.scan.discover`)
+AHEAD: list[Callable[[str, list[tuple[str, tuple[int, int, int] | None]]], object]] = []
 MOST_TREES = 8  # trees a server keeps watched: those of its latest runs
 MOST_FOLDERS = 100_000  # a tree with more folders is not watched (inotify's per-user watch limit)
 # file systems whose every change is made through this kernel (no other host, no userspace daemon)
@@ -65,6 +68,7 @@ class _Tree:
 
     def __init__(self, params: Params, instance: Instance) -> None:
         base, skip, excluded, self.seed, unread = params
+        self.base = base
         self.inotify = instance
         self.walk = treestamp._Walk(base, skip, excluded, unread)
         self.walk.rows, self.walk.newest_of, self.walk.entered = {}, {}, self._entered
@@ -75,6 +79,7 @@ class _Tree:
         self.lost = False
         self.stamp: tuple[str, int] | None = None  # (digest, newest ctime) as of the last refresh
         self.order: list[tuple[str, tuple[int, int, int] | None]] | None = None  # its entries, listed
+        self.made: object = None  # what `AHEAD` made of them
 
     def _entered(self, rel: str, fd: int) -> None:
         if self.lost:
@@ -125,6 +130,7 @@ class _Tree:
         digest.update(root)
         self.stamp = (digest.hexdigest(), max(walk.newest_of.values(), default=0))
         self.order = listing._walk_order(walk.rows)  # what a run's scan lists the tree from, ahead
+        self.made = AHEAD[0](self.base, self.order) if AHEAD and self.order is not None else None
 
     def _apply(self, event: Event, dirty: set[str], gone: set[str]) -> None:
         """Note which folders `event` changes (`dirty`) and which subfolder it names (`gone`: its
@@ -194,7 +200,7 @@ def stamp(key: Key, keep: treestamp.Rows | None = None) -> tuple[str, int] | Non
         return None
     if keep is not None:
         assert tree.walk.rows is not None
-        keep.rows, keep.order = dict(tree.walk.rows), tree.order
+        keep.rows, keep.order, keep.made = dict(tree.walk.rows), tree.order, tree.made
     return tree.stamp
 
 
