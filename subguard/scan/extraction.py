@@ -280,7 +280,8 @@ def _scan_files(
                 prefetch=ahead.prefetch,
                 search=searcher,
             )
-            result, isolated, reads, seen_priors, seen_files = _run_recorded(ex, files, base, prior, by_path)
+            stats = inc.stat if inc is not None else None
+            result, isolated, reads, seen_priors, seen_files = _run_recorded(ex, files, base, prior, by_path, stats)
             given = {f.path for f in files}
             looked |= seen_files
             if inc is not None:
@@ -428,9 +429,11 @@ def _run_recorded(
     base: RepoContext,
     prior: Mapping[str, ExtractResult],
     by_path: Mapping[str, Candidate],
+    stats: Mapping[str, tuple[int, int]] | None = None,
 ) -> tuple[ExtractResult, bool, dict[str, tuple[int, int] | None], set[str], Looked]:
     """`_extract_isolated`, noting what the extractor read besides its files: other files (with their
-    size and mtime, read or searched), earlier extractors' results, and what it read and searched for."""
+    size and mtime, read or searched), earlier extractors' results, and what it read and searched for.
+    `stats`: each candidate's (size, mtime) by path, when the caller has them at hand."""
     reads: dict[str, tuple[int, int] | None] = {}
     seen: set[str] = set()
     read: set[str] = set()
@@ -445,9 +448,12 @@ def _run_recorded(
 
         def search_ok(pattern: bytes, paths: Sequence[str]) -> list[str]:
             patterns.add(pattern)
-            for wanted in paths:
-                cand = by_path.get(wanted)
-                reads[wanted] = (cand.size, cand.mtime_ns) if cand is not None else None
+            if stats is None:
+                for wanted in paths:
+                    cand = by_path.get(wanted)
+                    reads[wanted] = (cand.size, cand.mtime_ns) if cand is not None else None
+            else:  # the same, in one C pass (a search names most of a repo's paths)
+                reads.update(zip(paths, map(stats.get, paths)))
             shown = [p for p in paths if p not in failed]
             return (
                 base.search(pattern, shown)
