@@ -44,7 +44,7 @@ from pyspark.errors import AnalysisException
 from pyspark.sql import Column, DataFrame, Row, SparkSession
 from pyspark.sql import functions as F
 
-from subguard.audit import stamps, tasks
+from subguard.audit import prestamp, stamps, tasks
 from subguard.audit import transforms as T
 from subguard.audit.local import Unit
 from subguard.audit.output import local_path
@@ -76,6 +76,9 @@ class Since:
     # (group, input) of every previous group task, from state/marks.json (a local relation: the group
     # job broadcasts it without a scan or a shuffle); None: taken from state/groups
     group_keys: DataFrame | None = None
+    named: frozenset[str] = frozenset()  # every repository with a stamp in the previous state
+    # repo -> its part of the previous files table (state/marks.json), None: not recorded
+    repo_parts: Mapping[str, int] | None = None
 
 
 @dataclass(frozen=True)
@@ -89,7 +92,11 @@ class Mark:
 
 
 def marks_json(
-    settings: str, parts: int, stamps: Iterable[tuple[str, str]], groups: Iterable[tuple[str, str]] = ()
+    settings: str,
+    parts: int,
+    stamps: Iterable[tuple[str, str]],
+    groups: Iterable[tuple[str, str]] = (),
+    repo_parts: Mapping[str, int] | None = None,
 ) -> str:
     """state/marks.json: the marker records of state/repos (settings, layout, every stamp) and each
     group task's input digest (`groups`: group, input), written by the driver so that the next
@@ -100,6 +107,7 @@ def marks_json(
         "layout": parts,
         "stamps": sorted([repo, key] for repo, key in stamps),
         "groups": sorted({(g, i) for g, i in groups}),
+        **({"parts": sorted(repo_parts.items())} if repo_parts is not None else {}),
     }
     return json.dumps(doc, separators=(",", ":")) + "\n"
 
@@ -119,6 +127,8 @@ def read_marks(base: str) -> list[Mark] | None:
             *(Mark(str(repo), "stamp", str(key)) for repo, key in doc["stamps"]),
             *([Mark("", "groups", "")] if isinstance(groups, list) else []),
             *(Mark(str(group), "group", str(key)) for group, key in groups or ()),
+            *([Mark("", "parts", "")] if isinstance(doc.get("parts"), list) else []),
+            *(Mark(str(repo), "part", str(int(part))) for repo, part in doc.get("parts") or ()),
         ]
     except (OSError, ValueError, KeyError, TypeError):
         return None
@@ -170,6 +180,8 @@ def read_since(spark: SparkSession, uri: str, settings: str) -> tuple[Since | No
         layout[0],
         counts,
         keys,
+        frozenset(seen),
+        {r.repo: int(r.key) for r in marks if r.kind == "part"} if any(r.kind == "parts" for r in marks) else None,
     ), ""
 
 
@@ -224,20 +236,26 @@ def extract_local(
     return T._records(spark, rows)
 
 
-def with_reused(records: DataFrame, since: Since | None) -> DataFrame:
+def with_reused(
+    records: DataFrame, since: Since | None, early: frozenset[str] = frozenset(), join: bool = True
+) -> DataFrame:
     """The records with the previous records of every repository marked `reuse` added (the marker
-    stays: it counts the reused repositories)."""
+    stays: it counts the reused repositories): those the driver reused (`early`, read back with a
+    filter: `prestamp.reused_records`) and, with `join`, those a task marked."""
     if since is None:
         return records
-    reused = records.where(F.col("kind") == "reuse").select("repo")
-    # the records behind a projection: a union of unions is flattened as it is built (Spark's
-    # CombineUnions), and the flattened plan no longer matches the cached `records`, whose extraction
-    # tasks would then run twice (once for the reuse markers' broadcast, once for this union)
-    kept = records.select(*records.columns)
-    # a shuffle join, not a broadcast: a broadcast of the markers is a Spark job of its own (the
-    # extraction's), before the job that reads the records; joined by a shuffle, the extraction is a
-    # stage of that one job
-    return kept.unionByName(since.repos.join(reused.hint("merge"), "repo", "left_semi"))
+    out = records
+    if join:
+        reused = records.where(F.col("kind") == "reuse").select("repo")
+        # the records behind a projection: a union of unions is flattened as it is built (Spark's
+        # CombineUnions), and the flattened plan no longer matches the cached `records`, whose extraction
+        # tasks would then run twice (once for the reuse markers' broadcast, once for this union)
+        kept = records.select(*records.columns)
+        # a shuffle join, not a broadcast: a broadcast of the markers is a Spark job of its own (the
+        # extraction's), before the job that reads the records; joined by a shuffle, the extraction is a
+        # stage of that one job
+        out = kept.unionByName(since.repos.join(reused.hint("merge"), "repo", "left_semi"))
+    return out.unionByName(prestamp.reused_records(since.repos, early, since.named)) if early else out
 
 
 def state_rows(records: Iterable[Mapping[str, Any]], settings: str, parts: int) -> list[dict[str, Any]]:
@@ -326,6 +344,22 @@ def live_counts(counted: Any) -> Any:
     import pyarrow.compute as pc
 
     return counted.filter(pc.not_equal(counted["origin"], "gone")).select(T.column_names(FILE_COUNT_SCHEMA))
+
+
+def gone_parts(since: Since, reused: Iterable[str], parts: int) -> list[int] | None:
+    """The parts of the previous files table holding rows of a repository not reused now (changed or
+    removed), from the parts state/marks.json names: the only previous files not linked unchanged
+    (a scanned repository's rows go to new files of its part). None when the marks name no parts or
+    the layout changed: then `touched_parts`, after the counts."""
+    if since.repo_parts is None or since.parts != parts:
+        return None
+    kept = set(reused)
+    return sorted({part for repo, part in since.repo_parts.items() if repo not in kept})
+
+
+def repo_parts(counted: Iterable[Mapping[str, Any]]) -> dict[str, int]:
+    """repo -> part of the files table now (`file_counts`' rows, collected; the gone ones left out)."""
+    return {str(r["repo"]): int(r["part"]) for r in counted if r["origin"] != "gone" and r["repo"] is not None}
 
 
 def touched_parts(counted: Iterable[Mapping[str, Any]]) -> list[int]:

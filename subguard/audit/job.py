@@ -37,7 +37,7 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from subguard.audit import arrowtables, codeowners, jvm, local, orgmap, stamps, tasks, zygote
+from subguard.audit import arrowtables, codeowners, jvm, local, orgmap, prestamp, stamps, tasks, zygote
 from subguard.audit import incremental as inc
 from subguard.audit import output as outdir
 from subguard.audit import previous as prev
@@ -654,12 +654,18 @@ def _pipeline(run: Run) -> dict[str, Any]:
     # its tasks would come before the extraction's)
     parts: list[DataFrame] = []
     local_roots, other_roots = split_roots(plan.roots, args.reader)
+    early: frozenset[str] = frozenset()  # repositories reused on the driver's stamp (`prestamp`)
+    asked: dict[str, str] = {}  # the previous stamps the extraction tasks compare with
     if local_roots:
         units = with_commits(local.plan_units(local_roots), plan.hints)
         sc = spark.sparkContext
-        slices = extraction_slices(len(units), sc.defaultParallelism)
-        stamped = since.stamps if since is not None else {}
-        parts.append(inc.extract_local(spark, sc.parallelize(units, slices), options, stamped))
+        # with --since, clones at their inventory's commit are stamped here, and reused without a task
+        split = (
+            prestamp.split_units(units, since.stamps) if since is not None else prestamp.Split(units, frozenset(), {})
+        )
+        early, asked = split.reused, split.previous
+        slices = extraction_slices(len(split.units), sc.defaultParallelism)
+        parts.append(inc.extract_local(spark, sc.parallelize(split.units, slices), options, asked))
         progress(f"local folders to list and scan in tasks: {len(units)}")
     if other_roots:
         raw = (
@@ -687,10 +693,10 @@ def _pipeline(run: Run) -> dict[str, Any]:
         parts.append(T.missing_repo_records(spark.createDataFrame(plan.missing, "repo string, uri string")))
     records = functools.reduce(DataFrame.unionByName, parts) if parts else spark.createDataFrame([], T.RECORDS)
     extracted = None
-    if since is not None:
+    if since is not None and asked:
         # the reuse markers are joined back (`with_reused`): kept, so the extraction tasks run once
         extracted = records = records.persist(StorageLevel.MEMORY_AND_DISK)
-    cached = inc.with_reused(records, since).persist(StorageLevel.MEMORY_AND_DISK)
+    cached = inc.with_reused(records, since, early, join=bool(asked)).persist(StorageLevel.MEMORY_AND_DISK)
     t_extract = time.monotonic()
     # the Spark jobs from here on are small: several run side by side (Spark runs the jobs of several
     # driver threads at once), so that their planning and their tasks overlap, not queue
@@ -845,19 +851,23 @@ def _judge_and_write(x: Extracted) -> dict[str, Any]:
     def write_files(touched: Sequence[int]) -> None:
         write_files_table(spark, fs, out, files_at, files_df, since, reused_repos, parts, touched, progress)
 
-    def files_and_counts() -> Any:
-        """state/file_counts; with --since, then the files table: the parts it writes again are read
-        from the counts (a full audit writes it beside them)."""
+    # with --since, the parts the files table writes again: from the previous marks (the files table
+    # is written beside the other jobs), else from the counts (after them)
+    gone = inc.gone_parts(since, [r.repo for r in notes if r.kind == "reuse"], parts) if since is not None else []
+
+    def files_and_counts() -> tuple[Any, dict[str, int]]:
+        """state/file_counts and each repository's part; with --since and no parts in the previous
+        marks, then the files table: the parts it writes again are read from the counts."""
         counted = arrowtables.collect(counts_df)
         live = inc.live_counts(counted)
         write_small(inc.FILE_COUNTS, counts_df.select(*live.column_names), live)
-        if since is not None:
+        if gone is None:
             write_files(inc.touched_parts(arrowtables.rows(counted, ["part", "origin"])))
-        return live
+        return live, inc.repo_parts(arrowtables.rows(counted, ["repo", "part", "origin"]))
 
     counts_f = pool.submit(files_and_counts)
-    if since is None:
-        writes.append(pool.submit(write_files, []))
+    if gone is not None:
+        writes.append(pool.submit(write_files, gone))
 
     write_small(inc.REPOS, cached, arrowtables.from_rows(inc.state_rows(kept, settings, parts), cached))
     stamped = [(n.repo, n.key) for n in notes if n.kind == "stamp"]
@@ -870,7 +880,6 @@ def _judge_and_write(x: Extracted) -> dict[str, Any]:
     group_problems = sorted(json.loads(p)["message"] for r in reused_groups for p in r["problems"])
     progress(f"group tasks done: {group_table.num_rows} result rows in {time.monotonic() - t_groups:.1f} s")
     group_keys = [(r["group"], r["input"]) for r in arrowtables.rows(group_table, ["group", "input"]) if r["group"]]
-    output.write_text(inc.MARKS, inc.marks_json(settings, parts, stamped, group_keys), fs.write_text)
     t_outputs = time.monotonic()
     writes.append(
         pool.submit(write_small, inc.GROUPS, inc.state_groups(group_records), group_table.drop_columns(["reused"]))
@@ -891,7 +900,9 @@ def _judge_and_write(x: Extracted) -> dict[str, Any]:
         f"consumers: {kinds.get('consumer', 0)}; groups judged: {n_groups}; "
         f"findings: {sum(int(r['count']) for r in finding_counts)}"
     )
-    file_counts = arrowtables.rows(counts_f.result())
+    live_counts, repo_parts = counts_f.result()
+    file_counts = arrowtables.rows(live_counts)
+    output.write_text(inc.MARKS, inc.marks_json(settings, parts, stamped, group_keys, repo_parts), fs.write_text)
     summary = summ.build(
         files=file_counts,
         findings=finding_counts,
