@@ -324,7 +324,7 @@ def carry(previous: Mapping[int, Sequence[str]], touched: Iterable[int], same_la
     return Carry(tuple(read), tuple(link))
 
 
-def file_counts(fresh: DataFrame, since: Since | None, reused: DataFrame, parts: int) -> DataFrame:
+def file_counts(fresh: DataFrame, since: Since | None, reused: frozenset[str], parts: int) -> DataFrame:
     """The files table's rows counted by repository, status and reason (FILE_COUNT_SCHEMA), each with
     its `part` and `origin`: `scanned` (counted now), `reused` (the previous counts of a reused
     repository) or `gone` (the previous counts of a repository not reused now: changed or removed).
@@ -333,8 +333,10 @@ def file_counts(fresh: DataFrame, since: Since | None, reused: DataFrame, parts:
     counts = fresh.groupBy("repo", "status", "reason").count().withColumn("origin", F.lit("scanned"))
     if since is not None:
         previous = since.file_counts
-        kept = previous.join(F.broadcast(reused), "repo", "left_semi").withColumn("origin", F.lit("reused"))
-        gone = previous.join(F.broadcast(reused), "repo", "left_anti").withColumn("origin", F.lit("gone"))
+        # the reused repositories as one parsed IN filter: a broadcast of them is a Spark job of its own
+        among = prestamp.among("repo", reused)
+        kept = previous.where(among).withColumn("origin", F.lit("reused"))
+        gone = previous.where(~among | F.col("repo").isNull()).withColumn("origin", F.lit("gone"))
         counts = counts.unionByName(kept).unionByName(gone)
     return counts.withColumn("part", part_of(F.col("repo"), parts))
 
@@ -368,12 +370,12 @@ def touched_parts(counted: Iterable[Mapping[str, Any]]) -> list[int]:
     return sorted({int(r["part"]) for r in counted if r["origin"] != "reused"})
 
 
-def carried_rows(spark: SparkSession, uris: Sequence[str], reused: DataFrame, parts: int) -> DataFrame | None:
+def carried_rows(spark: SparkSession, uris: Sequence[str], reused: frozenset[str], parts: int) -> DataFrame | None:
     """The reused repositories' rows of the previous files table's files `uris`, with their part."""
     if not uris:
         return None
     rows = spark.read.schema(f"repo string, {T.FILES}").parquet(*uris)
-    return rows.join(F.broadcast(reused), "repo", "left_semi").withColumn("part", part_of(F.col("repo"), parts))
+    return rows.where(prestamp.among("repo", reused)).withColumn("part", part_of(F.col("repo"), parts))
 
 
 # --- groups ----------------------------------------------------------------------------------------

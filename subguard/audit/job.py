@@ -164,6 +164,9 @@ JIT_OPTIONS = "-XX:TieredStopAtLevel=1"
 LOCAL_CONF = (
     ("spark.sql.adaptive.enabled", "false"),
     ("spark.python.daemon.module", "subguard.audit.daemon"),
+    # a --since run reads back a few hundred of the previous files table's files by name: Spark lists
+    # more than 32 paths in a job of its own (16 tasks); the driver lists local files as fast
+    ("spark.sql.sources.parallelPartitionDiscovery.threshold", "4096"),
 )
 # the driver JVM's log4j2 configuration (local masters): warnings and errors only, no "default
 # profile" banner; where they go is the process's stderr (`main` sends it to `--out`/audit.log)
@@ -804,8 +807,8 @@ def _judge_and_write(x: Extracted) -> dict[str, Any]:
     # the files table of the repositories scanned now (state/repos holds no file rows), with its part
     parts = inc.parts_for(len({r.repo for r in notes if r.kind == "repo"}))
     files_df = T.files_table(records).withColumn("part", inc.part_of(F.col("repo"), parts)).persist()
-    # the reused repositories (their markers collected with the notes): a local relation, broadcast
-    reused_repos = arrowtables.text_frame(spark, [(r.repo,) for r in notes if r.kind == "reuse"], "repo string")
+    # the reused repositories (their markers collected with the notes): filtered on by one parsed IN
+    reused_repos = frozenset(r.repo for r in notes if r.kind == "reuse")
     counts_df = inc.file_counts(files_df, since, reused_repos, parts)  # collected once: not cached
     repo_roots = [(r.repo, json.loads(r.payload)["root"]) for r in notes if r.kind == "repo"]
     writes: list[Future[Any]] = []
@@ -853,7 +856,7 @@ def _judge_and_write(x: Extracted) -> dict[str, Any]:
 
     # with --since, the parts the files table writes again: from the previous marks (the files table
     # is written beside the other jobs), else from the counts (after them)
-    gone = inc.gone_parts(since, [r.repo for r in notes if r.kind == "reuse"], parts) if since is not None else []
+    gone = inc.gone_parts(since, reused_repos, parts) if since is not None else []
 
     def files_and_counts() -> tuple[Any, dict[str, int]]:
         """state/file_counts and each repository's part; with --since and no parts in the previous
@@ -1038,7 +1041,7 @@ def write_files_table(
     at: str,
     fresh: DataFrame,
     since: inc.Since | None,
-    reused: DataFrame,
+    reused: frozenset[str],
     parts: int,
     touched: Sequence[int],
     progress: Progress,
