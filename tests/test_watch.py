@@ -182,6 +182,32 @@ def test_a_stamp_is_taken_only_from_a_walk_no_event_came_after(tmp_path: Path) -
     assert watch.wanted() == []
 
 
+def test_a_run_forked_before_the_server_read_an_event_walks(tmp_path: Path) -> None:
+    """The server reads the events a run's own writes (or an edit) queue while the run goes on: the
+    queue is empty again for the run, whose copy of the walk is older. It must walk."""
+    root, key = _watched_tree(tmp_path)
+    assert watch.start(key)
+    answer_r, answer_w = os.pipe()
+    go_r, go_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the run
+        code = 1
+        try:
+            os.read(go_r, 1)  # once the server has read the event
+            os.write(answer_w, b"walks" if watch.stamp(key) is None else b"stale")
+            code = 0
+        finally:
+            os._exit(code)
+    (root / "d0" / "f0.py").write_text("changed")
+    watch.refresh()  # the server: the event is read, and gone from the queue
+    os.write(go_w, b"x")
+    assert os.read(answer_r, 5) == b"walks"
+    assert os.waitpid(pid, 0)[1] == 0
+    assert _watched(key) == _fresh(root)  # the server's own walk is current
+    for fd in (answer_r, answer_w, go_r, go_w):
+        os.close(fd)
+
+
 def test_lost_events_walk_the_tree_again(tmp_path: Path) -> None:
     root, key = _watched_tree(tmp_path)
     assert watch.start(key)

@@ -23,7 +23,9 @@ Standard library only; `subguard.scan.inotify` (ctypes) is loaded by the server 
 from __future__ import annotations
 
 import marshal
+import mmap
 import os
+import struct
 import time
 
 from subguard.scan import listing, treestamp
@@ -42,6 +44,7 @@ if TYPE_CHECKING:
     # base, skip prefixes, excluded folder names, seed, entries counted by name alone
     Params = tuple[str, tuple[str, ...], Callable[[str], bool], str, Callable[[str], str | None] | None]
 
+ROOT = "root"  # the kind of a scan root's tree (`runmemo`: a cache folder's is "tree")
 Key = tuple[str, str, str]  # (kind, path, extra): what `PARAMS[kind](path, extra)` turns into walk parameters
 PARAMS: dict[str, Callable[[str, str], Params]] = {}  # filled by the modules that stamp trees (`runmemo`)
 # what a server makes ahead from a watched tree's folder and its entries in scan order, for the runs
@@ -78,6 +81,10 @@ class _Tree:
         self.children: dict[str, tuple[str, ...]] = {}  # folder -> the subfolders its rows name
         self.lost = False
         self.stamp: tuple[str, int] | None = None  # (digest, newest ctime) as of the last refresh
+        # how many times events were read, in a page shared with every run forked since: a run
+        # whose copy of the walk is older than the server's reading (`seen`) must not use it
+        self.reads = mmap.mmap(-1, 8)
+        self.seen = 0
         self.order: list[tuple[str, tuple[int, int, int] | None]] | None = None  # its entries, listed
         self.made: object = None  # what `AHEAD` made of them
 
@@ -99,12 +106,16 @@ class _Tree:
         _Lost when the walk cannot follow them."""
         dirty: set[str] = set()
         gone: set[str] = set()
-        for event in self.inotify.read():
+        events = self.inotify.read()
+        if events:  # gone from the queue for every process: a run forked before must not trust its walk now
+            struct.pack_into("Q", self.reads, 0, self.read_count() + 1)
+        for event in events:
             self._apply(event, dirty, gone)
         walk = self.walk
         assert walk.linked is not None
         dirty |= walk.linked
         if self.stamp is not None and not dirty:
+            self.seen = self.read_count()  # what was read changed nothing
             return
         walk.linked.clear()  # each of them is recomputed below, and names itself again
         for rel in gone:
@@ -130,7 +141,18 @@ class _Tree:
         digest.update(root)
         self.stamp = (digest.hexdigest(), max(walk.newest_of.values(), default=0))
         self.order = listing._walk_order(walk.rows)  # what a run's scan lists the tree from, ahead
+        self.seen = self.read_count()
         self.made = AHEAD[0](self.base, self.order) if AHEAD and self.order is not None else None
+
+    def read_count(self) -> int:
+        """How many times the server read this walk's events (shared with the runs it forked)."""
+        return int(struct.unpack_from("Q", self.reads, 0)[0])
+
+    def current(self) -> bool:
+        """Whether this process's copy of the walk takes in every event read so far, and none waits."""
+        return (
+            self.stamp is not None and not self.lost and self.seen == self.read_count() and not self.inotify.pending()
+        )
 
     def _apply(self, event: Event, dirty: set[str], gone: set[str]) -> None:
         """Note which folders `event` changes (`dirty`) and which subfolder it names (`gone`: its
@@ -188,6 +210,7 @@ class _Tree:
 
     def close(self) -> None:
         self.inotify.close()
+        self.reads.close()
 
 
 def stamp(key: Key, keep: treestamp.Rows | None = None) -> tuple[str, int] | None:
@@ -195,13 +218,18 @@ def stamp(key: Key, keep: treestamp.Rows | None = None) -> tuple[str, int] | Non
     `treestamp.walk_stamp` would return them now (its rows given to `keep`); None when none is kept,
     or an event came since the server's last refresh (then the run walks, and the tree is `wanted`)."""
     tree = _TREES.get(key)
-    if tree is None or tree.stamp is None or tree.lost or tree.inotify.pending():
+    if tree is None or not tree.current():
         _WANTED[key] = None
         return None
     if keep is not None:
         assert tree.walk.rows is not None
         keep.rows, keep.order, keep.made = dict(tree.walk.rows), tree.order, tree.made
     return tree.stamp
+
+
+def stamps(kind: str) -> dict[Key, tuple[str, int] | None]:
+    """In the server: the stamp of each watched tree of `kind` as of its last refresh."""
+    return {key: tree.stamp for key, tree in _TREES.items() if key[0] == kind}
 
 
 def wanted() -> list[Key]:
