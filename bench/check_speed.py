@@ -14,8 +14,10 @@ critical path when a second core is free), `subguard check` after one edit of or
 added, then taken away; the run memo replays such runs, `subguard.scan.unread`), `ruff check
 --no-cache`, `grep -rl rocketmq`, and the floor of an unchanged run (`subguard --version`, and a fresh
 process that only lists the root as the run memo compares it); with `--served`, the warm and edit rounds again with a
-`subguard serve` of the same install running (`subguard.cli.resident`: each run is handed over,
-and stamps the tree from the walk the server keeps current, `subguard.scan.watch`); prints medians, ratios against ruff and subguard's peak memory (max RSS of the child process). Every timed run is preceded by an untimed read of the
+`subguard serve --no-ahead` of the same install running (`subguard.cli.resident`: each run is handed over,
+and stamps the tree from the walk the server keeps current, `subguard.scan.watch`), then the edit
+rounds with a plain `subguard serve`, each run a second after the edit as a commit follows a save
+(the server runs the check ahead meanwhile, `subguard.cli.resident.runahead`); prints medians, ratios against ruff and subguard's peak memory (max RSS of the child process). Every timed run is preceded by an untimed read of the
 tree, so each starts with the files in the page cache.
 
 subguard is measured as users run it: installed from this checkout (not editable) into a temporary
@@ -118,11 +120,18 @@ def plain_target(tree: Path) -> Path | None:
 
 
 def edit_rounds(
-    n: int, cmd: list[str], target: Path, before: Callable[[], None], added: bytes = b"\n", fresh: bool = False
+    n: int,
+    cmd: list[str],
+    target: Path,
+    before: Callable[[], None],
+    added: bytes = b"\n",
+    fresh: bool = False,
+    pause: float = 0.15,
 ) -> tuple[float, int, int]:
     """`rounds` where each run follows a real edit of `target` (`added` appended, then taken away
     again; with `fresh`, a comment never written before appended instead, so that no parse of the
-    file's bytes can come from the cache); the file's bytes and times are restored afterwards."""
+    file's bytes can come from the cache), `pause` seconds after it; the file's bytes and times are
+    restored afterwards."""
     original, st = target.read_bytes(), target.stat()
     count = itertools.count()
     try:
@@ -133,7 +142,7 @@ def edit_rounds(
                 target.write_bytes(original + b"\n# edit %d of bench run %d\n" % (next(count), os.getpid()))
             else:
                 target.write_bytes(original + added if current == original else original)
-            time.sleep(0.15)  # past the run memo's racy window, as after a save in an editor
+            time.sleep(pause)  # past the run memo's racy window, as after a save in an editor
             before()
 
         return rounds(n, cmd, edit)
@@ -142,12 +151,19 @@ def edit_rounds(
         os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns))
 
 
+COMMIT_PAUSE = 1.0  # seconds between an editor's save and the commit whose hook runs the check
+
+
 def served_rounds(
-    n: int, subguard: str, check: list[str], tree: Path, before: Callable[[], None]
+    n: int, subguard: str, check: list[str], tree: Path, before: Callable[[], None], ahead: bool = False
 ) -> dict[str, tuple[float, int, int]]:
     """The warm and edit rounds again, each `check` handed to a `subguard serve` of the same install
-    (started here, stopped after): max RSS is the client's, the served run's memory is the server's."""
-    server = subprocess.Popen([subguard, "serve", "--idle", "600"], stderr=subprocess.PIPE, text=True, env=ENV)
+    (started here, stopped after): max RSS is the client's, the served run's memory is the server's.
+    Without `ahead` the server runs no check on its own (`--no-ahead`); with it, only the edit
+    rounds, each run `COMMIT_PAUSE` seconds after the edit, as a commit follows a save: the server
+    has run the check ahead meanwhile (`subguard.cli.resident.runahead`), and the run replays it."""
+    flags = [] if ahead else ["--no-ahead"]
+    server = subprocess.Popen([subguard, "serve", "--idle", "600", *flags], stderr=subprocess.PIPE, text=True, env=ENV)
     try:
         assert server.stderr is not None
         line = server.stderr.readline()
@@ -155,17 +171,31 @@ def served_rounds(
             raise SystemExit(f"subguard serve did not start: {line}")
         run(check)  # the server's first run: its forked children have the caches the runs above filled
         time.sleep(1)  # the server loads the cache files and walks the trees that run named
-        out = {
-            "warm": rounds(n, check, before),
-            "1 edit": edit_rounds(n, check, edit_target(tree), before),
-            "1 new edit": edit_rounds(n, check, edit_target(tree), before, fresh=True),
-        }
+        if ahead:
+            out = {
+                "1 edit, run ahead": edit_rounds(n, check, edit_target(tree), before, pause=COMMIT_PAUSE),
+                "1 new edit, run ahead": edit_rounds(
+                    n, check, edit_target(tree), before, fresh=True, pause=COMMIT_PAUSE
+                ),
+            }
+        else:
+            out = {
+                "warm": rounds(n, check, before),
+                "1 edit": edit_rounds(n, check, edit_target(tree), before),
+                "1 new edit": edit_rounds(n, check, edit_target(tree), before, fresh=True),
+            }
         status = subprocess.run([subguard, "serve", "--status"], capture_output=True, text=True, env=ENV, check=False)
         answer = json.loads(status.stdout) if status.returncode == 0 else {}
-        if answer.get("served", 0) < 3 * n + 1:  # every run, the unchanged ones included
-            raise SystemExit(f"subguard serve ran {answer.get('served', 0)} of the {3 * n + 1} runs")
+        runs = len(out) * n + 1
+        if answer.get("served", 0) < runs:  # every run, the unchanged ones included
+            raise SystemExit(f"subguard serve ran {answer.get('served', 0)} of the {runs} runs")
         if not any(kind == "root" for kind, _ in answer.get("watched", [])):
             raise SystemExit(f"subguard serve watched no tree: {answer}")
+        started = answer.get("ahead", {}).get("started", 0)
+        if ahead and started < runs - 1:
+            raise SystemExit(f"subguard serve ran {started} checks ahead, not one per edit: {answer}")
+        if not ahead and started:
+            raise SystemExit(f"subguard serve --no-ahead ran {started} checks ahead")
         return out
     finally:
         server.terminate()
@@ -236,6 +266,8 @@ def main() -> int:
     plain = plain_target(tree)
     plain_edited = edit_rounds(args.rounds, check, plain, read_tree, b"\nEDITED_BY_BENCH = 1\n") if plain else None
     served = served_rounds(args.rounds, subguard, check, tree, read_tree) if args.served else None
+    if served is not None:
+        served |= served_rounds(args.rounds, subguard, check, tree, read_tree, ahead=True)
     # the floor of an unchanged run: the interpreter and console entry start, then the root's listing
     # (every entry's lstat: what the run memo compares), each timed alone in a fresh process
     started = rounds(args.rounds, [subguard, "--version"], read_tree)
@@ -272,7 +304,8 @@ def main() -> int:
         if plain_edited:
             print(f"ratio 1 plain edit/ruff: {plain_edited[0] / ruff_r[0]:.2f} (after editing a file without RocketMQ)")
         for name, row in (served or {}).items():
-            print(f"ratio served {name}/ruff: {row[0] / ruff_r[0]:.2f} (with `subguard serve` running)")
+            how = "the check run ahead after the save" if "ahead" in name else "no run ahead"
+            print(f"ratio served {name}/ruff: {row[0] / ruff_r[0]:.2f} (with `subguard serve` running: {how})")
     print(f"ratio cold/grep: {cold[0] / grep_r[0]:.2f}")
     peak = max(cold[2], warm[2]) / 1024
     print(f"subguard peak memory: {peak:.0f} MB (target < 300 MB)")

@@ -81,6 +81,12 @@ def take(kind: str, path: str, key: bytes, home: str) -> Any:
     return None
 
 
+def held(kind: str, path: str) -> Any:
+    """In the server: the object it keeps for (`kind`, `path`), or None."""
+    entry = _KEPT.get((kind, path))
+    return entry.value if entry is not None else None
+
+
 def kept() -> list[list[str]]:
     """What is kept: [kind, path] of each entry, oldest first (`subguard serve --status`)."""
     return [[kind, path] for kind, path in _KEPT]

@@ -108,7 +108,7 @@ def root_listing(
     listed = git_files(top)
     if listed is None:
         rows = treestamp.Rows()
-        key = ("root", top, _watch_extra(skip, globs))
+        key = (watch.ROOT, top, _watch_extra(skip, globs))
         stamp = watch.stamp(key, rows) or treestamp.walk_stamp(top, skip, excluded_dir, top, match, keep=rows)
         listing.share(top, skip, walk_rows=rows)  # the scan lists the root from these rows
         if kept is not None:
@@ -150,7 +150,7 @@ def _watch_params(kind: str) -> Callable[[str, str], watch.Params]:
     return params
 
 
-watch.PARAMS.update({"root": _watch_params("root"), "tree": _watch_params("tree")})
+watch.PARAMS.update({watch.ROOT: _watch_params(watch.ROOT), "tree": _watch_params("tree")})
 
 
 def _exclude_matcher(folder: str, globs: Sequence[Any]) -> Callable[[str], str | None] | None:

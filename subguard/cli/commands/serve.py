@@ -26,15 +26,22 @@ from subguard.cli.resident.server import DEFAULT_IDLE, Server, ask, preload
 @click.option(
     "--detach", is_flag=True, help="Run in the background (its log beside the socket); return once it listens."
 )
+@click.option(
+    "--no-ahead",
+    is_flag=True,
+    help="Do not run the latest check again on its own after an edit (so that the next one replays it).",
+)
 @click.option("--status", "show_status", is_flag=True, help="Print the running server's state; exit 1 when none runs.")
 @click.option("--stop", is_flag=True, help="Stop the running server; exit 1 when none runs.")
-def serve(idle: float, detach: bool, show_status: bool, stop: bool) -> int:
+def serve(idle: float, detach: bool, no_ahead: bool, show_status: bool, stop: bool) -> int:
     """Serve `subguard check` runs of this install from one loaded process.
 
     Each `check` then forks from this process instead of importing subguard (about a third of a run
     after an edit): same output, exit code and files as without it. Only runs of this user, this
     interpreter, this subguard code and start-up environment are served; `SUBGUARD_NO_SERVER=1`
-    makes a run ignore it."""
+    makes a run ignore it. After an edit of a scan root it watches, it runs the latest check whose
+    output is not a terminal again on its own, so that the check a commit makes next replays it
+    (`--no-ahead`: not)."""
     if not address.supported():
         click.echo("subguard: error: serving needs fork and Unix sockets (not available here)", err=True)
         return 2
@@ -63,18 +70,18 @@ def serve(idle: float, detach: bool, show_status: bool, stop: bool) -> int:
         if running is not None:  # idempotent: a hook may start it before every run
             click.echo(f"subguard: already serving checks of this install at {path} (pid {running.get('pid')})")
             return 0
-        return _detach(path, idle)
-    return _serve(path, idle)
+        return _detach(path, idle, not no_ahead)
+    return _serve(path, idle, not no_ahead)
 
 
-def _serve(path: str, idle: float) -> int:
+def _serve(path: str, idle: float, ahead: bool = True) -> int:
     def log(line: str) -> None:
         sys.stderr.write(f"{time.strftime('%Y-%m-%d %H:%M:%S')} subguard serve: {line}\n")
         sys.stderr.flush()
 
     failed = preload()
     try:
-        server = Server(path, idle, log)
+        server = Server(path, idle, log, ahead)
     except OSError as exc:
         click.echo(f"subguard: error: {exc}", err=True)
         return 2
@@ -95,7 +102,7 @@ def _serve(path: str, idle: float) -> int:
     return 0
 
 
-def _detach(path: str, idle: float) -> int:
+def _detach(path: str, idle: float, ahead: bool = True) -> int:
     """Start the server in a new session, its stderr in `<socket>.log`; wait until it answers."""
     pid = os.fork()
     if pid == 0:  # pragma: no cover - the detached server (its behaviour is tested in the foreground)
@@ -109,7 +116,7 @@ def _detach(path: str, idle: float) -> int:
         os.dup2(log, 2)
         code = 2
         try:
-            code = _serve(path, idle)
+            code = _serve(path, idle, ahead)
         finally:
             os._exit(code)
     os.waitpid(pid, 0)

@@ -28,7 +28,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from subguard.cli.resident import warm
+from subguard.cli.resident import runahead, warm
 from subguard.cli.streams import flush_streams
 from subguard.core import frames, kept
 from subguard.scan import watch
@@ -83,13 +83,17 @@ def preload() -> list[str]:
 class Server:
     """One listening socket and its accept loop."""
 
-    def __init__(self, path: str, idle: float, log: Callable[[str], None]) -> None:
+    def __init__(self, path: str, idle: float, log: Callable[[str], None], ahead: bool = True) -> None:
         self.path = path
         self.idle = idle
         self.log = log
         self.served = 0
         self.started = time.time()
         self.children: dict[int, warm.Told] = {}  # pid -> the pipe its loaded cache files are named on
+        self.requests: dict[int, tuple[dict[str, Any], bool]] = {}  # pid -> its client's request, ttys
+        self.ahead = runahead.Ahead(enabled=ahead)  # the check run ahead after an edit
+        # requests waiting for the run ahead of them: (connection, request, descriptors, until when)
+        self.held: list[tuple[socket.socket, dict[str, Any], list[int], float]] = []
         self.listener = _listen(path)
         self.inode = os.stat(path).st_ino
         self.stopping = False
@@ -100,7 +104,13 @@ class Server:
         try:
             while not self.stopping:
                 self._reap()
+                self._release()
+                self._run_ahead()
                 wait = 1.0 if self.idle <= 0 else max(0.0, min(1.0, last + self.idle - time.monotonic()))
+                due = self.ahead.wait()
+                wait = min(wait, due) if due is not None else wait
+                if self.held:
+                    wait = min(wait, max(0.0, min(until for *_, until in self.held) - time.monotonic()))
                 try:
                     told = {t.fd: t for t in self.children.values() if t.open}
                     watched = watch.descriptors()
@@ -112,13 +122,14 @@ class Server:
                         told[fd].read()  # a run ended: the cache files it loaded, kept for the next
                 if any(fd in ready for fd in watched):
                     watch.refresh()  # a watched tree changed: its walk is current before the next run asks
+                    self.ahead.changed()  # and the check is run ahead once the roots are quiet
                 if self.listener.fileno() in ready:
                     self._accept()
                     last = time.monotonic()
                 elif not self._own_socket():
                     self.log("the socket was removed or replaced: exiting")
                     break
-                elif self.idle > 0 and time.monotonic() - last >= self.idle and not self.children:
+                elif self.idle > 0 and time.monotonic() - last >= self.idle and not self.children and not self.held:
                     self.log(f"idle for {self.idle:g} s: exiting")
                     break
         finally:
@@ -126,6 +137,9 @@ class Server:
 
     def close(self) -> None:
         self.listener.close()
+        while self.held:  # their clients run the check themselves
+            conn, _, fds, _ = self.held.pop()
+            self._let_go(conn, fds)
         if self._own_socket():
             with contextlib.suppress(OSError):
                 os.unlink(self.path)
@@ -145,6 +159,40 @@ class Server:
             told = self.children.pop(pid)
             told.read()  # its message is in the pipe by now, if it wrote one
             told.close()  # a process it started may still hold the pipe open
+            if pid == self.ahead.pid:
+                self.ahead.pid = None
+            served = self.requests.pop(pid, None)
+            if served is not None:
+                self.ahead.learn(served[0], told.memos, served[1])
+
+    def _run_ahead(self) -> None:
+        """Fork the check that is due to run ahead (`runahead`), its streams /dev/null."""
+        request = self.ahead.take()
+        if request is not None:
+            self.ahead.pid = self._fork(None, request, {})
+            self.log(f"ahead {self.ahead.started} (pid {self.ahead.pid}): subguard {' '.join(request['argv'])}")
+
+    def _release(self) -> None:
+        """Fork the held requests whose run ahead has ended (or that waited long enough)."""
+        now = time.monotonic()
+        waiting = [h for h in self.held if self.ahead.pid is not None and h[3] > now]
+        for held in [h for h in self.held if h not in waiting]:
+            conn, request, fds, _ = held
+            try:
+                self._run(conn, request, fds, hold=False)
+            except (OSError, ValueError) as exc:
+                self.log(f"a request failed: {type(exc).__name__}: {exc}")
+            finally:
+                self._let_go(conn, fds)
+        self.held = waiting
+
+    @staticmethod
+    def _let_go(conn: socket.socket, fds: list[int]) -> None:
+        """Close a request's connection and the descriptors it passed."""
+        for fd in fds:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        conn.close()
 
     def _accept(self) -> None:
         try:
@@ -152,6 +200,7 @@ class Server:
         except OSError:
             return
         fds: list[int] = []
+        kept_open = False
         try:
             if not _same_user(conn):
                 return  # another user's process: never served
@@ -162,7 +211,7 @@ class Server:
             op = request.get("op")
             conn.settimeout(None)
             if op == "run":
-                self._run(conn, request, fds)
+                kept_open = self._run(conn, request, fds)
             elif op == "status":
                 frames.send(conn, self.status())
             elif op == "stop":
@@ -171,10 +220,8 @@ class Server:
         except (OSError, ValueError) as exc:
             self.log(f"a request failed: {type(exc).__name__}: {exc}")
         finally:
-            for fd in fds:
-                with contextlib.suppress(OSError):
-                    os.close(fd)
-            conn.close()
+            if not kept_open:
+                self._let_go(conn, fds)
 
     def status(self) -> dict[str, Any]:
         return {
@@ -186,20 +233,41 @@ class Server:
             "idle_limit": self.idle,
             "kept": kept.kept(),
             "watched": watch.watched(),
+            "ahead": {
+                "enabled": self.ahead.enabled,
+                "started": self.ahead.started,
+                "running": self.ahead.pid,
+                "waited": self.ahead.waited,
+            },
         }
 
-    def _run(self, conn: socket.socket, request: dict[str, Any], fds: list[int]) -> None:
+    def _run(self, conn: socket.socket, request: dict[str, Any], fds: list[int], hold: bool = True) -> bool:
+        """Fork the run a client asked for; True when the request is held instead (`hold`: the same
+        check runs ahead, `runahead`), its connection and descriptors kept open until it is forked."""
         argv, wanted = request.get("argv"), request.get("fds")
         if not (isinstance(argv, list) and all(isinstance(a, str) for a in argv) and argv[:1] == ["check"]):
             frames.send(conn, {"refused": "not a check"})
-            return
+            return False
         if not isinstance(wanted, list) or len(wanted) != len(fds):
             frames.send(conn, {"refused": "the standard streams did not arrive"})
-            return
+            return False
+        if hold and self.ahead.ahead_of(request):
+            self.held.append((conn, request, fds, time.monotonic() + runahead.MOST_WAIT))
+            return True
         self._reap()
         if len(self.children) >= MOST_RUNNING:
             frames.send(conn, {"refused": f"{MOST_RUNNING} runs already running"})
-            return
+            return False
+        streams = dict(zip(wanted, fds, strict=True))
+        ttys = any(_tty(streams[target]) for target in (1, 2) if target in streams)
+        pid = self._fork(conn, request, streams)
+        self.requests[pid] = ({k: v for k, v in request.items() if k != "fds"}, ttys)
+        self.served += 1
+        self.log(f"run {self.served} (pid {pid}): subguard {' '.join(argv)} in {request.get('cwd')}")
+        return False
+
+    def _fork(self, conn: socket.socket | None, request: dict[str, Any], streams: dict[int, int]) -> int:
+        """Fork the run of `request` (with the client's `conn` and `streams`; none for a run ahead)."""
         watch.refresh()  # the walks the run stamps its trees with, as of now
         told, tell = os.pipe()
         pid = os.fork()
@@ -210,14 +278,23 @@ class Server:
                 os.close(told)
                 for other in self.children.values():
                     other.close()
-                code = _child(conn, request, dict(zip(wanted, fds, strict=True)))
+                for waiting, *_ in self.held:
+                    if waiting is not conn:
+                        waiting.close()
+                code = _child(conn, request, streams)
                 warm.tell(tell)
             finally:
                 os._exit(code)
         os.close(tell)
         self.children[pid] = warm.Told(told)
-        self.served += 1
-        self.log(f"run {self.served} (pid {pid}): subguard {' '.join(argv)} in {request.get('cwd')}")
+        return pid
+
+
+def _tty(fd: int) -> bool:
+    try:
+        return os.isatty(fd)
+    except OSError:
+        return False
 
 
 def _same_user(conn: socket.socket) -> bool:
@@ -226,9 +303,10 @@ def _same_user(conn: socket.socket) -> bool:
     return known is None or known[1] == os.getuid()
 
 
-def _child(conn: socket.socket, request: dict[str, Any], streams: dict[int, int]) -> int:
-    """In the forked child: become the client's run, run the check, report its exit code. A Ctrl-C
-    the client passes on at any point ends the run as the CLI ends an interrupted one ("aborted", 2)."""
+def _child(conn: socket.socket | None, request: dict[str, Any], streams: dict[int, int]) -> int:
+    """In the forked child: become the client's run, run the check, report its exit code (to the
+    client on `conn`; a run ahead has none). A Ctrl-C the client passes on at any point ends the run
+    as the CLI ends an interrupted one ("aborted", 2)."""
     relayed = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT}
     signal.pthread_sigmask(signal.SIG_BLOCK, relayed)  # until the run has the client's streams
     for sig in (*relayed, signal.SIGCHLD):
@@ -244,15 +322,17 @@ def _child(conn: socket.socket, request: dict[str, Any], streams: dict[int, int]
         nonlocal answered
         flush_streams()
         answered = True
-        with contextlib.suppress(OSError, ValueError):
-            frames.send(conn, {"code": done})
+        if conn is not None:
+            with contextlib.suppress(OSError, ValueError):
+                frames.send(conn, {"code": done})
         devnull = os.open(os.devnull, os.O_RDWR)
         for fd, to in ((0, devnull), (1, devnull), (2, log)):
             os.dup2(to, fd)
         os.close(devnull)
 
     try:
-        frames.send(conn, {"pid": os.getpid()})
+        if conn is not None:
+            frames.send(conn, {"pid": os.getpid()})
         argv = _become(request, streams)
         signal.pthread_sigmask(signal.SIG_UNBLOCK, relayed)  # one passed on meanwhile arrives now
         gc.disable()  # as the console entry runs a check (`entry.main`): it ends with os._exit
@@ -272,7 +352,7 @@ def _child(conn: socket.socket, request: dict[str, Any], streams: dict[int, int]
         raise
     finally:
         flush_streams()
-        if not answered:
+        if not answered and conn is not None:
             with contextlib.suppress(OSError, ValueError):
                 frames.send(conn, {"code": code})
     return code

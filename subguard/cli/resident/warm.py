@@ -47,6 +47,7 @@ class Told:
         self.fd = fd
         self.open = True
         self._got = bytearray()
+        self.memos: list[str] = []  # the run memo entries the run named (`subguard.cli.resident.runahead`)
 
     def read(self) -> None:
         """Take what the pipe holds now; at the end of the message, or of the pipe, keep what it
@@ -68,7 +69,9 @@ class Told:
             ended = True
         size = int.from_bytes(self._got[:_LENGTH], "big") if len(self._got) >= _LENGTH else -1
         if 0 <= size and len(self._got) >= _LENGTH + size:
-            keep(parse(bytes(self._got[_LENGTH : _LENGTH + size])))
+            named = parse(bytes(self._got[_LENGTH : _LENGTH + size]))
+            self.memos = [path for kind, path, _ in named if kind == runmemo.KEPT_KIND]
+            keep(named)
             ended = True
         if ended or len(self._got) > MOST_TOLD + _LENGTH:
             self.close()

@@ -1,0 +1,172 @@
+"""The check a resident server runs ahead after an edit (`subguard.cli.resident.runahead`): real
+servers, real edits. The next run of that check replays what the run ahead recorded and prints what a
+run without the server prints; nothing runs ahead for a terminal, a file output, `--no-ahead`, or
+without an edit; a client asking while the run ahead runs waits for it."""
+
+from __future__ import annotations
+
+import os
+import pty
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from test_serve import CONSUMER, Served, _runtime_link, _subguard  # noqa: F401 - the fixture is used by name
+
+import subguard.cli.resident.warm  # noqa: F401 - as the server: registers the run memo's kept kind
+from subguard.cli.resident import runahead
+from subguard.core import kept, signing
+from subguard.scan import runmemo
+
+ARGS = ("check", ".", "--no-simulate", "--format", "json")
+
+
+@pytest.fixture()
+def repo(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    for name, tags in (("one", "TagA"), ("two", "TagB")):  # one group, two tag expressions: a finding
+        (root / name).mkdir(parents=True)
+        (root / name / "consumer.py").write_text(CONSUMER.format(tags=tags))
+    return root
+
+
+@pytest.fixture()
+def server(tmp_path: Path) -> Iterator[Served]:
+    served = Served(tmp_path, "--idle", "120")
+    try:
+        yield served
+    finally:
+        served.close()
+
+
+def _ahead(server: Served) -> dict[str, object]:
+    ahead = server.status()["ahead"]
+    assert isinstance(ahead, dict)
+    return ahead
+
+
+def _until(what: object, done: object, seconds: float = 30) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if callable(done) and done():
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"not within {seconds} s: {what} {done() if callable(done) else None}")
+
+
+def _watching(server: Served) -> bool:
+    watched = server.status()["watched"]
+    return isinstance(watched, list) and any(kind == "root" for kind, _ in watched)
+
+
+def _memos(tmp_path: Path) -> dict[str, int]:
+    """Each run memo entry and its mtime (a run that is not a replay writes its entry again)."""
+    runs = tmp_path / "xdg" / "subguard" / "runs"
+    return {p.name: p.stat().st_mtime_ns for p in runs.glob("*.memo")}
+
+
+def _cold(repo: Path, server: Served, *args: str) -> subprocess.CompletedProcess[str]:
+    return _subguard(repo, {**server.env, "SUBGUARD_NO_SERVER": "1"}, *args, "--no-cache")
+
+
+def test_after_an_edit_the_check_runs_ahead_and_the_next_run_replays_it(
+    repo: Path, server: Served, tmp_path: Path
+) -> None:
+    assert _subguard(repo, server.env, *ARGS).returncode == 1  # pipes, not terminals: it may run ahead
+    _until("the root watched", lambda: _watching(server))
+    for n, edit in enumerate(("TagC", "TagA", "TagB || TagD"), start=1):
+        (repo / "two" / "consumer.py").write_text(CONSUMER.format(tags=edit))
+        _until(
+            ("the check run ahead", n, server),
+            lambda n=n: _ahead(server) == {"enabled": True, "started": n, "running": None, "waited": 0},
+        )
+        recorded = _memos(tmp_path)
+        served = _subguard(repo, server.env, *ARGS)
+        assert _memos(tmp_path) == recorded  # replayed: a run would have written its entry again
+        cold = _cold(repo, server, *ARGS)
+        assert (served.returncode, served.stdout, served.stderr) == (cold.returncode, cold.stdout, cold.stderr)
+    time.sleep(1)  # the runs' own writes (the cache folder inside the root) start nothing
+    assert _ahead(server)["started"] == 3
+
+
+def test_a_client_asking_while_the_check_runs_ahead_waits_for_it(repo: Path, server: Served, tmp_path: Path) -> None:
+    for n in range(60):  # enough consumers that a run ahead after editing them all takes a while
+        (repo / f"m{n}").mkdir()
+        (repo / f"m{n}" / "consumer.py").write_text(CONSUMER.format(tags=f"Tag{n}").replace("order-group", f"g{n}"))
+    assert _subguard(repo, server.env, *ARGS).returncode == 1
+    _until("the root watched", lambda: _watching(server))
+    for n in range(60):  # new bytes everywhere: the run ahead parses them all
+        (repo / f"m{n}" / "consumer.py").write_text(CONSUMER.format(tags=f"Tag{n}x").replace("order-group", f"g{n}"))
+    _until("the check running ahead", lambda: _ahead(server)["running"] is not None, seconds=10)
+    served = _subguard(repo, server.env, *ARGS)  # held until the run ahead ends, then it replays
+    assert _ahead(server) == {"enabled": True, "started": 1, "running": None, "waited": 1}
+    cold = _cold(repo, server, *ARGS)
+    assert (served.returncode, served.stdout, served.stderr) == (cold.returncode, cold.stdout, cold.stderr)
+    assert server.status()["served"] == 2  # the run ahead is not a served run
+
+
+def test_nothing_runs_ahead_of_a_file_output_or_a_terminal(repo: Path, tmp_path: Path, server: Served) -> None:
+    report = tmp_path / "report.json"
+    assert _subguard(repo, server.env, *ARGS, "--output", str(report)).returncode == 1
+    _until("the root watched", lambda: _watching(server))
+    written = report.stat().st_mtime_ns
+    (repo / "two" / "consumer.py").write_text(CONSUMER.format(tags="TagC"))
+    time.sleep(1.5)
+    assert _ahead(server)["started"] == 0  # it would write report.json before anyone asked
+    assert report.stat().st_mtime_ns == written
+
+    assert _subguard(repo, server.env, *ARGS).returncode == 1  # one that may run ahead ...
+    primary, secondary = pty.openpty()  # ... then the latest check writes to a terminal
+    try:
+        cmd = [sys.executable, "-m", "subguard", *ARGS]
+        code = subprocess.run(cmd, cwd=repo, env=server.env, stdout=secondary, stderr=secondary, timeout=180).returncode
+        assert code == 1
+    finally:
+        os.close(secondary)
+        os.close(primary)
+    assert server.status()["served"] == 3
+    (repo / "two" / "consumer.py").write_text(CONSUMER.format(tags="TagD"))
+    time.sleep(1.5)
+    assert _ahead(server)["started"] == 0
+
+
+def test_a_check_may_run_ahead_when_its_memo_entry_writes_no_file_and_no_terminal(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`runahead.replayable`, on real signed entries the server holds: an entry it does not hold,
+    a terminal, or a regular file among the outputs: not run ahead; /dev/null, or none: run ahead."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    home = signing.cache_home()
+    signing.user_key()
+    report = tmp_path / "report.json"
+    report.write_text("{}")
+    for name, files, ttys, ahead in (
+        ("none", {}, False, True),
+        ("devnull", {os.devnull: "{}"}, False, True),
+        ("terminal", {}, True, False),
+        ("file", {str(report): "{}", os.devnull: ""}, False, False),
+    ):
+        path = str(tmp_path / f"{name}.memo")
+        runmemo.write_entry(path, {"version": runmemo.FORMAT, "outputs": {"stdout": "", "stderr": "", "files": files}})
+        assert not runahead.replayable([path], ttys)  # not held by the server yet
+        kept.warm([(runmemo.KEPT_KIND, path, home)], signing.stored_key)
+        assert runahead.replayable([path], ttys) == ahead, name
+    kept.forget()
+
+
+def test_no_ahead_runs_nothing_ahead(tmp_path: Path, repo: Path) -> None:
+    server = Served(tmp_path, "--idle", "120", "--no-ahead")
+    try:
+        assert _subguard(repo, server.env, *ARGS).returncode == 1
+        _until("the root watched", lambda: _watching(server))
+        (repo / "two" / "consumer.py").write_text(CONSUMER.format(tags="TagC"))
+        time.sleep(1.5)
+        assert _ahead(server) == {"enabled": False, "started": 0, "running": None, "waited": 0}
+        served = _subguard(repo, server.env, *ARGS)
+        cold = _cold(repo, server, *ARGS)
+        assert (served.returncode, served.stdout) == (cold.returncode, cold.stdout)
+    finally:
+        server.close()
