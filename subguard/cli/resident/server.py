@@ -278,9 +278,9 @@ class Server:
                 os.close(told)
                 for other in self.children.values():
                     other.close()
-                for waiting, *_ in self.held:
+                for waiting, _, passed, _ in self.held:  # another client's streams: never held open by this run
                     if waiting is not conn:
-                        waiting.close()
+                        self._let_go(waiting, passed)
                 code = _child(conn, request, streams)
                 warm.tell(tell)
             finally:
