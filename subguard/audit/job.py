@@ -37,7 +37,7 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from subguard.audit import arrowtables, codeowners, jvm, local, orgmap, prestamp, stamps, tasks, zygote
+from subguard.audit import arrowtables, codeowners, filecarry, jvm, local, orgmap, prestamp, stamps, tasks, zygote
 from subguard.audit import incremental as inc
 from subguard.audit import output as outdir
 from subguard.audit import previous as prev
@@ -1049,7 +1049,7 @@ def write_files_table(
     """The files table at `out/at`, split by repository (`incremental`): the scanned repositories'
     rows (`fresh`, with their part; `touched`: the parts `incremental.touched_parts` names), the reused repositories' rows of the parts those touch read back
     from the previous table, the previous table's other parts linked in unchanged."""
-    plan, base = inc.Carry(), ""
+    plan, base, copy = inc.Carry(), "", False
     if since is not None:
         for name in ("files", inc.STATE_FILES):
             uri = f"{since.uri.rstrip('/')}/{name}"
@@ -1059,14 +1059,24 @@ def write_files_table(
         previous = inc.file_parts(name for name, is_dir in fs.children(base) if not is_dir) if base else {}
         linkable = local.local_path(out) is not None and local.local_path(base or out) is not None
         plan = inc.carry(previous, touched, since.parts == parts, linkable)
-    carried = inc.carried_rows(spark, [f"{base}/{name}" for name in plan.read], reused, parts)
+        # the same layout in local folders: the driver copies the reused rows of the parts written
+        # again (`filecarry`), beside the Spark job that writes the scanned repositories' rows
+        copy = linkable and since.parts == parts
+    dest = f"{out}/{at}"
+    copied: Future[int] | None = None
+    if copy and plan.read:
+        held = ThreadPoolExecutor(max_workers=1, thread_name_prefix="subguard-filecarry")
+        copied = held.submit(
+            filecarry.copy_reused, local.local_path(base) or base, plan.read, local.local_path(dest) or dest, reused
+        )
+        held.shutdown(wait=False)
+    carried = None if copy else inc.carried_rows(spark, [f"{base}/{name}" for name in plan.read], reused, parts)
     rows = fresh if carried is None else fresh.unionByName(carried)
     split = f"{out}/_files_parts"
     files_by_part(rows, spark.sparkContext.defaultParallelism).write.mode("overwrite").partitionBy("part").parquet(
         split
     )
-    dest = f"{out}/{at}"
-    moved = _flatten_parts(fs, split, dest)
+    moved = _flatten_parts(fs, split, dest) + (copied.result() if copied is not None else 0)
     if not moved and not plan.link:  # no rows at all: an empty table that still has its schema
         fresh.drop("part").limit(0).write.mode("overwrite").parquet(dest)
     for name in plan.link:

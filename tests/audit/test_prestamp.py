@@ -62,6 +62,14 @@ def test_since_all_at_inventory_commits(spark: Any, tmp_path: Path, marks_parts:
     same(tmp_path / "full", tmp_path / "since")
     info = since["incremental"]
     assert (info["repos_scanned"], info["repos_reused"]) == (2, len(REPOS) - 1), info
+    # the reused rows of the parts written again: the previous files, less the changed rows, copied
+    # by the driver under their names (not links); Spark reads the table as the full audit's
+    before = {p.name for p in (tmp_path / "first" / "files").glob("p*.parquet")}
+    now = list((tmp_path / "since" / "files").glob("p*.parquet"))
+    assert any(p.name in before and p.stat().st_nlink == 1 for p in now)
+    tables = [spark.read.parquet(str(tmp_path / out / "files")) for out in ("since", "full")]
+    assert tables[0].schema == tables[1].schema
+    assert sorted(tables[0].collect()) == sorted(tables[1].collect())
 
 
 def test_split_units(tmp_path: Path) -> None:
