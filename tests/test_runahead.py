@@ -57,9 +57,9 @@ def _until(what: object, done: object, seconds: float = 30) -> None:
     raise AssertionError(f"not within {seconds} s: {what} {done() if callable(done) else None}")
 
 
-def _watching(server: Served) -> bool:
+def _watching(server: Served, kind: str = "root") -> bool:
     watched = server.status()["watched"]
-    return isinstance(watched, list) and any(kind == "root" for kind, _ in watched)
+    return isinstance(watched, list) and any(k == kind for k, _ in watched)
 
 
 def _memos(tmp_path: Path) -> dict[str, int]:
@@ -72,11 +72,17 @@ def _cold(repo: Path, server: Served, *args: str) -> subprocess.CompletedProcess
     return _subguard(repo, {**server.env, "SUBGUARD_NO_SERVER": "1"}, *args, "--no-cache")
 
 
+@pytest.mark.parametrize("git", [False, True])
 def test_after_an_edit_the_check_runs_ahead_and_the_next_run_replays_it(
-    repo: Path, server: Served, tmp_path: Path
+    repo: Path, server: Served, tmp_path: Path, git: bool
 ) -> None:
+    """A root outside git (its walk stamps the runs) and a git work tree (git lists it; the server
+    watches it for edits alone, `.git` left out: committing starts nothing)."""
+    if git:
+        subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
+        subprocess.run(["git", "add", "-A"], cwd=repo, check=True)
     assert _subguard(repo, server.env, *ARGS).returncode == 1  # pipes, not terminals: it may run ahead
-    _until("the root watched", lambda: _watching(server))
+    _until("the root watched", lambda: _watching(server, "work tree" if git else "root"))
     for n, edit in enumerate(("TagC", "TagA", "TagB || TagD"), start=1):
         (repo / "two" / "consumer.py").write_text(CONSUMER.format(tags=edit))
         _until(
@@ -88,6 +94,9 @@ def test_after_an_edit_the_check_runs_ahead_and_the_next_run_replays_it(
         assert _memos(tmp_path) == recorded  # replayed: a run would have written its entry again
         cold = _cold(repo, server, *ARGS)
         assert (served.returncode, served.stdout, served.stderr) == (cold.returncode, cold.stdout, cold.stderr)
+    if git:  # git's own writes (index, objects) start nothing either
+        subprocess.run(["git", "add", "-A"], cwd=repo, check=True)
+        subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "x"], cwd=repo, check=True)
     time.sleep(1)  # the runs' own writes (the cache folder inside the root) start nothing
     assert _ahead(server)["started"] == 3
 

@@ -19,14 +19,16 @@ from subguard.scan.listing import excluded_dir
 pytestmark = pytest.mark.skipif(not os.path.exists("/proc/self/mountinfo"), reason="inotify is Linux only")
 
 SKIP = ("skipped/",)
+RUN_MEMO_ROOT = watch.PARAMS[watch.ROOT]  # how the run memo walks a scan root (`runmemo._watch_params`)
 
 
 @pytest.fixture(autouse=True)
 def _kind() -> Iterator[None]:
-    watch.PARAMS["test"] = lambda folder, extra: (folder, SKIP, excluded_dir, "seed\0" + folder, None)
+    # a scan root's kind (its candidates are made ahead), walked as here
+    watch.PARAMS[watch.ROOT] = lambda folder, extra: (folder, SKIP, excluded_dir, "seed\0" + folder, None)
     yield
     watch.forget()
-    del watch.PARAMS["test"]
+    watch.PARAMS[watch.ROOT] = RUN_MEMO_ROOT
 
 
 Listed = list[tuple[str, "tuple[int, int, int] | None"]] | None
@@ -80,7 +82,7 @@ def _watched_tree(tmp_path: Path) -> tuple[Path, watch.Key]:
     root = tmp_path / "tree"
     root.mkdir()
     _tree(root)
-    return root, ("test", str(root), "")
+    return root, (watch.ROOT, str(root), "")
 
 
 def _listed(root: Path) -> tuple[list[str], list[str]]:
@@ -153,7 +155,7 @@ def test_a_watched_walk_equals_a_new_walk_after_every_change(tmp_path: Path, see
     root.mkdir()
     outside.mkdir()
     _tree(root)
-    key = ("test", str(root), "")
+    key = (watch.ROOT, str(root), "")
     assert watch.start(key)
     assert _watched(key) == _fresh(root)
     _made_as_listed(root, key)
@@ -168,7 +170,7 @@ def test_a_watched_walk_equals_a_new_walk_after_every_change(tmp_path: Path, see
         _made_as_listed(root, key)
         compared += 1
     assert compared > 150
-    assert watch.watched() == [["test", str(root)]]
+    assert watch.watched() == [[watch.ROOT, str(root)]]
 
 
 def test_a_stamp_is_taken_only_from_a_walk_no_event_came_after(tmp_path: Path) -> None:
@@ -229,12 +231,13 @@ def test_a_removed_root_is_no_longer_watched(tmp_path: Path) -> None:
 def test_only_local_file_systems_are_watched(tmp_path: Path) -> None:
     assert watch.local_file_system(str(tmp_path))
     assert not watch.local_file_system("/proc/self")
-    assert not watch.start(("test", "/proc/self", ""))
+    assert not watch.start((watch.ROOT, "/proc/self", ""))
 
 
 def test_the_run_memo_stamps_a_watched_root_as_it_walks_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`runmemo.root_listing` through a watched walk: the same digest, newest ctime and rows; the
     root's key is what the server is told to watch."""
+    watch.PARAMS[watch.ROOT] = RUN_MEMO_ROOT
     root = tmp_path / "repo"
     root.mkdir()
     _tree(root)

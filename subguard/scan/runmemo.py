@@ -114,6 +114,7 @@ def root_listing(
         if kept is not None:
             kept.append(rows)
         return stamp
+    watch.want((watch.WORK_TREE, top, _watch_extra(skip, globs)))  # its edits: for the check run ahead
     names = [name for name in listed if not (skip and (name + "/").startswith(skip))]
     stats: dict[str, tuple[int, int, int, int, int]] = {}
     if match is None:
@@ -150,7 +151,9 @@ def _watch_params(kind: str) -> Callable[[str, str], watch.Params]:
     return params
 
 
-watch.PARAMS.update({watch.ROOT: _watch_params(watch.ROOT), "tree": _watch_params("tree")})
+watch.PARAMS.update(
+    {watch.ROOT: _watch_params(watch.ROOT), watch.WORK_TREE: _watch_params(watch.ROOT), "tree": _watch_params("tree")}
+)
 
 
 def _exclude_matcher(folder: str, globs: Sequence[Any]) -> Callable[[str], str | None] | None:

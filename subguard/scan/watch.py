@@ -45,6 +45,9 @@ if TYPE_CHECKING:
     Params = tuple[str, tuple[str, ...], Callable[[str], bool], str, Callable[[str], str | None] | None]
 
 ROOT = "root"  # the kind of a scan root's tree (`runmemo`: a cache folder's is "tree")
+# a scan root inside a git work tree: its listing is git's, so no run takes a stamp from its walk;
+# the server watches it only to see edits (`subguard.cli.resident.runahead`)
+WORK_TREE = "work tree"
 Key = tuple[str, str, str]  # (kind, path, extra): what `PARAMS[kind](path, extra)` turns into walk parameters
 PARAMS: dict[str, Callable[[str, str], Params]] = {}  # filled by the modules that stamp trees (`runmemo`)
 # what a server makes ahead from a watched tree's folder and its entries in scan order, for the runs
@@ -69,9 +72,10 @@ class _Lost(Exception):
 class _Tree:
     """One watched walk: the walk, its inotify instance, and which folder each watch is on."""
 
-    def __init__(self, params: Params, instance: Instance) -> None:
+    def __init__(self, params: Params, instance: Instance, kind: str = ROOT) -> None:
         base, skip, excluded, self.seed, unread = params
         self.base = base
+        self.kind = kind
         self.inotify = instance
         self.walk = treestamp._Walk(base, skip, excluded, unread)
         self.walk.rows, self.walk.newest_of, self.walk.entered = {}, {}, self._entered
@@ -142,7 +146,8 @@ class _Tree:
         self.stamp = (digest.hexdigest(), max(walk.newest_of.values(), default=0))
         self.order = listing._walk_order(walk.rows)  # what a run's scan lists the tree from, ahead
         self.seen = self.read_count()
-        self.made = AHEAD[0](self.base, self.order) if AHEAD and self.order is not None else None
+        scanned = AHEAD and self.kind == ROOT  # a scan lists this tree from its walk
+        self.made = AHEAD[0](self.base, self.order) if scanned and self.order is not None else None
 
     def read_count(self) -> int:
         """How many times the server read this walk's events (shared with the runs it forked)."""
@@ -232,6 +237,12 @@ def stamps(kind: str) -> dict[Key, tuple[str, int] | None]:
     return {key: tree.stamp for key, tree in _TREES.items() if key[0] == kind}
 
 
+def want(key: Key) -> None:
+    """In a run: ask the server to watch the tree `key` names (it takes no stamp from it)."""
+    if key not in _TREES:
+        _WANTED[key] = None
+
+
 def wanted() -> list[Key]:
     """The trees this process walked that no kept walk answered, then forgotten (`warm.tell`)."""
     out = list(_WANTED)
@@ -276,7 +287,7 @@ def _watch(key: Key) -> bool:
         return False
     from subguard.scan import inotify
 
-    tree = _Tree(params, inotify.Instance())
+    tree = _Tree(params, inotify.Instance(), key[0])
     try:
         tree.refresh()
     except BaseException:

@@ -1,8 +1,9 @@
 """The check a resident server runs ahead after an edit, so that the commit that follows replays it.
 
 A pre-commit hook runs `check` a few seconds after the edits it checks were saved. A server that
-watches the scan roots (`subguard.scan.watch`) sees the edit when it is saved; once the roots have
-been quiet for `QUIET` seconds (longer than the run memo's racy window: a run that lists a file
+watches the scan roots (`subguard.scan.watch`: a root inside a git work tree is watched for this
+alone, its excluded folders such as `.git` left out) sees the edit when it is saved; once the roots
+have been quiet for `QUIET` seconds (longer than the run memo's racy window: a run that lists a file
 changed within it is not memoised), it forks the latest served check again, as its client asked it,
 with /dev/null for its streams. That run replays or runs and records its memo entry as any run does
 (`subguard.scan.runrecord`); the client's check that comes next is forked as always and replays the
@@ -56,7 +57,8 @@ def replayable(memos: list[str], ttys: bool) -> bool:
 def _digests() -> dict[Any, str | None]:
     """The digest of each watched root (its newest ctime aside: the cache folder inside a root moves
     that, not the digest, and a root's digest is what a memo entry compares)."""
-    return {key: stamp[0] if stamp is not None else None for key, stamp in watch.stamps(watch.ROOT).items()}
+    roots = {**watch.stamps(watch.ROOT), **watch.stamps(watch.WORK_TREE)}
+    return {key: stamp[0] if stamp is not None else None for key, stamp in roots.items()}
 
 
 def _device(path: str) -> bool:
