@@ -3,6 +3,7 @@ servers, real edits. The next run of that check replays what the run ahead recor
 run without the server prints; nothing runs ahead for a terminal, a file output, `--no-ahead`, or
 without an edit; a client asking while the run ahead runs waits for it."""
 
+# ruff: noqa: F811 - the fixtures shared with test_serve are imported, then taken as parameters by name
 from __future__ import annotations
 
 import os
@@ -10,11 +11,10 @@ import pty
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from test_serve import CONSUMER, Served, _runtime_link, _subguard  # noqa: F401 - the fixture is used by name
+from test_serve import CONSUMER, Served, _runtime_link, _subguard, repo, server  # noqa: F401 - fixtures, used by name
 
 import subguard.cli.resident.warm  # noqa: F401 - as the server: registers the run memo's kept kind
 from subguard.cli.resident import runahead
@@ -22,24 +22,6 @@ from subguard.core import kept, signing
 from subguard.scan import runmemo
 
 ARGS = ("check", ".", "--no-simulate", "--format", "json")
-
-
-@pytest.fixture()
-def repo(tmp_path: Path) -> Path:
-    root = tmp_path / "repo"
-    for name, tags in (("one", "TagA"), ("two", "TagB")):  # one group, two tag expressions: a finding
-        (root / name).mkdir(parents=True)
-        (root / name / "consumer.py").write_text(CONSUMER.format(tags=tags))
-    return root
-
-
-@pytest.fixture()
-def server(tmp_path: Path) -> Iterator[Served]:
-    served = Served(tmp_path, "--idle", "120")
-    try:
-        yield served
-    finally:
-        served.close()
 
 
 def _ahead(server: Served) -> dict[str, object]:
