@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import pty
+import random
 import subprocess
 import sys
 import time
@@ -161,3 +162,32 @@ def test_no_ahead_runs_nothing_ahead(tmp_path: Path, repo: Path) -> None:
         assert (served.returncode, served.stdout) == (cold.returncode, cold.stdout)
     finally:
         server.close()
+
+
+@pytest.mark.slow
+def test_random_edits_at_random_moments_print_what_a_run_without_the_server_prints(
+    repo: Path, server: Served, tmp_path: Path
+) -> None:
+    """Edits of consumers (tags changed, consumers added and removed) with the commit's check coming
+    at random moments after them: before the run ahead starts, while it runs (held), or after it (a
+    replay); two edits in a row, one of them while the run ahead runs. Whatever the moment, the check
+    prints what a run without the server prints."""
+    rng = random.Random(7)
+    assert _subguard(repo, server.env, *ARGS).returncode == 1
+    _until("the root watched", lambda: _watching(server))
+    for step in range(24):
+        for _ in range(rng.choice((1, 1, 2))):
+            name = rng.choice(("two", "three", "four"))
+            target = repo / name / "consumer.py"
+            if name != "two" and target.exists() and rng.random() < 0.3:
+                target.unlink()
+            else:
+                target.parent.mkdir(exist_ok=True)
+                target.write_text(CONSUMER.format(tags=rng.choice(("TagA", "TagB", "TagA || TagB", f"Tag{step}"))))
+            time.sleep(rng.choice((0.0, 0.05, 0.2, 0.4)))
+        time.sleep(rng.choice((0.0, 0.1, 0.2, 0.3, 0.6, 1.0)))
+        served = _subguard(repo, server.env, *ARGS)
+        cold = _cold(repo, server, *ARGS)
+        assert (served.returncode, served.stdout, served.stderr) == (cold.returncode, cold.stdout, cold.stderr), step
+    ahead = _ahead(server)
+    assert ahead["started"] and ahead["started"] <= 40  # run ahead, and never on its own writes
