@@ -646,6 +646,15 @@ def _pipeline(run: Run) -> dict[str, Any]:
     if compare:  # its findings are read beside the extraction (a Spark job of its own on Parquet)
         prev.check(spark, compare)
         previous_f = background.submit(prev.read, spark, compare)
+    local_roots, other_roots = split_roots(plan.roots, args.reader)
+    units = with_commits(local.plan_units(local_roots), plan.hints) if local_roots else []
+    # with --since, clones at their inventory's commit are stamped here (`prestamp`), beside the
+    # reading of the previous state
+    stamps_f = None
+    if args.since:  # a thread of its own: the background's two run the first job and the previous findings
+        stamper = ThreadPoolExecutor(max_workers=1, thread_name_prefix="subguard-stamps")
+        stamps_f = stamper.submit(prestamp.driver_stamps, units)
+        stamper.shutdown(wait=False)
     background.shutdown(wait=False)
     written = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
     settings = stamps.settings_key(config, args.runs, options.today)
@@ -656,15 +665,15 @@ def _pipeline(run: Run) -> dict[str, Any]:
     # the records of each kind of source, unioned in this order (no empty frame first: its parse and
     # its tasks would come before the extraction's)
     parts: list[DataFrame] = []
-    local_roots, other_roots = split_roots(plan.roots, args.reader)
     early: frozenset[str] = frozenset()  # repositories reused on the driver's stamp (`prestamp`)
     asked: dict[str, str] = {}  # the previous stamps the extraction tasks compare with
     if local_roots:
-        units = with_commits(local.plan_units(local_roots), plan.hints)
         sc = spark.sparkContext
-        # with --since, clones at their inventory's commit are stamped here, and reused without a task
+        # clones whose driver stamp equals the previous run's are reused without a task
         split = (
-            prestamp.split_units(units, since.stamps) if since is not None else prestamp.Split(units, frozenset(), {})
+            prestamp.split_units(units, since.stamps, stamps_f.result() if stamps_f is not None else None)
+            if since is not None
+            else prestamp.Split(units, frozenset(), {})
         )
         early, asked = split.reused, split.previous
         slices = extraction_slices(len(split.units), sc.defaultParallelism)

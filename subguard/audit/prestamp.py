@@ -45,10 +45,17 @@ def driver_stamp(unit: Unit) -> str | None:
     return stamps.stamp(unit.path, unit.nested, named) if named else None
 
 
-def split_units(units: Sequence[Unit], previous: Mapping[str, str]) -> Split:
-    """Split `units` by their driver stamps against `previous` (repo -> stamp of the previous run)."""
+def driver_stamps(units: Sequence[Unit]) -> list[str | None]:
+    """`driver_stamp` of each unit, in order."""
     with ThreadPoolExecutor(max_workers=THREADS) as pool:
-        found = list(pool.map(driver_stamp, units))
+        return list(pool.map(driver_stamp, units))
+
+
+def split_units(units: Sequence[Unit], previous: Mapping[str, str], found: Sequence[str | None] | None = None) -> Split:
+    """Split `units` by their driver stamps (`found`: `driver_stamps`, taken now when None) against
+    `previous` (repo -> stamp of the previous run)."""
+    if found is None:
+        found = driver_stamps(units)
     left: list[Unit] = []
     reused: set[str] = set()
     ask: dict[str, str] = {}
