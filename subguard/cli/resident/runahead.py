@@ -71,7 +71,7 @@ def _device(path: str) -> bool:
 @dataclass
 class Ahead:
     """The server's run ahead: the check to run (`plan`), when (`due`), the one running (`pid`), and
-    the roots' stamps it was last planned or started for."""
+    the watched roots' digests as last seen (`stamps`)."""
 
     enabled: bool = True
     plan: dict[str, Any] | None = None
