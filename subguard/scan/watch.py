@@ -9,10 +9,13 @@ ctime per folder. An event in a folder drops the digest of that folder and of it
 the whole subfolder an event names), and the server's next `refresh` (before it forks a run, and
 whenever events wait) recomputes those folders only, with the walk's own code: the same digest, rows
 and newest ctime a new walk gives. A forked run takes the stamp from that walk (`stamp`) when no
-event came after the refresh; else it walks as without a server. A lost event (the queue overflowed),
-a folder moved, or the root itself removed makes the server walk the tree again whole; a watch that
-cannot be added (the watch limit), or a tree on a file system whose changes may come from elsewhere
-(network, FUSE), is not watched.
+event waits and the server read none since the fork (a count of its reads, in a page the runs share:
+the queue a run sees may be empty because the server emptied it); else it walks as without a server.
+A scan root inside a git work tree is watched for its edits alone (`WORK_TREE`: the server's run
+ahead), as its listing is git's. A lost event (the queue overflowed), a folder moved, or the root
+itself removed makes the server walk the tree again whole; a watch that cannot be added (the watch
+limit), or a tree on a file system whose changes may come from elsewhere (network, FUSE), is not
+watched.
 
 What no inotify-based watcher sees, this does not see either: a write through a shared memory
 mapping, and a change made through a hard link from outside the watched folder. Outside a server
