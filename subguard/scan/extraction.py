@@ -75,6 +75,7 @@ NO_EXTRACTOR = "not a file type subguard reads"
 KEEP_BYTES = 64 * 1024 * 1024  # contents kept in memory after the prefilter read, for extractors' lazy reads
 NO_REFERENCE = "no RocketMQ reference (prefilter)"
 UNREADABLE = "cannot read"
+_PASSED_OVER = frozenset({NO_EXTRACTOR, NO_REFERENCE})  # the prefilter's reasons (`subguard.scan.passedover`)
 EXCLUDED_BY_CONFIG = "excluded by config"  # globs.REASON: counted in --stats, never named file by file
 
 
@@ -212,18 +213,20 @@ def _scan_files(
     )
 
     unread: list[str] = []  # files that could not be read: skipped records no extractor result holds
+    passed = (
+        _Passed(passedover.take(str(cache.file), cache.key, registry.names, repo), records)
+        if inc is not None and cache is not None and not readonly and file_records and kept_for_runs()
+        else None
+    )
 
     def skip(cand: Candidate, reason: str, extractor: str = "") -> None:
         if reason.startswith(UNREADABLE):
             unread.append(cand.path)
         if file_records:  # most of a large repo's files: built unvalidated (every field is typed here)
             records[cand.path] = skipped_record(cand.path, reason, extractor, repo, cand.size)
+        if passed is not None and reason in _PASSED_OVER:  # for the next served run
+            passed.new.append((cand, reason, extractor))
 
-    passed = (
-        _Passed(passedover.take(str(cache.file), cache.key, registry.names, repo), records)
-        if inc is not None and cache is not None and not readonly and file_records and kept_for_runs()
-        else None
-    )
     chosen, kept = _prefilter(candidates, registry, inc, cache, config.max_file_size, skip, passed)
     if passed is not None and cache is not None:
         passedover.write_later(str(cache.file), registry.names, repo, passed.held, passed.hits, passed.new)
@@ -365,7 +368,7 @@ def _prefilter(
     """Each candidate's extractor (the claims kept by path, else asked) and prefilter verdict (kept
     by size and mtime, else the file is read and searched for the extractor's needles): the files
     each extractor is given, and the contents read on the way. With `passed`, a candidate whose
-    record a server holds is passed over with it, and what is passed over anew is noted."""
+    record a server holds is passed over with it (`skip` notes what is passed over anew)."""
     chosen: dict[str, list[Candidate]] = {name: [] for name in registry.names}
     kept: dict[str, bytes] = {}
     kept_bytes = 0
@@ -373,7 +376,6 @@ def _prefilter(
     needle_hit = cache.needle_hit if cache is not None else None
     held = passed.held.get if passed is not None and passed.held else None
     hits: list[Candidate] = passed.hits if passed is not None else []
-    noted = passed.new.append if passed is not None else None
     records = passed.records if passed is not None else {}
     for cand in candidates:
         if held is not None:
@@ -389,14 +391,10 @@ def _prefilter(
                 inc.claimed(cand.path, name)
         if not name:
             skip(cand, NO_EXTRACTOR, "")
-            if noted is not None:
-                noted((cand, NO_EXTRACTOR, ""))
             continue
         verdict = needle_hit(cand.path, cand.size, cand.mtime_ns) if needle_hit is not None else None
         if verdict is False:  # recorded False only for an extractor with needles
             skip(cand, NO_REFERENCE, name)
-            if noted is not None:
-                noted((cand, NO_REFERENCE, name))
             continue
         if verdict is True and inc is not None:  # unchanged and relevant: read only if its extractor runs
             chosen[name].append(cand)
@@ -415,8 +413,6 @@ def _prefilter(
             cache.record_needle(cand.path, cand.size, cand.mtime_ns, hit_needle)
         if not hit_needle:
             skip(cand, NO_REFERENCE, name)
-            if noted is not None and cand.mtime_ns:
-                noted((cand, NO_REFERENCE, name))
             continue
         chosen[name].append(cand)
 
