@@ -92,8 +92,9 @@ class _Tree:
         # whose copy of the walk is older than the server's reading (`seen`) must not use it
         self.reads = mmap.mmap(-1, 8)
         self.seen = 0
-        self.order: list[tuple[str, tuple[int, int, int] | None]] | None = None  # its entries, listed
-        self.made: object = None  # what `AHEAD` made of them
+        # a scan root's entries, listed in scan order, and what `AHEAD` made of them (no other kind's)
+        self.order: list[tuple[str, tuple[int, int, int] | None]] | None = None
+        self.made: object = None
 
     def _entered(self, rel: str, fd: int) -> None:
         if self.lost:
@@ -147,10 +148,10 @@ class _Tree:
         digest = blake2b(treestamp._name(self.seed), digest_size=32)
         digest.update(root)
         self.stamp = (digest.hexdigest(), max(walk.newest_of.values(), default=0))
-        self.order = listing._walk_order(walk.rows)  # what a run's scan lists the tree from, ahead
         self.seen = self.read_count()
-        scanned = AHEAD and self.kind == ROOT  # a scan lists this tree from its walk
-        self.made = AHEAD[0](self.base, self.order) if scanned and self.order is not None else None
+        if self.kind == ROOT:  # a scan lists this tree from its walk: its entries in order, ahead
+            self.order = listing._walk_order(walk.rows)
+            self.made = AHEAD[0](self.base, self.order) if AHEAD and self.order is not None else None
 
     def read_count(self) -> int:
         """How many times the server read this walk's events (shared with the runs it forked)."""
