@@ -635,8 +635,9 @@ class Extracted:
 def _pipeline(run: Run) -> dict[str, Any]:
     spark, fs, args, config, output, progress = run.spark, run.fs, run.args, run.config, run.output, run.progress
     t0 = time.monotonic()
-    # the first job starts the Python workers while the driver plans the inputs beside it
-    background = ThreadPoolExecutor(max_workers=2, thread_name_prefix="subguard-background")
+    # the first job starts the Python workers while the driver plans the inputs beside it; with
+    # --since, the previous findings are read and the clones stamped (`prestamp`) beside them too
+    background = ThreadPoolExecutor(max_workers=3 if args.since else 2, thread_name_prefix="subguard-background")
     background.submit(warm_up, spark, progress)
     options = tasks.AuditOptions(config=config, runs=args.runs, config_waiver_locations=_config_locations(config))
     out = output.staging if output.local is None else f"file:{output.staging}"
@@ -648,13 +649,8 @@ def _pipeline(run: Run) -> dict[str, Any]:
         previous_f = background.submit(prev.read, spark, compare)
     local_roots, other_roots = split_roots(plan.roots, args.reader)
     units = with_commits(local.plan_units(local_roots), plan.hints) if local_roots else []
-    # with --since, clones at their inventory's commit are stamped here (`prestamp`), beside the
-    # reading of the previous state
-    stamps_f = None
-    if args.since:  # a thread of its own: the background's two run the first job and the previous findings
-        stamper = ThreadPoolExecutor(max_workers=1, thread_name_prefix="subguard-stamps")
-        stamps_f = stamper.submit(prestamp.driver_stamps, units)
-        stamper.shutdown(wait=False)
+    # with --since, clones at their inventory's commit are stamped on the driver (`prestamp`)
+    stamps_f = background.submit(prestamp.driver_stamps, units) if args.since else None
     background.shutdown(wait=False)
     written = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
     settings = stamps.settings_key(config, args.runs, options.today)
