@@ -226,8 +226,10 @@ def take_shared(top: str, exclude_dirs: frozenset[str]) -> tuple[list[tuple[str,
         return None
     complete = getattr(walk_rows, "complete", None)
     if complete is not None:
-        order = getattr(walk_rows, "order", None)  # put in order ahead by a resident server (`watch`)
-        entries = list(order) if order is not None else _walk_order(complete())
+        # put in order ahead by a resident server (`watch`): read, never changed, so not copied (a copy
+        # would touch each of the server's entries, and so copy their pages into the run)
+        order = getattr(walk_rows, "order", None)
+        entries = order if order is not None else _walk_order(complete())
         return (entries, getattr(walk_rows, "made", None)) if entries is not None else None
     if isinstance(names, list) and isinstance(stats, dict):
         return [(name, st[:3] if (st := stats.get(name)) is not None else None) for name in names], None
