@@ -315,3 +315,28 @@ def test_hostile_values_cannot_break_or_forge_output(tmp_path: Path) -> None:
             ElementTree.fromstring(proc.stdout)
     proc = _run("inventory", ".", "--format", "jsonl", cwd=tmp_path)
     assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+
+
+def test_scrub_finds_a_surrogate_anywhere_and_keeps_clean_values_as_they_are() -> None:
+    """`scrub` decides with pydantic's JSON writer first: a surrogate in a nested model, a tuple, a
+    dict key or a subclass's own field must still be found, and a clean value comes back unchanged."""
+    from pydantic import BaseModel
+
+    from subguard.core.limits import scrub
+    from subguard.core.model import Location, Value
+
+    class Holder(BaseModel):
+        base: BaseModel
+        table: dict[str, int]
+        raw: bytes = b""
+
+    clean = (Value(value="g", location=Location(path="a.py", span=(1, 2))),)
+    assert scrub(clean) is clean
+    hidden = (Value(value="g", location=Location(path="a\ud800.py")),)
+    assert scrub(hidden)[0].location == Location(path="a\ufffd.py")
+    keyed = Holder(base=Location(path="a.py"), table={"k\udc80": 1})
+    assert scrub(keyed).table == {"k\ufffd": 1}
+    # a field declared as a base class: written as the subclass it holds, its own fields included
+    assert scrub(Holder(base=Location(path="x\ud800"), table={})).base == Location(path="x\ufffd")
+    undecodable = Holder(base=Location(path="a"), table={}, raw=b"\xff")  # no JSON for it: pickled instead
+    assert scrub(undecodable) is undecodable

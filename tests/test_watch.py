@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from subguard.scan import listing, runmemo, treestamp, watch
+from subguard.scan import discover, listing, runmemo, treestamp, watch
 from subguard.scan.discover import Candidate
 from subguard.scan.listing import excluded_dir
 
@@ -63,6 +63,11 @@ def _made_as_listed(root: Path, key: watch.Key) -> None:
         want.append(Candidate(rel, f"{root}/{rel}", real.st_size, None, real.st_mtime_ns))
     made = getattr(rows.made, "candidates", None)
     assert made == (tuple(want) if want is not None else None)
+    if want is not None:  # their index, made ahead too, equals the one a run makes
+        made_index, fresh = getattr(rows.made, "index", None), discover.Index(tuple(want))
+        assert made_index is not None and made_index.__dict__.keys() >= {"by_path", "paths", "stats", "names", "listed"}
+        for part in ("by_path", "paths", "stats", "names", "listed"):
+            assert getattr(made_index, part) == getattr(fresh, part), part
 
 
 def _made_ahead_seen(root: Path, key: watch.Key) -> bool:

@@ -30,7 +30,7 @@ from subguard.deploy.service import ModuleRoots, attribute, know_roots, module_r
 from subguard.extract import NEEDLES, REGISTRY, load_extractors
 from subguard.extract.base import Extractor, ExtractResult, RepoContext, SourceFile, no_memo
 from subguard.scan import globs, passedover
-from subguard.scan.discover import Candidate, discover, excluded_record, read_limited
+from subguard.scan.discover import Candidate, Index, discover, excluded_record, index, read_limited
 from subguard.scan.parallel import Prefetcher, worker_count
 from subguard.scan.records import skipped as skipped_record
 from subguard.scan.records import updated as updated_record
@@ -170,17 +170,11 @@ def scan_files(
 
 def _manifest(repo: str, candidates: Sequence[Candidate], skipped: Sequence[FileRecord]) -> str:
     """Hash of every file's path, size and mtime; "" when a file has no mtime (in-memory content)."""
-    if 0 in map(_MTIME, candidates) or not {None}.issuperset(map(_DATA, candidates)):
+    listed = index(candidates).listed
+    if not listed:
         return ""
-    files = list(map(_PATH_SIZE_MTIME, candidates))
     others = [(r.path, r.reason) for r in skipped]
-    # one C pass over them all; version 2 keeps no references (a third of the time at 20,000 files)
-    return hashlib.sha256(marshal.dumps((repo, files, others), 2)).hexdigest()
-
-
-_MTIME, _DATA, _PATH_SIZE_MTIME = operator.itemgetter(4), operator.itemgetter(3), operator.itemgetter(0, 2, 4)
-assert Candidate._fields.index("mtime_ns") == 4 and Candidate._fields.index("data") == 3  # noqa: S101
-assert (Candidate._fields.index("path"), Candidate._fields.index("size")) == (0, 2)  # noqa: S101
+    return hashlib.sha256(marshal.dumps((repo, listed, others), 2)).hexdigest()
 
 
 def _scan_files(
@@ -205,9 +199,10 @@ def _scan_files(
     records: dict[str, FileRecord] = (
         {r.path: updated_record(r, {"repo": repo}) for r in skipped} if file_records else {}
     )
-    by_path = {c.path: c for c in candidates}
+    found = index(candidates)
+    by_path = found.by_path
     inc = (
-        _Incremental(cache, registry.names, candidates, readonly)
+        _Incremental(cache, registry.names, found, readonly)
         if incremental and cache is not None and cache.enabled
         else None
     )
@@ -248,7 +243,7 @@ def _scan_files(
     findings: list[Finding] = []
     facts = Facts()
     looked = Looked()
-    paths = frozenset(by_path)
+    paths = found.paths
     if inc is not None:
         inc.module_roots(paths)
     memo = cache.memo if cache is not None and cache.enabled else no_memo
@@ -634,9 +629,7 @@ class _Incremental:
     otherwise its last result is the result (the extractor is a pure function of those inputs). The
     claims (which extractor takes a path) are kept by path, so an unchanged path needs no extractor."""
 
-    def __init__(
-        self, cache: ContentCache, names: Sequence[str], candidates: Sequence[Candidate], readonly: bool = False
-    ) -> None:
+    def __init__(self, cache: ContentCache, names: Sequence[str], candidates: Index, readonly: bool = False) -> None:
         self.cache = cache
         self.readonly = readonly  # reuse the cache's results, never store this scan's (`_scan_files`)
         key = "\0".join(names)
@@ -648,9 +641,8 @@ class _Incremental:
             self.shared = True
         self.claims: dict[str, str] = cache.section(_CLAIMS) if self.shared else {}
         self.states: dict[str, _State] = cache.section(_STATES) if self.shared else {}
-        self.stat = {c.path: (c.size, c.mtime_ns) for c in candidates}
-        listed = "".join([f"{path}\0" for path in sorted(self.stat)])  # each path, NUL-ended: one C hash
-        self.paths = hashlib.sha256(listed.encode("utf-8", "surrogateescape")).hexdigest()
+        self.stat = candidates.stats
+        self.paths = candidates.names
         self.changed: set[str] = set()  # extractors whose result differs from the stored one
         self.digests: dict[str, str] = {}  # each extractor's result digest (`_State.digest`), reused or stored
 
@@ -899,8 +891,9 @@ def scan_repo(
     candidates, skipped = found.candidates, found.skipped
     if cache is not None:  # a `cache-dir` inside the root is not part of the scan (it changes every run)
         inside = _relative(cache.directory, Path(found.root))
-        if inside:
-            candidates = tuple(c for c in candidates if not c.path.startswith(inside))
+        if inside:  # the same tuple when none is inside (the default folder is never listed)
+            kept = tuple(c for c in candidates if not c.path.startswith(inside))
+            candidates = kept if len(kept) != len(candidates) else candidates
             skipped = tuple(r for r in skipped if not r.path.startswith(inside))
     _DISCOVERED.pop(found.root, None)
     _DISCOVERED[found.root] = candidates
