@@ -352,6 +352,9 @@ def test_incremental_equals_cold_over_200_random_edits_in_process(
     given: list[object] = []
     take = kept.take
     monkeypatch.setattr(kept, "take", lambda *a: given.append(take(*a)) or given[-1])
+    passes: list[object] = []  # the passes over a run's candidates the server made ahead, found by the run
+    pass_over = passedover.Memo.pass_over
+    monkeypatch.setattr(passedover.Memo, "pass_over", lambda *a: passes.append(pass_over(*a)) or passes[-1])
     root = tmp_path / "repo"
     make_repo(root)
     monkeypatch.chdir(root)
@@ -397,6 +400,8 @@ def test_incremental_equals_cold_over_200_random_edits_in_process(
     assert (len(kept_states) > 50) == served, len(kept_states)  # most cached runs were given the kept state
     passed = [g for g in given if isinstance(g, passedover.Memo) and g.records]
     assert (len(passed) > 50) == served, len(passed)  # and the records of the files their prefilter passed over
+    ahead = [p for p in passes if p is not None]
+    assert (len(ahead) > 50) == served, len(ahead)  # with the pass over them, made ahead of the run
     entries = [g for g in given if isinstance(g, dict) and g.get("version") == runmemo.FORMAT]
     assert (len(entries) > 50) == served, len(entries)  # and the run memo's entries
     assert walked < 10 if served else walked == 0, walked  # the others stamped their trees from the watched walks

@@ -87,6 +87,11 @@ def held(kind: str, path: str) -> Any:
     return entry.value if entry is not None else None
 
 
+def values(kind: str) -> list[Any]:
+    """In the server: the objects it keeps of `kind`, oldest first."""
+    return [entry.value for (k, _), entry in _KEPT.items() if k == kind]
+
+
 def kept() -> list[list[str]]:
     """What is kept: [kind, path] of each entry, oldest first (`subguard serve --status`)."""
     return [[kind, path] for kind, path in _KEPT]

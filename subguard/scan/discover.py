@@ -207,6 +207,15 @@ def _made_ahead(top: str, entries: list[tuple[str, tuple[int, int, int] | None]]
     return _Ahead(top, made, max((c.size for c in made), default=0), Index(made).made())
 
 
+def made() -> dict[str, tuple[Candidate, ...]]:
+    """In the server: the candidates made ahead for each watched scan root, by its folder."""
+    out: dict[str, tuple[Candidate, ...]] = {}
+    for ahead in watch.made():
+        if isinstance(ahead, _Ahead):
+            out[ahead.top] = ahead.candidates
+    return out
+
+
 def index(candidates: Sequence[Candidate]) -> Index:
     """The index of `candidates`: the one made ahead when they are the candidates made ahead."""
     if _TAKEN and candidates is _TAKEN[-1].candidates:

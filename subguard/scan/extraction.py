@@ -209,7 +209,7 @@ def _scan_files(
 
     unread: list[str] = []  # files that could not be read: skipped records no extractor result holds
     passed = (
-        _Passed(passedover.take(str(cache.file), cache.key, registry.names, repo), records)
+        _Passed.of(passedover.take(str(cache.file), cache.key, registry.names, repo), records, candidates)
         if inc is not None and cache is not None and not readonly and file_records and kept_for_runs()
         else None
     )
@@ -344,11 +344,23 @@ class _Passed:
     holds by candidate, those used (`hits`), those passed over anew (candidate, reason, extractor)
     and the scan's records, where a held record goes."""
 
-    def __init__(self, held: Mapping[Candidate, FileRecord], records: dict[str, FileRecord]) -> None:
+    def __init__(
+        self,
+        held: Mapping[Candidate, FileRecord],
+        records: dict[str, FileRecord],
+        made: passedover.Pass | None = None,
+    ) -> None:
         self.held = held
         self.records = records
+        self.made = made  # the server's pass over the scan's very candidates, made ahead
         self.hits: list[Candidate] = []
         self.new: list[tuple[Candidate, str, str]] = []
+
+    @classmethod
+    def of(
+        cls, memo: passedover.Memo | None, records: dict[str, FileRecord], candidates: Sequence[Candidate]
+    ) -> _Passed:
+        return cls({}, records) if memo is None else cls(memo.records, records, memo.pass_over(candidates))
 
 
 def _prefilter(
@@ -372,6 +384,10 @@ def _prefilter(
     held = passed.held.get if passed is not None and passed.held else None
     hits: list[Candidate] = passed.hits if passed is not None else []
     records = passed.records if passed is not None else {}
+    if passed is not None and passed.made is not None:  # the held ones taken as the server found them
+        records.update(passed.made.records)
+        hits.extend(passed.made.hits)
+        candidates, held = passed.made.others, None
     for cand in candidates:
         if held is not None:
             rec = held(cand)

@@ -16,10 +16,11 @@ from __future__ import annotations
 import contextlib
 import marshal
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from subguard.core import afterwards, kept, signing
 from subguard.core.model import FileRecord
+from subguard.scan import discover, watch
 from subguard.scan.discover import Candidate
 from subguard.scan.records import skipped
 
@@ -31,12 +32,30 @@ Entry = tuple[str, str, int, int, str, str]
 
 
 @dataclass(frozen=True)
+class Pass:
+    """A held memo's pass over one tuple of candidates, made by the server ahead of the run: the
+    records of the candidates it holds (by path) and those candidates, and the others, in order."""
+
+    candidates: tuple[Candidate, ...]
+    records: Mapping[str, FileRecord]
+    hits: tuple[Candidate, ...]
+    others: tuple[Candidate, ...]
+
+
+@dataclass(frozen=True)
 class Memo:
-    """What a server keeps of one file: its records by candidate."""
+    """What a server keeps of one file: its records by candidate, the folder its files are in, and
+    its pass over the candidates the server made ahead for that folder (`prepare`), if any."""
 
     names: tuple[str, ...]
     repo: str
     records: Mapping[Candidate, FileRecord]
+    top: str = ""
+    passes: list[Pass] = field(default_factory=list, compare=False)
+
+    def pass_over(self, candidates: Sequence[Candidate]) -> Pass | None:
+        """The pass made ahead over these very `candidates`, or None."""
+        return next((p for p in self.passes if p.candidates is candidates), None)
 
 
 def path_of(cache_file: str) -> str:
@@ -44,16 +63,41 @@ def path_of(cache_file: str) -> str:
     return cache_file.removesuffix(".pickle") + ".passed"
 
 
-def take(cache_file: str, key: bytes, names: Sequence[str], repo: str) -> Mapping[Candidate, FileRecord]:
-    """The records the server holds for the scan of `cache_file` by the extractors `names` as
-    `repo`; empty outside a server, or when it holds none for them. Noted either way (`kept.take`):
-    the server loads the file again once the run has ended."""
+def take(cache_file: str, key: bytes, names: Sequence[str], repo: str) -> Memo | None:
+    """The memo the server holds for the scan of `cache_file` by the extractors `names` as `repo`;
+    None outside a server, or when it holds none for them. Noted either way (`kept.take`): the server
+    loads the file again once the run has ended."""
     if not kept.serving():
-        return {}
+        return None
     memo = kept.take(KIND, path_of(cache_file), key, signing.cache_home())
     if not isinstance(memo, Memo) or memo.names != tuple(names) or memo.repo != repo:
-        return {}
-    return memo.records
+        return None
+    return memo
+
+
+def prepare() -> None:
+    """In the server: each held memo's pass over the candidates made ahead for its folder
+    (`discover.made`), unless made already. A run it forks then takes the held records of 20,000
+    candidates in one C-level update and looks at the others only."""
+    made = discover.made()
+    for memo in kept.values(KIND):
+        if not isinstance(memo, Memo) or not memo.top:
+            continue
+        candidates = made.get(memo.top)
+        if candidates is None or memo.pass_over(candidates) is not None:
+            continue
+        held = memo.records.get
+        records: dict[str, FileRecord] = {}
+        hits: list[Candidate] = []
+        others: list[Candidate] = []
+        for cand in candidates:
+            rec = held(cand)
+            if rec is None:
+                others.append(cand)
+            else:
+                records[cand.path] = rec
+                hits.append(cand)
+        memo.passes[:] = [Pass(candidates, records, tuple(hits), tuple(others))]
 
 
 def write_later(
@@ -97,7 +141,12 @@ def _load(path: str, key: bytes) -> Memo | None:
         for path, abspath, size, mtime, reason, name in entries
         if mtime
     }
-    return Memo(tuple(names), repo, records)
+    first = next(iter(records), None)  # every candidate of one scan has the same folder
+    top = (
+        first.abspath[: -len(first.path) - 1] if first is not None and first.abspath.endswith(f"/{first.path}") else ""
+    )
+    return Memo(tuple(names), repo, records, top)
 
 
 kept.register(KIND, lambda path: (path,), _load)
+watch.AFTER.append(prepare)

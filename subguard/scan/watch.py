@@ -56,6 +56,9 @@ PARAMS: dict[str, Callable[[str, str], Params]] = {}  # filled by the modules th
 # what a server makes ahead from a watched tree's folder and its entries in scan order, for the runs
 # it forks (the scan's candidates); filled by the module that uses it (`subguard.scan.discover`)
 AHEAD: list[Callable[[str, list[tuple[str, tuple[int, int, int] | None]]], object]] = []
+# what a server makes ahead for its runs once every walk is current (`refresh`), from the walks and
+# the cache files it keeps (`passedover.prepare`); filled by the modules that define them
+AFTER: list[Callable[[], object]] = []
 MOST_TREES = 8  # trees a server keeps watched: those of its latest runs
 MOST_FOLDERS = 100_000  # a tree with more folders is not watched (inotify's per-user watch limit)
 # file systems whose every change is made through this kernel (no other host, no userspace daemon)
@@ -305,13 +308,23 @@ def _watch(key: Key) -> bool:
 
 def refresh() -> None:
     """In the server: bring every watched walk up to date (a walk that lost its tree is walked
-    again whole, or dropped when that fails)."""
+    again whole, or dropped when that fails), then make what `AFTER` makes of them."""
     for key, tree in list(_TREES.items()):
         try:
             tree.refresh()
         except Exception:  # noqa: BLE001 - _Lost, or anything else: walked again whole, else dropped
             tree.lost = True
             start(key)
+    for make in AFTER:
+        try:
+            make()
+        except Exception:  # noqa: BLE001 - made ahead to save a run the work: a run does it itself
+            continue
+
+
+def made() -> list[object]:
+    """In the server: what `AHEAD` made of each watched scan root, as of its last refresh."""
+    return [tree.made for tree in _TREES.values() if tree.made is not None]
 
 
 def descriptors() -> list[int]:

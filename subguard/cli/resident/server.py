@@ -123,6 +123,8 @@ class Server:
                 if any(fd in ready for fd in watched):
                     watch.refresh()  # a watched tree changed: its walk is current before the next run asks
                     self.ahead.changed()  # and the check is run ahead once the roots are quiet
+                elif any(fd in told for fd in ready):
+                    watch.refresh()  # what is made ahead of the files the run left kept (`watch.AFTER`)
                 if self.listener.fileno() in ready:
                     self._accept()
                     last = time.monotonic()
