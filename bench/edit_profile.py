@@ -107,10 +107,11 @@ def main() -> int:
     argv += ["--fail-on", "none"]
 
     from subguard.cli.resident import server
+    from subguard.scan import runmemo, watch
 
+    runmemo.hold_install_stamp()  # as `subguard serve` does before it names its socket
     server.preload()
     from subguard.cli.resident import warm
-    from subguard.scan import runmemo, watch
 
     target = check_speed.edit_target(tree)
     original, st = target.read_bytes(), target.stat()

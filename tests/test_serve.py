@@ -277,3 +277,20 @@ def _kept_states(server: Served) -> list[str]:
     kept = server.status()["kept"]
     assert isinstance(kept, list)
     return [path for kind, path in kept if kind == "scan-state"]
+
+
+def test_the_server_holds_its_install_stamp_for_the_runs_it_forks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A client reaches a server by a socket name made of its install stamp, so the server's runs take
+    the stamp it held when it named its socket instead of walking the install again."""
+    from subguard.scan import runmemo
+
+    monkeypatch.setattr(runmemo, "_HELD_STAMP", [])
+    stamp = runmemo.install_stamp()
+    name = address.name()
+    runmemo.hold_install_stamp()
+
+    def no_walk(*args: object, **kwargs: object) -> Iterator[tuple[str, list[str], list[str]]]:
+        raise AssertionError("the install was walked again")
+
+    monkeypatch.setattr(os, "walk", no_walk)
+    assert runmemo.install_stamp() == stamp and address.name() == name

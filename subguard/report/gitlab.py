@@ -14,12 +14,12 @@ as an open issue. Severity: error -> `major`, warning -> `minor`, note -> `info`
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from subguard.core.model import Finding, RuleDoc, Severity, fingerprint
 from subguard.report import ReportContext, active, display_path, distinct, sort_key
+from subguard.report.jsontext import pretty
 
 SEVERITIES = {Severity.ERROR: "major", Severity.WARNING: "minor", Severity.NOTE: "info"}
 
@@ -45,4 +45,4 @@ def issue(f: Finding, fp: str, ctx: ReportContext) -> dict[str, Any]:
 def render(findings: Sequence[Finding], docs: Mapping[str, RuleDoc], ctx: ReportContext) -> str:
     shown = sorted(active(findings), key=sort_key)
     issues = [issue(f, fp, ctx) for f, fp in zip(shown, unique_fingerprints(shown))]
-    return json.dumps(issues, indent=2, ensure_ascii=False) + "\n"
+    return pretty(issues)

@@ -6,12 +6,12 @@ relative to the scan root that `repo` names, in `path` and in messages alike, wh
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from subguard.core.model import CODE_SCOPE, SAMPLE, Finding, RuleDoc
 from subguard.report import ReportContext, base_revision, before_after, is_diagnostic, map_date, sort_key
+from subguard.report.jsontext import pretty
 
 
 def finding_dict(f: Finding) -> dict[str, Any]:
@@ -55,4 +55,4 @@ def render(findings: Sequence[Finding], docs: Mapping[str, RuleDoc], ctx: Report
         "findings": [finding_dict(f) for f in ordered if not is_diagnostic(f, docs)],
         "diagnostics": [finding_dict(f) for f in ordered if is_diagnostic(f, docs)],
     }
-    return json.dumps(report, indent=2, ensure_ascii=False) + "\n"
+    return pretty(report)

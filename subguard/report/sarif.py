@@ -7,7 +7,6 @@ in message texts are shown as in every other format (`report.display_path`).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -27,6 +26,7 @@ from subguard.report import (
     root_prefix,
     sort_key,
 )
+from subguard.report.jsontext import pretty
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 SRCROOT = "%SRCROOT%"
@@ -282,4 +282,4 @@ def sarif_log(findings: Sequence[Finding], docs: Mapping[str, RuleDoc], ctx: Rep
 
 
 def render(findings: Sequence[Finding], docs: Mapping[str, RuleDoc], ctx: ReportContext) -> str:
-    return json.dumps(sarif_log(findings, docs, ctx), indent=2, ensure_ascii=False) + "\n"
+    return pretty(sarif_log(findings, docs, ctx))

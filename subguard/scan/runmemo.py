@@ -238,8 +238,21 @@ def _nothing(name: str) -> bool:
     return False
 
 
+_HELD_STAMP: list[str] = []  # a resident server's `install_stamp`, as of its start
+
+
+def hold_install_stamp() -> None:
+    """In a resident server, before it names its socket: its `install_stamp` from now on, for the
+    runs it forks as well. A client finds the server by a socket name made of the stamp it computed
+    (`subguard.cli.resident.address.name`), so each run the server forks is of a client whose
+    install had this very stamp, and the run need not walk the install again."""
+    _HELD_STAMP[:] = [install_stamp()]
+
+
 def install_stamp() -> str:
     """A digest of the installed subguard: its version and each module's path, size and mtime."""
+    if _HELD_STAMP:
+        return _HELD_STAMP[0]
     here = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))  # the subguard package
     h = blake2b(__version__.encode(), digest_size=32)
     for dirpath, dirnames, filenames in os.walk(here, followlinks=True):

@@ -29,6 +29,7 @@ LOADED_FOR_VALUES = "loaded to resolve values (base classes, command-line option
 NO_CONSUMER_CLASS = "names no consumer class (constants only)"
 # A full parse (names, positions; ~3x a plain libcst parse) only for files that name a consumer class.
 CONSUMER_NEEDLES = (b"PushConsumer", b"PullConsumer", b"SimpleConsumer")
+SUFFIXES = (".py", ".pyi")  # the files the extractor claims
 
 _DEPENDENCY_FILES = re.compile(
     r"(?:^|/)(?:requirements[^/]*\.(?:txt|in)|pyproject\.toml|setup\.py|setup\.cfg|Pipfile)$"
@@ -44,7 +45,7 @@ class PythonExtractor:
     needles: tuple[bytes, ...] = NEEDLES["python"]
 
     def claims(self, path: str) -> bool:
-        return path.endswith((".py", ".pyi"))
+        return path.endswith(SUFFIXES)
 
     def extract(self, files: Sequence[SourceFile], repo: RepoContext) -> ExtractResult:
         records: dict[str, FileRecord] = {}
@@ -125,8 +126,9 @@ class _Loader:
         # one C-level scan for any of the names first: most files mention none (speed only)
         # (a scan with a content cache answers unchanged files from the verdicts it kept)
         any_name = b"|".join(re.escape(n) for _, n in sorted(set(needles)))
-        paths = [p for p in self.repo.paths if p not in self.full and self.extractor.claims(p)]
-        fresh = sorted(p for p in paths if p not in self.loaded)
+        full, loaded = self.full, self.loaded
+        paths = [p for p in self.repo.paths if p.endswith(SUFFIXES) and p not in full]  # what `claims` takes
+        fresh = sorted([p for p in paths if p not in loaded])
         mention = set(self.repo.matching(any_name, fresh))
         # in path order: those loaded before (their facts) and those that mention a name
         for path in sorted(mention.union(set(paths).difference(fresh))):
