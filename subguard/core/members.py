@@ -79,8 +79,9 @@ def member_list(
     out: list[Member] = []
     for loc, message in _locations(finding):
         hit = _match(finding, loc, group)
+        # built unvalidated: every value is read from validated records, of the field's type
         if hit is None:
-            out.append(Member(location=loc, message=message))
+            out.append(Member.model_construct(location=loc, message=message))
             continue
         consumer, sub = hit
         more = (
@@ -89,7 +90,7 @@ def member_list(
             else ()
         )
         out.append(
-            Member(
+            Member.model_construct(
                 location=loc,
                 message=message,
                 topic=sub.topic.value if sub else finding.topic or None,

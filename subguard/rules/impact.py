@@ -7,6 +7,8 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
+import pydantic_core
+
 from subguard.core.cache import MemoFile, code_stamp, namespace
 from subguard.core.inventory import split_key
 from subguard.core.model import Consumer
@@ -47,7 +49,7 @@ def _group_key(members: Sequence[Consumer]) -> str:
     prediction orders them itself, so an order a scan happened to deliver must not miss the memo)."""
     from subguard.core.inventory import sort_consumers
 
-    return hashlib.sha256("\n".join(c.model_dump_json() for c in sort_consumers(members)).encode()).hexdigest()
+    return hashlib.sha256(pydantic_core.to_json(sort_consumers(members))).hexdigest()  # one call per group
 
 
 def describer(

@@ -5,6 +5,8 @@ parsed and applied by `rules.suppress`, the same for both."""
 from __future__ import annotations
 
 import datetime as dt
+import os
+import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -69,14 +71,18 @@ def _disk_sources(
             if owner is not None:
                 wanted.setdefault((owner.repo, loc.path), owner)
     out: list[tuple[str, str, str]] = []
+    needle = _NEEDLE.search
     for (repo, path), res in sorted(wanted.items()):
         try:
-            data = read_limited(str(Path(res.root) / path), max_size)
+            data = read_limited(os.path.join(res.root, path), max_size)
         except OSError:
             continue
-        if suppress.NEEDLE in data.lower():
+        if needle(data):
             out.append((repo, path, data.decode("utf-8-sig", errors="replace")))
     return out
+
+
+_NEEDLE = re.compile(re.escape(suppress.NEEDLE), re.IGNORECASE)  # `NEEDLE in data.lower()`, without the copy
 
 
 def _disk_config_locations(config: Config, results: Sequence[ScanResult]) -> list[Location]:

@@ -712,13 +712,13 @@ class _Incremental:
             h.update(f"\0{name}\0{self.digests[name]}".encode())
         return h.hexdigest()
 
-    @staticmethod
-    def _same(old: _State, result: ExtractResult, blob: bytes) -> bool:
-        """Whether the stored result equals `result` (facts aside): same pickle, or equal once unpickled."""
+    def _same(self, old: _State, result: ExtractResult, blob: bytes) -> bool:
+        """Whether the stored result equals `result` (facts aside): same pickle, or equal once
+        unpickled (by a resident server, ahead, when it serves the run: `cache.PICKLES`)."""
         if old.blob == blob:
             return True
         try:
-            return bool(pickle.loads(old.blob) == dataclasses.replace(result, facts={}))
+            return bool(self.cache.unpickle(old.blob) == dataclasses.replace(result, facts={}))
         except Exception:  # noqa: BLE001 - unreadable: not the same
             return False
 
