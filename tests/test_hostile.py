@@ -340,3 +340,17 @@ def test_scrub_finds_a_surrogate_anywhere_and_keeps_clean_values_as_they_are() -
     assert scrub(Holder(base=Location(path="x\ud800"), table={})).base == Location(path="x\ufffd")
     undecodable = Holder(base=Location(path="a"), table={}, raw=b"\xff")  # no JSON for it: pickled instead
     assert scrub(undecodable) is undecodable
+
+    # a sequence of one model class is written by its declared fields only while no declared model
+    # class has a subclass: a subclass's own field must still be looked at
+    class Base(BaseModel):
+        x: str
+
+    class Sub(Base):
+        y: str
+
+    class Box(BaseModel):
+        item: Base
+
+    boxes = (Box(item=Sub(x="a", y="b\ud800")), Box(item=Base(x="c")))
+    assert scrub(boxes)[0].item == Sub(x="a", y="b\ufffd")
