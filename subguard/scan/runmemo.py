@@ -374,15 +374,19 @@ def _only_unread_edits(root: dict[str, Any], aside: object) -> bool:
     for want of its extractor's needles (read by no extractor, cited by no finding), and that still
     holds none of them, nor anything an extractor searched other files for (`unread.untouched`)."""
     taken = _TAKEN.get(_taken_key(root["path"], root["exclude"], root["globs"]))
-    if not isinstance(aside, tuple) or taken is None or taken[3] is None:
+    if not isinstance(aside, tuple) or len(aside) != 3 or taken is None or taken[3] is None:
         return False
-    old, recorded = aside
+    old, recorded, unread_paths = aside
     changed = unread.changed_entries(old, taken[3])
     if not changed or len(changed) > unread.MOST_EDITS:
         return False
     top = root_folder(root["path"])
     kept = marshal.loads(recorded)
-    CHANGED[top] = (changed, kept.get("parsed") or {}, kept.get("max_size") or 0)
+    parsed = kept.get("parsed") or {}
+    CHANGED[top] = (changed, parsed, kept.get("max_size") or 0)
+    if any(rel in parsed for rel in changed):  # an edited file the run parsed: it runs (no file list loaded)
+        return False
+    kept["paths"] = marshal.loads(unread_paths)
     return unread.untouched(top, changed, kept)
 
 

@@ -114,11 +114,14 @@ class Recorder:
 
     def _store(self, code: int) -> None:
         path = runmemo.memo_path(self.argv)
-        aside: list[tuple[bytes, bytes] | None] = []
+        aside: list[tuple[bytes, bytes, bytes] | None] = []
         for root, kept in zip(self.roots, self.listings):
             recorded = self.unread.get(root["path"])
             blob = unread.snapshot(kept) if recorded else None
-            aside.append((blob, marshal.dumps(recorded)) if blob is not None else None)
+            # the unread files apart: a replay after an edit of a file the run parsed never loads them
+            rest = {k: v for k, v in recorded.items() if k != "paths"} if recorded else {}
+            paths = recorded.get("paths", {}) if recorded else {}
+            aside.append((blob, marshal.dumps(rest), marshal.dumps(paths)) if blob is not None else None)
         token = ""
         if any(aside):  # beside the entry: an unchanged run's replay never reads it
             token = os.urandom(16).hex()
