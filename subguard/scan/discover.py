@@ -169,7 +169,7 @@ class Index:
         # one C pass over them all; marshal version 2 keeps no references (a third of the time)
         return hashlib.sha256(marshal.dumps(list(map(_PATH_SIZE_MTIME, candidates)), 2)).digest()
 
-    def made(self) -> Index:
+    def complete(self) -> Index:
         """Every part made (what a server does ahead)."""
         for part in ("by_path", "paths", "stats", "names", "listed"):
             getattr(self, part)
@@ -204,7 +204,7 @@ def _made_ahead(top: str, entries: list[tuple[str, tuple[int, int, int] | None]]
     if not all(st is not None and regular(st[0]) for _, st in entries):
         return None
     made = tuple(new(Candidate, (rel, f"{top}/{rel}", st[1], None, st[2])) for rel, st in entries if st is not None)
-    return _Ahead(top, made, max((c.size for c in made), default=0), Index(made).made())
+    return _Ahead(top, made, max((c.size for c in made), default=0), Index(made).complete())
 
 
 def made() -> dict[str, tuple[Candidate, ...]]:
