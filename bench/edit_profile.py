@@ -107,9 +107,10 @@ def main() -> int:
     argv += ["--fail-on", "none"]
 
     from subguard.cli.resident import server
+    from subguard.core import identity
     from subguard.scan import runmemo, watch
 
-    runmemo.hold_install_stamp()  # as `subguard serve` does before it names its socket
+    identity.hold_install_stamp()  # as `subguard serve` does before it names its socket
     server.preload()
     from subguard.cli.resident import warm
 

@@ -282,15 +282,16 @@ def _kept_states(server: Served) -> list[str]:
 def test_the_server_holds_its_install_stamp_for_the_runs_it_forks(monkeypatch: pytest.MonkeyPatch) -> None:
     """A client reaches a server by a socket name made of its install stamp, so the server's runs take
     the stamp it held when it named its socket instead of walking the install again."""
+    from subguard.core import identity
     from subguard.scan import runmemo
 
-    monkeypatch.setattr(runmemo, "_HELD_STAMP", [])
-    stamp = runmemo.install_stamp()
+    monkeypatch.setattr(identity, "_HELD", [])
+    stamp = identity.install_stamp()
     name = address.name()
-    runmemo.hold_install_stamp()
+    identity.hold_install_stamp()
 
     def no_walk(*args: object, **kwargs: object) -> Iterator[tuple[str, list[str], list[str]]]:
         raise AssertionError("the install was walked again")
 
     monkeypatch.setattr(os, "walk", no_walk)
-    assert runmemo.install_stamp() == stamp and address.name() == name
+    assert runmemo.install_stamp() == stamp and address.name() == name  # the run memo's key takes it too

@@ -35,8 +35,8 @@ import stat
 import sys
 import time
 
-from subguard import __version__
 from subguard.core import signing, tools
+from subguard.core.identity import NO_SERVER_ENV, install_stamp
 from subguard.scan import listing, treestamp, unread, watch
 from subguard.scan.listing import excluded_dir, git_files
 
@@ -56,7 +56,6 @@ KEEP = 64
 # (Linux keeps coarse file times, a few ms) and look unchanged: such a run is not memoised
 RACY_NS = 100_000_000
 DISABLE_ENV = "SUBGUARD_NO_RUN_MEMO"
-NO_SERVER_ENV = "SUBGUARD_NO_SERVER"  # never hand a run to a resident server (`subguard.cli.resident`)
 _ENV_EXACT = (
     "NO_COLOR",
     "FORCE_COLOR",
@@ -236,33 +235,6 @@ def tree_signature(folder: str) -> str:
 
 def _nothing(name: str) -> bool:
     return False
-
-
-_HELD_STAMP: list[str] = []  # a resident server's `install_stamp`, as of its start
-
-
-def hold_install_stamp() -> None:
-    """In a resident server, before it names its socket: its `install_stamp` from now on, for the
-    runs it forks as well. A client finds the server by a socket name made of the stamp it computed
-    (`subguard.cli.resident.address.name`), so each run the server forks is of a client whose
-    install had this very stamp, and the run need not walk the install again."""
-    _HELD_STAMP[:] = [install_stamp()]
-
-
-def install_stamp() -> str:
-    """A digest of the installed subguard: its version and each module's path, size and mtime."""
-    if _HELD_STAMP:
-        return _HELD_STAMP[0]
-    here = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))  # the subguard package
-    h = blake2b(__version__.encode(), digest_size=32)
-    for dirpath, dirnames, filenames in os.walk(here, followlinks=True):
-        dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
-        for name in sorted(filenames):
-            if name.endswith((".py", ".yaml", ".yml")):
-                full = os.path.join(dirpath, name)
-                st = os.stat(full)
-                h.update(f"{full}\0{st.st_size}\0{st.st_mtime_ns}\0".encode("utf-8", "surrogateescape"))
-    return h.hexdigest()
 
 
 def invocation_key(argv: Sequence[str]) -> str:

@@ -13,7 +13,7 @@ import click
 
 from subguard.cli.resident import address
 from subguard.cli.resident.server import DEFAULT_IDLE, Server, ask, preload
-from subguard.scan import runmemo
+from subguard.core import identity
 
 
 @click.command()
@@ -46,7 +46,7 @@ def serve(idle: float, detach: bool, no_ahead: bool, show_status: bool, stop: bo
     if not address.supported():
         click.echo("subguard: error: serving needs fork and Unix sockets (not available here)", err=True)
         return 2
-    runmemo.hold_install_stamp()  # the socket's name is made of it
+    identity.hold_install_stamp()  # the socket's name is made of it
     path = address.socket_path()
     if show_status or stop:
         answer = ask(path, "stop" if stop else "status")

@@ -7,7 +7,7 @@ the interpreter (path and version), the subguard package (version, and each modu
 mtime: an upgrade or an edit of a development install reaches no older server) and every environment
 variable the interpreter reads at start-up or that picks the text encoding (`PYTHON*`, `LANG`,
 `LC_*`): a run that would start otherwise is not served, it runs as without a server.
-It loads nothing but the run memo, which the console process has loaded already.
+It loads nothing but the install's identity (`subguard.core.identity`).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import os
 import stat
 import sys
 
-from subguard.scan.runmemo import NO_SERVER_ENV, install_stamp
+from subguard.core.identity import NO_SERVER_ENV, install_stamp
 
 try:  # hashlib would load OpenSSL for a digest the interpreter has built in
     from _blake2 import blake2b

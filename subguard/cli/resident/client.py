@@ -12,9 +12,9 @@ Standard library only: it is loaded before the CLI.
 
 from __future__ import annotations
 
+import _socket
 import os
 import signal
-import socket
 import sys
 
 from subguard.cli.resident import address
@@ -37,7 +37,7 @@ def delegate(argv: Sequence[str], path: str) -> int | None:
     except OSError:  # a deleted working directory: the run itself says so
         return None
     relay = _Relay()
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)  # not `socket`: its imports cost a served run
     try:
         with relay:
             sock.connect(path)
@@ -129,7 +129,7 @@ def start_server() -> None:
         os.close(log)
 
 
-def _await(sock: socket.socket, pid: int) -> int:
+def _await(sock: _socket.socket, pid: int) -> int:
     """The code the run at `pid` reports."""
     try:
         answer, _ = frames.receive(sock)
