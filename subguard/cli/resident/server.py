@@ -120,11 +120,11 @@ class Server:
                 for fd in ready:
                     if fd in told:
                         told[fd].read()  # a run ended: the cache files it loaded, kept for the next
-                if any(fd in ready for fd in watched):
-                    watch.refresh()  # a watched tree changed: its walk is current before the next run asks
-                    self.ahead.changed()  # and the check is run ahead once the roots are quiet
-                elif any(fd in told for fd in ready):
-                    watch.refresh()  # what is made ahead of the files the run left kept (`watch.AFTER`)
+                if any(fd in told or fd in watched for fd in ready):
+                    # a watched tree changed, or a run left the cache files it loaded: the walks are
+                    # current before the next run asks, with what is made ahead of them (`watch.AFTER`)
+                    watch.refresh()
+                    self.ahead.changed()  # and when a root's stamp moved, the check runs ahead once they are quiet
                 if self.listener.fileno() in ready:
                     self._accept()
                     last = time.monotonic()
