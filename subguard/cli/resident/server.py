@@ -47,6 +47,7 @@ PRELOAD = (
     "subguard.rules.impact",
     "subguard.extract.python.parse",
     "subguard.simulate",
+    "encodings.utf_16_be",  # a group's hash as Java computes it (`rocketmq.expression.java_hash`)
 )
 DEFAULT_IDLE = 1800  # seconds without a request before the server exits
 MOST_RUNNING = 8  # runs at once; a request beyond them is refused (its client runs the check itself)
