@@ -244,8 +244,14 @@ def cited_path(location: Location, ctx: ReportContext) -> str:
 
 def map_date(f: Finding, location: Location) -> str:
     """The org map's date when `location` is a member that came from the org map (`check --org-map`), else ""."""
+    return map_dates(f)(location)
+
+
+def map_dates(f: Finding) -> Callable[[Location], str]:
+    """`map_date` of each location of one finding (its properties read once)."""
     info = dict(dict(f.properties).get(ORG_MAP) or ())
-    return str(info.get("date") or "") if location.repo and location.repo in (info.get("repos") or ()) else ""
+    date, repos = str(info.get("date") or ""), info.get("repos") or ()
+    return lambda location: date if location.repo and location.repo in repos else ""
 
 
 def cite(f: Finding, location: Location, ctx: ReportContext) -> str:

@@ -10,13 +10,13 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from subguard.core.model import CODE_SCOPE, SAMPLE, Finding, RuleDoc
-from subguard.report import ReportContext, base_revision, before_after, is_diagnostic, map_date, sort_key
+from subguard.report import ReportContext, base_revision, before_after, is_diagnostic, map_dates, sort_key
 from subguard.report.jsontext import pretty
 
 
 def finding_dict(f: Finding) -> dict[str, Any]:
     """The stable JSON shape of one finding."""
-    loc = f.location
+    loc, props, date = f.location, dict(f.properties), map_dates(f)
     return {
         "rule": f.rule,
         "severity": f.severity.value,
@@ -35,15 +35,15 @@ def finding_dict(f: Finding) -> dict[str, Any]:
                 "column": r.location.column,
                 "message": r.message,
                 "repo": r.location.repo,
-                "org_map": map_date(f, r.location) or None,
+                "org_map": date(r.location) or None,
             }
             for r in f.related
         ],
         "fingerprint": f.fingerprint,
         "suppressed": None if f.suppressed is None else {"kind": f.suppressed.kind, "reason": f.suppressed.reason},
         "impact": f.impact or None,
-        "code": dict(f.properties).get(CODE_SCOPE),  # "test", "example", "placeholder" or null
-        "sample": dict(f.properties).get(SAMPLE),  # a group finding confined to one sample of example code
+        "code": props.get(CODE_SCOPE),  # "test", "example", "placeholder" or null
+        "sample": props.get(SAMPLE),  # a group finding confined to one sample of example code
         "base": base_revision(f),  # change findings (SG6xx): {"ref", "commit"} of `--base`; else null
         "change": before_after(f),  # change findings: [{"member", "topic", "before", "after"}]
     }
