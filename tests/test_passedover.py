@@ -133,3 +133,24 @@ def test_an_unchanged_memo_is_held_not_loaded_again(tmp_path: Path, monkeypatch:
     _touch(target, b"two")
     kept.warm(wanted, signing.stored_key)
     assert loads == [str(target), str(target)]
+
+
+def test_the_records_a_server_found_clean_are_not_looked_at_again_and_the_others_are() -> None:
+    """A served scan checks for lone surrogates (undecodable file names) only in the records that are
+    not the server's pass; the server checks those once, when it makes the pass."""
+    from subguard.scan import extraction
+    from subguard.scan.records import plain_text, skipped
+
+    held = {p: skipped(p, NO_EXTRACTOR, "", "r", 1) for p in ("a.txt", "b.txt")}
+    odd = skipped("c\udcff.txt", NO_EXTRACTOR, "", "r", 1)  # a file name that is no UTF-8
+    assert plain_text(list(held.values())) and not plain_text([odd])
+    files = (*held.values(), odd)
+    scrubbed = extraction._scrub_files(files, held)
+    assert [r.path for r in scrubbed] == ["a.txt", "b.txt", "c\ufffd.txt"]
+    assert extraction._scrub_files(tuple(held.values()), held) == tuple(held.values())
+    # a record of the same path that is not the held one (an extractor read the file) is looked at
+    again = skipped("a\udcff.txt", NO_EXTRACTOR, "", "r", 1)
+    assert (
+        extraction._scrub_files((again,), {"a\udcff.txt": skipped("a\udcff.txt", NO_EXTRACTOR, "", "r", 1)})[0].path
+        == "a\ufffd.txt"
+    )

@@ -32,6 +32,8 @@ from subguard.extract.base import Extractor, ExtractResult, RepoContext, SourceF
 from subguard.scan import globs, passedover
 from subguard.scan.discover import Candidate, Index, discover, excluded_record, index, read_limited
 from subguard.scan.parallel import Prefetcher, worker_count
+from subguard.scan.records import PLAIN as PLAIN_RECORDS
+from subguard.scan.records import plain_text
 from subguard.scan.records import skipped as skipped_record
 from subguard.scan.records import updated as updated_record
 
@@ -309,7 +311,9 @@ def _scan_files(
     return ScanResult(
         root=root,
         repo=repo,
-        files=_scrub_files(tuple(sorted(records.values(), key=lambda r: r.path))) if file_records else (),
+        files=_scrub_files(tuple(sorted(records.values(), key=lambda r: r.path)), passed.clean() if passed else None)
+        if file_records
+        else (),
         consumers=scrub(tuple(consumers_out)),
         deployments=scrub(tuple(deployments_out)),
         findings=scrub(tuple(findings)),
@@ -319,24 +323,16 @@ def _scan_files(
     )
 
 
-# FileRecord's fields that hold text from the scanned tree; when its others hold none (a status, a
-# size), a record set without a lone surrogate in those is one `scrub` leaves as it is
-_TEXT_FIELDS = tuple(name for name, info in FileRecord.model_fields.items() if info.annotation is str)
-_PLAIN_RECORDS = all(info.annotation in (str, int, FileStatus) for info in FileRecord.model_fields.values())
-
-
-def _scrub_files(files: tuple[FileRecord, ...]) -> tuple[FileRecord, ...]:
-    """`scrub(files)`, found to have nothing to do when each text field, joined over every record,
-    encodes as UTF-8 (a lone surrogate does not): one C pass per field, where looking at each value
-    costs five times as much and pickling 20,000 records to search the bytes, as `scrub` does, ten."""
-    if not _PLAIN_RECORDS:
+def _scrub_files(
+    files: tuple[FileRecord, ...], clean: Mapping[str, FileRecord] | None = None
+) -> tuple[FileRecord, ...]:
+    """`scrub(files)`, found to have nothing to do when their text fields encode as UTF-8
+    (`records.plain_text`). `clean`: records by path known to hold no lone surrogate (the server's
+    pass, checked when it was made); those of `files` are not looked at again."""
+    if not PLAIN_RECORDS:
         return scrub(files)
-    try:
-        for name in _TEXT_FIELDS:
-            "\0".join(map(operator.attrgetter(name), files)).encode("utf-8")
-    except (UnicodeEncodeError, TypeError):  # a surrogate, or a value that is no text: the careful way
-        return scrub(files)
-    return files
+    rest = files if not clean else [r for r in files if clean.get(r.path) is not r]
+    return files if plain_text(rest) else scrub(files)
 
 
 class _Passed:
@@ -355,6 +351,10 @@ class _Passed:
         self.made = made  # the server's pass over the scan's very candidates, made ahead
         self.hits: list[Candidate] = []
         self.new: list[tuple[Candidate, str, str]] = []
+
+    def clean(self) -> Mapping[str, FileRecord] | None:
+        """The records of the pass made ahead, when the server found their text clean (`scrub`)."""
+        return self.made.records if self.made is not None and self.made.plain else None
 
     @classmethod
     def of(

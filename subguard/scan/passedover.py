@@ -22,7 +22,7 @@ from subguard.core import afterwards, kept, signing
 from subguard.core.model import FileRecord
 from subguard.scan import discover, watch
 from subguard.scan.discover import Candidate
-from subguard.scan.records import skipped
+from subguard.scan.records import plain_text, skipped
 
 KIND = "passed-over"
 FORMAT = 1
@@ -40,6 +40,7 @@ class Pass:
     records: Mapping[str, FileRecord]
     hits: tuple[Candidate, ...]
     others: tuple[Candidate, ...]
+    plain: bool  # no record holds a lone surrogate (`records.plain_text`)
 
 
 @dataclass(frozen=True)
@@ -97,7 +98,7 @@ def prepare() -> None:
             else:
                 records[cand.path] = rec
                 hits.append(cand)
-        memo.passes[:] = [Pass(candidates, records, tuple(hits), tuple(others))]
+        memo.passes[:] = [Pass(candidates, records, tuple(hits), tuple(others), plain_text(records.values()))]
 
 
 def write_later(
