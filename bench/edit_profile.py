@@ -8,10 +8,11 @@ cache files the run loaded are kept, and the trees it walked watched, as the ser
 each round edits the edit target of `check_speed.py` (a blank line added, then taken away again),
 waits past the run memo's racy window as an editor's save would, brings the watched walks up to date
 and forks the run as the server does (`entry.check_here(served=True)`: its replay misses, then it
-runs). The forked run is sampled every 0.5 ms of its CPU time (SIGPROF); printed: each round's wall
-seconds (the forked run, its replay included), then the share of samples in which each function
-(subguard's by module path) was on the stack (inclusive) and on top (self), over all rounds but the
-first (it fills the caches). The tree's caches live in a temporary folder; the edited file is
+runs). The forked run is sampled every 0.5 ms of its CPU time (SIGPROF) until it has answered (its
+exit code sent: what its client waits for; the caches and memos it writes for the next run come
+after); printed: each round's wall seconds (the forked run, its replay included), the seconds until
+its answer, then the share of samples in which each function (subguard's by module path) was on the
+stack (inclusive) and on top (self), over all rounds but the first (it fills the caches). The tree's caches live in a temporary folder; the edited file is
 restored afterwards."""
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import collections
 import marshal
 import os
 import signal
+import statistics
 import sys
 import tempfile
 import time
@@ -63,14 +65,20 @@ def _sampled_run(argv: list[str], out: int, tell: int) -> None:
                 seen.add(key)
             frame = frame.f_back
 
+    answered = [0.0]
+
+    def answer(code: int) -> None:  # the client has its answer: what follows is for the next run
+        signal.setitimer(signal.ITIMER_PROF, 0, 0)
+        answered[0] = time.perf_counter()
+
     signal.signal(signal.SIGPROF, sample)
     signal.setitimer(signal.ITIMER_PROF, INTERVAL, INTERVAL)
     code = 2
     try:
-        code = check_here(argv, served=True)
+        code = check_here(argv, served=True, answer=answer)
     finally:
         signal.setitimer(signal.ITIMER_PROF, 0, 0)
-        data = marshal.dumps((taken[0], dict(inclusive), dict(own)))
+        data = marshal.dumps((taken[0], dict(inclusive), dict(own), answered[0]))
         os.write(out, len(data).to_bytes(4, "big"))
         view = memoryview(data)
         while view:
@@ -79,15 +87,15 @@ def _sampled_run(argv: list[str], out: int, tell: int) -> None:
         os._exit(code)
 
 
-def _read(fd: int) -> tuple[int, dict[str, int], dict[str, int]]:
+def _read(fd: int) -> tuple[int, dict[str, int], dict[str, int], float]:
     size = int.from_bytes(os.read(fd, 4), "big")
     chunks = []
     while size:
         chunk = os.read(fd, size)
         chunks.append(chunk)
         size -= len(chunk)
-    taken, inclusive, own = marshal.loads(b"".join(chunks))
-    return taken, inclusive, own
+    taken, inclusive, own, answered = marshal.loads(b"".join(chunks))
+    return taken, inclusive, own, answered
 
 
 def main() -> int:
@@ -118,7 +126,7 @@ def main() -> int:
     original, st = target.read_bytes(), target.stat()
     inclusive: collections.Counter[str] = collections.Counter()
     own: collections.Counter[str] = collections.Counter()
-    samples, walls = 0, []
+    samples, walls, answers = 0, [], []
     read_fd, write_fd = os.pipe()
     try:
         for n in range(args.rounds + 1):
@@ -138,13 +146,14 @@ def main() -> int:
                     os.close(told)
                     _sampled_run(argv, write_fd, tell)
                 os.close(tell)
-                taken, inc, top = _read(read_fd)
+                taken, inc, top, answered = _read(read_fd)
                 os.waitpid(pid, 0)
             finally:
                 for fd, kept in ((1, saved[0]), (2, saved[1])):
                     os.dup2(kept, fd)
                     os.close(kept)
             walls.append(time.perf_counter() - start)
+            answers.append(answered - start)
             told_by_run = warm.Told(told)  # as the server, once the run has ended: what it loaded, kept
             told_by_run.read()
             told_by_run.close()
@@ -157,6 +166,8 @@ def main() -> int:
         os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns))
     print(f"tree: {tree}, rounds: {args.rounds} (+1 filling the caches), samples: {samples}")
     print("wall s per round (the forked run, its replay included):", " ".join(f"{w:.3f}" for w in walls))
+    print("s until the answer (the fork, until its client has the exit code):", " ".join(f"{a:.3f}" for a in answers))
+    print(f"median until the answer, rounds after the first: {statistics.median(answers[1:]):.3f} s")
     for title, counts in (("inclusive", inclusive), ("self", own)):
         print(f"== {title}")
         for key, count in counts.most_common(args.top):
