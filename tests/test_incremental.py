@@ -355,6 +355,9 @@ def test_incremental_equals_cold_over_200_random_edits_in_process(
     passes: list[object] = []  # the passes over a run's candidates the server made ahead, found by the run
     pass_over = passedover.Memo.pass_over
     monkeypatch.setattr(passedover.Memo, "pass_over", lambda *a: passes.append(pass_over(*a)) or passes[-1])
+    searched: list[object] = []  # the search verdicts the server found valid ahead, found by a run's search
+    made_ahead = cache.ContentCache.ahead
+    monkeypatch.setattr(cache.ContentCache, "ahead", lambda *a: searched.append(made_ahead(*a)) or searched[-1])
     root = tmp_path / "repo"
     make_repo(root)
     monkeypatch.chdir(root)
@@ -402,6 +405,9 @@ def test_incremental_equals_cold_over_200_random_edits_in_process(
     assert (len(passed) > 50) == served, len(passed)  # and the records of the files their prefilter passed over
     ahead = [p for p in passes if p is not None]
     assert (len(ahead) > 50) == served, len(ahead)  # with the pass over them, made ahead of the run
+    verdicts = [v for v in searched if v is not None]
+    # and the factories' search verdicts, found valid ahead, by most searches
+    assert (len(verdicts) * 2 > len(searched) > 0) == served, (len(verdicts), len(searched))
     entries = [g for g in given if isinstance(g, dict) and g.get("version") == runmemo.FORMAT]
     assert (len(entries) > 50) == served, len(entries)  # and the run memo's entries
     assert walked < 10 if served else walked == 0, walked  # the others stamped their trees from the watched walks

@@ -68,6 +68,7 @@ class ContentCache:
         self._dirty = self._results_dirty = False
         self._used: set[tuple[str, str, str]] = set()
         self._unpickled: dict[int, tuple[bytes, Any]] = {}
+        self._ahead: dict[str, Any] = {}
         try:
             self._key = signing.user_key()
         except OSError as exc:
@@ -103,6 +104,7 @@ class ContentCache:
         self._generation = loaded.generation
         self._snapshot_size, self._log_size, self._log_frames = loaded.snapshot_size, loaded.log_size, loaded.log_frames
         self._unpickled = loaded.unpickled
+        self._ahead = loaded.ahead
 
     @property
     def stats(self) -> dict[str, tuple[int, int, bool]]:
@@ -191,6 +193,11 @@ class ContentCache:
         self._new_parses.add(key)
         self._dirty = True
         return value
+
+    def ahead(self, maker: str) -> Any:
+        """What a resident server made ahead of this cache's state (`LoadedState.ahead`), or None."""
+        self.stats  # noqa: B018 - loads the per-file state
+        return self._ahead.get(maker)
 
     def unpickle(self, blob: bytes) -> Any:
         """`pickle.loads(blob)` of a pickle held in this cache's state; the object a resident server
@@ -299,6 +306,8 @@ class LoadedState:
     # id(pickle) -> (the pickle, its object): what a resident server unpickled ahead (`_kept_state`)
     unpickled: dict[int, tuple[bytes, Any]] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)  # what loading it warned, for a run given it to warn again
+    # what a resident server made of it ahead for the runs it forks, by the maker (`ContentCache.ahead`)
+    ahead: dict[str, Any] = field(default_factory=dict)
 
 
 def _read_pickle(file: Path, key: bytes, warn: Callable[[str], None]) -> tuple[Any, int]:

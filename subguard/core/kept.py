@@ -89,7 +89,12 @@ def held(kind: str, path: str) -> Any:
 
 def values(kind: str) -> list[Any]:
     """In the server: the objects it keeps of `kind`, oldest first."""
-    return [entry.value for (k, _), entry in _KEPT.items() if k == kind]
+    return [value for _, value in items(kind)]
+
+
+def items(kind: str) -> list[tuple[str, Any]]:
+    """In the server: (path, object) of each entry it keeps of `kind`, oldest first."""
+    return [(path, entry.value) for (k, path), entry in _KEPT.items() if k == kind]
 
 
 def kept() -> list[list[str]]:

@@ -207,12 +207,12 @@ def _made_ahead(top: str, entries: list[tuple[str, tuple[int, int, int] | None]]
     return _Ahead(top, made, max((c.size for c in made), default=0), Index(made).complete())
 
 
-def made() -> dict[str, tuple[Candidate, ...]]:
-    """In the server: the candidates made ahead for each watched scan root, by its folder."""
-    out: dict[str, tuple[Candidate, ...]] = {}
+def made_indexes() -> dict[str, Index]:
+    """In the server: the index of the candidates made ahead for each watched scan root, by its folder."""
+    out: dict[str, Index] = {}
     for ahead in watch.made():
         if isinstance(ahead, _Ahead):
-            out[ahead.top] = ahead.candidates
+            out[ahead.top] = ahead.index
     return out
 
 

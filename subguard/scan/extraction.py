@@ -20,8 +20,8 @@ from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from subguard.core import afterwards, tools
-from subguard.core.cache import PICKLES, ContentCache, code_stamp, namespace
+from subguard.core import afterwards, kept, tools
+from subguard.core.cache import PICKLES, SCAN_STATE, ContentCache, LoadedState, code_stamp, namespace
 from subguard.core.config import Config
 from subguard.core.kept import serving as kept_for_runs
 from subguard.core.limits import FileFailure, describe, gc_paused, guard_memo, scrub
@@ -29,8 +29,8 @@ from subguard.core.model import Consumer, Deployment, FileRecord, FileStatus, Fi
 from subguard.deploy.service import ModuleRoots, attribute, know_roots, module_roots
 from subguard.extract import NEEDLES, REGISTRY, load_extractors
 from subguard.extract.base import Extractor, ExtractResult, RepoContext, SourceFile, no_memo
-from subguard.scan import globs, passedover
-from subguard.scan.discover import Candidate, Index, discover, excluded_record, index, read_limited
+from subguard.scan import globs, passedover, watch
+from subguard.scan.discover import Candidate, Index, discover, excluded_record, index, made_indexes, read_limited
 from subguard.scan.parallel import Prefetcher, worker_count
 from subguard.scan.records import PLAIN as PLAIN_RECORDS
 from subguard.scan.records import plain_text
@@ -533,6 +533,17 @@ class _Search:
 
     def search(self, pattern: bytes, paths: Sequence[str]) -> list[str]:
         key = hashlib.sha1(pattern).hexdigest()[:16]
+        made = self.cache.ahead(_SEARCH)  # the verdicts a server found valid for these very candidates
+        found = made[1].get(key) if isinstance(made, tuple) and made[0] is self.by_path else None
+        if found is None:
+            return self._each(key, pattern, paths)
+        hits, valid = found
+        todo = [p for p in paths if p not in valid]
+        more = set(self._each(key, pattern, todo)) if todo else set()
+        return [p for p in paths if p in hits or p in more]
+
+    def _each(self, key: str, pattern: bytes, paths: Sequence[str]) -> list[str]:
+        """The search, file by file: each verdict kept by path, size and mtime."""
         kept = self.cache.section(_SEARCH)
         out: list[str] = []
         candidate, known = self.by_path.get, kept.get  # bound once: called for every Python file of a repo
@@ -563,6 +574,35 @@ class _Search:
 
 
 _CLAIMS, _STATES, _ROOTS, _SEARCH, _SEEN = "claims", "extract", "roots", "search", "seen"
+
+
+def _search_ahead() -> None:
+    """In the server (`watch.AFTER`): for each content cache it keeps whose scan root it watches, the
+    search verdicts still valid for the candidates it made of that root (same size and mtime), by
+    pattern: (the files that match, the files with a verdict). A run it forks then looks at the
+    other files only (`_Search.search`)."""
+    made = made_indexes()
+    for cache_file, top in passedover.roots():
+        index, state = made.get(top), kept.held(SCAN_STATE, cache_file)
+        if index is None or not isinstance(state, LoadedState):
+            continue
+        old = state.ahead.get(_SEARCH)
+        if isinstance(old, tuple) and old[0] is index.by_path:
+            continue
+        stats = index.stats
+        by_key: dict[str, tuple[set[str], set[str]]] = {}
+        for path, entry in state.incremental.get(_SEARCH, {}).items():
+            if not isinstance(entry, tuple) or len(entry) != 2 or entry[0] != stats.get(path) or not entry[0][1]:
+                continue
+            for key, hit in entry[1]:
+                hits, valid = by_key.setdefault(key, (set(), set()))
+                valid.add(path)
+                if hit:
+                    hits.add(path)
+        state.ahead[_SEARCH] = (index.by_path, {k: (frozenset(h), frozenset(v)) for k, (h, v) in by_key.items()})
+
+
+watch.AFTER.append(_search_ahead)
 
 
 @dataclass(frozen=True)

@@ -64,6 +64,16 @@ def path_of(cache_file: str) -> str:
     return cache_file.removesuffix(".pickle") + ".passed"
 
 
+def cache_file_of(path: str) -> str:
+    """The content cache's snapshot beside the memo's file `path` (`path_of`'s inverse)."""
+    return path.removesuffix(".passed") + ".pickle"
+
+
+def roots() -> list[tuple[str, str]]:
+    """In the server: (content cache snapshot, scan root folder) of each memo it keeps."""
+    return [(cache_file_of(path), memo.top) for path, memo in kept.items(KIND) if isinstance(memo, Memo) and memo.top]
+
+
 def take(cache_file: str, key: bytes, names: Sequence[str], repo: str) -> Memo | None:
     """The memo the server holds for the scan of `cache_file` by the extractors `names` as `repo`;
     None outside a server, or when it holds none for them. Noted either way (`kept.take`): the server
@@ -78,14 +88,15 @@ def take(cache_file: str, key: bytes, names: Sequence[str], repo: str) -> Memo |
 
 def prepare() -> None:
     """In the server: each held memo's pass over the candidates made ahead for its folder
-    (`discover.made`), unless made already. A run it forks then takes the held records of 20,000
+    (`discover.made_indexes`), unless made already. A run it forks then takes the held records of 20,000
     candidates in one C-level update and looks at the others only."""
-    made = discover.made()
+    made = discover.made_indexes()
     for memo in kept.values(KIND):
         if not isinstance(memo, Memo) or not memo.top:
             continue
-        candidates = made.get(memo.top)
-        if candidates is None or memo.pass_over(candidates) is not None:
+        index = made.get(memo.top)
+        candidates = index.candidates if index is not None else None
+        if not isinstance(candidates, tuple) or memo.pass_over(candidates) is not None:
             continue
         held = memo.records.get
         records: dict[str, FileRecord] = {}
