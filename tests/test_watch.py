@@ -68,6 +68,7 @@ def _made_as_listed(root: Path, key: watch.Key) -> None:
         assert made_index is not None and made_index.__dict__.keys() >= {"by_path", "paths", "stats", "names", "listed"}
         for part in ("by_path", "paths", "stats", "names", "listed"):
             assert getattr(made_index, part) == getattr(fresh, part), part
+        assert made_index._endings and made_index._endings == {k: fresh.ending(k) for k in made_index._endings}
 
 
 def _made_ahead_seen(root: Path, key: watch.Key) -> bool:

@@ -33,6 +33,12 @@ NEEDLES: dict[str, tuple[bytes, ...]] = {
 }
 
 
+# name -> the endings of the file names the extractor claims, for one whose claim is by ending alone:
+# the repository's paths with them are listed once per scan, and ahead by a resident server for a
+# tree it watches (`subguard.scan.discover.Index.ending`)
+SUFFIXES: dict[str, tuple[str, ...]] = {"python": (".py", ".pyi")}
+
+
 def load_extractors(names: Sequence[str] | None = None) -> list[Extractor]:
     chosen = list(REGISTRY) if names is None else list(names)
     out: list[Extractor] = []

@@ -50,7 +50,8 @@ class RepoContext:
     what the memo's `compute` would); calling it is optional and never changes a result.
     `matching(pattern, paths)` is the paths whose content `pattern` (a bytes regex) finds, as reading
     each with `read` would say; a scan with a content cache answers an unchanged file from the
-    verdict it kept (`search`), without reading it.
+    verdict it kept (`search`), without reading it. `paths_ending(suffixes)` is the paths with one
+    of those endings, in order (`ending` gives them when the scan has them listed).
     """
 
     root: str
@@ -62,6 +63,13 @@ class RepoContext:
     memo: Callable[[str, str, bytes, Callable[[], Any]], Any] = no_memo
     prefetch: Callable[[str, Sequence[tuple[str, bytes]], Callable[[str, bytes], Any]], None] = no_prefetch
     search: Callable[[bytes, Sequence[str]], list[str]] | None = None
+    ending: Callable[[tuple[str, ...]], Sequence[str]] | None = None
+
+    def paths_ending(self, suffixes: tuple[str, ...]) -> Sequence[str]:
+        """The repo's paths that end with one of `suffixes`, sorted."""
+        if self.ending is not None:
+            return self.ending(suffixes)
+        return sorted([p for p in self.paths if p.endswith(suffixes)])
 
     def matching(self, pattern: bytes, paths: Iterable[str]) -> list[str]:
         """The paths (in the order given) whose content the regex `pattern` finds; unreadable ones never."""

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from subguard.core.model import FileRecord, FileStatus
+from subguard.extract import SUFFIXES
 from subguard.scan import globs, watch
 from subguard.scan.listing import DEFAULT_EXCLUDE_DIRS, excluded_dir, git_files, root_names, take_shared, walk_tree
 
@@ -139,6 +140,7 @@ class Index:
 
     def __init__(self, candidates: Sequence[Candidate]) -> None:
         self.candidates = candidates
+        self._endings: dict[tuple[str, ...], tuple[str, ...]] = {}
 
     @functools.cached_property
     def by_path(self) -> Mapping[str, Candidate]:
@@ -169,10 +171,20 @@ class Index:
         # one C pass over them all; marshal version 2 keeps no references (a third of the time)
         return hashlib.sha256(marshal.dumps(list(map(_PATH_SIZE_MTIME, candidates)), 2)).digest()
 
+    def ending(self, suffixes: tuple[str, ...]) -> tuple[str, ...]:
+        """The paths that end with one of `suffixes`, sorted."""
+        made = self._endings.get(suffixes)
+        if made is None:
+            made = self._endings[suffixes] = tuple(sorted([p for p in self.paths if p.endswith(suffixes)]))
+        return made
+
     def complete(self) -> Index:
-        """Every part made (what a server does ahead)."""
+        """Every part made (what a server does ahead), and the paths of each extractor that claims by
+        ending (`subguard.extract.SUFFIXES`)."""
         for part in ("by_path", "paths", "stats", "names", "listed"):
             getattr(self, part)
+        for suffixes in SUFFIXES.values():
+            self.ending(suffixes)
         return self
 
 

@@ -279,6 +279,7 @@ def _scan_files(
                 memo=guarded,
                 prefetch=ahead.prefetch,
                 search=searcher,
+                ending=found.ending,
             )
             stats = inc.stat if inc is not None else None
             result, isolated, reads, seen_priors, seen_files = _run_recorded(ex, files, base, prior, by_path, stats)

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 
 from subguard.core.model import ClientFamily, FileRecord, FileStatus
 from subguard.extract import NEEDLES
+from subguard.extract import SUFFIXES as EXTRACTOR_SUFFIXES
 from subguard.extract.base import ExtractResult, RepoContext, SourceFile
 from subguard.extract.python.attrs import parse_attrs
 from subguard.extract.python.ir import Failure, ModuleFacts, ParseOutcome
@@ -29,7 +30,7 @@ LOADED_FOR_VALUES = "loaded to resolve values (base classes, command-line option
 NO_CONSUMER_CLASS = "names no consumer class (constants only)"
 # A full parse (names, positions; ~3x a plain libcst parse) only for files that name a consumer class.
 CONSUMER_NEEDLES = (b"PushConsumer", b"PullConsumer", b"SimpleConsumer")
-SUFFIXES = (".py", ".pyi")  # the files the extractor claims
+SUFFIXES = EXTRACTOR_SUFFIXES["python"]  # the files the extractor claims
 
 _DEPENDENCY_FILES = re.compile(
     r"(?:^|/)(?:requirements[^/]*\.(?:txt|in)|pyproject\.toml|setup\.py|setup\.cfg|Pipfile)$"
@@ -127,8 +128,8 @@ class _Loader:
         # (a scan with a content cache answers unchanged files from the verdicts it kept)
         any_name = b"|".join(re.escape(n) for _, n in sorted(set(needles)))
         full, loaded = self.full, self.loaded
-        paths = [p for p in self.repo.paths if p.endswith(SUFFIXES) and p not in full]  # what `claims` takes
-        fresh = sorted([p for p in paths if p not in loaded])
+        paths = [p for p in self.repo.paths_ending(SUFFIXES) if p not in full]  # what `claims` takes, in order
+        fresh = [p for p in paths if p not in loaded]
         mention = set(self.repo.matching(any_name, fresh))
         # in path order: those loaded before (their facts) and those that mention a name
         for path in sorted(mention.union(set(paths).difference(fresh))):
