@@ -20,9 +20,10 @@ from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from subguard.core import afterwards, kept, tools
+from subguard.core import afterwards, tools
 from subguard.core.cache import PICKLES, SCAN_STATE, ContentCache, LoadedState, code_stamp, namespace
 from subguard.core.config import Config
+from subguard.core.kept import held as kept_held
 from subguard.core.kept import serving as kept_for_runs
 from subguard.core.limits import FileFailure, describe, gc_paused, guard_memo, scrub
 from subguard.core.model import Consumer, Deployment, FileRecord, FileStatus, Finding
@@ -584,7 +585,7 @@ def _search_ahead() -> None:
     other files only (`_Search.search`)."""
     made = made_indexes()
     for cache_file, top in passedover.roots():
-        index, state = made.get(top), kept.held(SCAN_STATE, cache_file)
+        index, state = made.get(top), kept_held(SCAN_STATE, cache_file)
         if index is None or not isinstance(state, LoadedState):
             continue
         old = state.ahead.get(_SEARCH)
