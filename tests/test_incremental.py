@@ -61,6 +61,37 @@ CALLER = """from common.factory import make
 first = make("{group}", "{tags}")
 """
 
+FIXTURE = """import pytest
+from rocketmq.client import PushConsumer
+
+
+@pytest.fixture
+def orders_consumer():
+    consumer = PushConsumer("GID_FIXTURE")
+    consumer.subscribe("TopicFixture", None, expression="{tags}")
+    return consumer
+"""
+
+FIXTURE_USER = """def test_{n}(orders_consumer):
+    orders_consumer.start()
+"""
+
+REGISTER = """def register(consumer, topic, tags="{tags}"):
+    consumer.subscribe(topic, None, expression=tags)
+"""
+
+REGISTERED = """from rocketmq.client import PushConsumer
+
+from common.names import TOPIC
+from common.register import register
+
+registered = PushConsumer("GID_REGISTERED")
+register(registered, TOPIC{tags})
+registered.start()
+"""
+
+REQUIREMENTS = ["rocketmq-client-python==2.0.0\n", "rocketmq==0.4.4\n", "requests\n"]
+
 JAVA = """package demo;
 
 import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
@@ -112,7 +143,11 @@ def make_repo(root: Path) -> None:
         "common/factory.py": FACTORY,
         "svc1/callers.py": CALLER.format(group="GID_F", tags="TagA"),
         "svc2/callers.py": CALLER.format(group="GID_F", tags="TagB"),
-        "svc1/requirements.txt": "rocketmq-client-python==2.0.0\n",
+        "svc1/requirements.txt": REQUIREMENTS[0],
+        "tests/conftest.py": FIXTURE.format(tags="TagA"),
+        "tests/test_orders.py": FIXTURE_USER.format(n=1),
+        "common/register.py": REGISTER.format(tags="*"),
+        "svc2/registered.py": REGISTERED.format(tags=""),
         "deploy/svc.yaml": DEPLOY.format(replicas=2),
         "java/src/main/resources/application.yml": SPRING.format(group="GID_SPRING"),
         "java/src/main/java/demo/Listener1.java": JAVA.format(n=1, group="GID_JAVA", tags="TagA"),
@@ -170,7 +205,14 @@ class Editor:
             self.edit_manifest,
             self.touch,
             self.edit_plain,
+            self.edit_link,
         ]
+        return self.rng.choice(ops)()
+
+    def edit_link(self) -> str:
+        """An edit of what links a consumer beyond its own module: a fixture, a test taking it, a
+        function it is passed to, the requirements."""
+        ops = [self.edit_fixture, self.use_fixture, self.edit_register, self.edit_requirements]
         return self.rng.choice(ops)()
 
     def add_consumer(self) -> str:
@@ -275,6 +317,35 @@ class Editor:
         )
         self.write(path, text)
         return f"edit {path.name}"
+
+    def edit_fixture(self) -> str:
+        self.write(self.root / "tests/conftest.py", FIXTURE.format(tags=self.rng.choice(TAGS)))
+        return "edit the fixture in tests/conftest.py"
+
+    def use_fixture(self) -> str:
+        """A test takes the fixture (one consumer per test that takes it), or no longer does."""
+        self.counter += 1
+        path = self.root / "tests" / self.rng.choice(["test_orders.py", f"test_more_{self.counter}.py"])
+        text = path.read_text(encoding="utf-8") if path.exists() else ""
+        if "orders_consumer" in text and self.rng.random() < 0.3:
+            self.write(path, text.replace("(orders_consumer)", "()"))
+            return f"stop using the fixture in {path.name}"
+        self.write(path, text + "\n\n" + FIXTURE_USER.format(n=self.counter))
+        return f"use the fixture in {path.name}"
+
+    def edit_register(self) -> str:
+        """The function a consumer is passed to subscribes it: its default, or the call's argument."""
+        if self.rng.random() < 0.5:
+            self.write(self.root / "common/register.py", REGISTER.format(tags=self.rng.choice(TAGS)))
+            return "edit common/register.py"
+        tags = self.rng.choice(["", *(f', "{t}"' for t in TAGS)])
+        self.write(self.root / "svc2/registered.py", REGISTERED.format(tags=tags))
+        return "edit svc2/registered.py"
+
+    def edit_requirements(self) -> str:
+        """Which 4.x package the repo declares decides the client of a consumer that does not say."""
+        self.write(self.root / "svc1/requirements.txt", self.rng.choice(REQUIREMENTS))
+        return "edit svc1/requirements.txt"
 
 
 def _words(text: str) -> set[str]:
@@ -544,3 +615,58 @@ def test_a_scan_digest_follows_the_records_not_the_files(tmp_path: Path, monkeyp
     editor.write(root / "common" / "names.py", CONSTANTS.format(group_a="GID_C", topic="TopicPay", tags="TagB"))
     changed = scan_repo(root, config, cache_key="k")
     assert changed.digest != first.digest and changed.consumers != first.consumers
+
+
+def test_the_linker_links_again_only_what_an_edit_reaches(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With a cache, the Python linker links again only the modules whose consumers an edit can
+    change (`subguard.extract.python.linkmemo`): the edited module; the modules that read a changed
+    constant; a factory's module when a file calls it anew; a fixture's module when a test takes it;
+    a module whose consumer is passed to a changed function; the modules that asked for the
+    dependency hint when the requirements change; all of them when a file is added. Each scan
+    equals a scan without a cache."""
+    from subguard.core.config import Config
+    from subguard.extract.python import link
+    from subguard.scan.extraction import scan_repo
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    monkeypatch.delenv("SUBGUARD_CACHE_DIR", raising=False)
+    linked: list[str] = []
+    relink = link.Linker._link
+    monkeypatch.setattr(
+        link.Linker,
+        "_link",
+        lambda self, plans, *a: linked.extend(p.module.path for p in plans) or relink(self, plans, *a),
+    )
+    root = tmp_path / "repo"
+    make_repo(root)
+    config = Config()
+    editor = Editor(root, 0)
+
+    def relinked() -> list[str]:
+        linked.clear()
+        warm = scan_repo(root, config, cache_key="k")
+        again = sorted(set(linked))
+        assert warm == scan_repo(root, config)
+        return again
+
+    everything = relinked()
+    consumers = [p for p in everything if p.startswith("svc")]
+    assert {"common/factory.py", "tests/conftest.py", "svc2/registered.py"} < set(everything), everything
+    assert relinked() == []
+    path = root / "svc1" / "consumer_1.py"
+    editor.write(path, path.read_text(encoding="utf-8") + "\n")
+    assert relinked() == ["svc1/consumer_1.py"]
+    editor.write(root / "common" / "names.py", CONSTANTS.format(group_a="GID_C", topic="TopicPay", tags="TagB"))
+    assert relinked() == consumers  # each reads TOPIC
+    path = root / "svc1" / "util.py"
+    editor.write(path, path.read_text(encoding="utf-8") + CALLER.format(group="GID_X", tags="TagB"))
+    assert relinked() == ["common/factory.py"]
+    path = root / "tests" / "test_orders.py"
+    editor.write(path, path.read_text(encoding="utf-8") + "\n\n" + FIXTURE_USER.format(n=7))
+    assert relinked() == ["tests/conftest.py"]
+    editor.write(root / "common" / "register.py", REGISTER.format(tags="TagB"))
+    assert relinked() == ["svc2/registered.py"]
+    editor.write(root / "svc1" / "requirements.txt", REQUIREMENTS[1])
+    assert relinked() == ["common/factory.py", "svc2/registered.py", "tests/conftest.py"]
+    editor.add_caller()
+    assert relinked() == everything

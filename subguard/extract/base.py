@@ -35,6 +35,15 @@ def no_memo(extractor: str, path: str, data: bytes, compute: Callable[[], T]) ->
     return compute()
 
 
+def no_last(key: str) -> Any:
+    """The default `RepoContext.last`: nothing was kept."""
+    return None
+
+
+def no_keep(key: str, value: Any) -> None:
+    """The default `RepoContext.keep`: nothing is kept."""
+
+
 @dataclass(frozen=True)
 class RepoContext:
     """Everything an extractor may know about the repo besides its own files.
@@ -52,6 +61,10 @@ class RepoContext:
     each with `read` would say; a scan with a content cache answers an unchanged file from the
     verdict it kept (`search`), without reading it. `paths_ending(suffixes)` is the paths with one
     of those endings, in order (`ending` gives them when the scan has them listed).
+    `last(key)` is what this extractor kept under `key` (`keep(key, value)`) in an earlier scan of
+    the same root with the same code, else None: an extractor may reuse work across runs through it
+    when it checks that what the work read is unchanged (None is never kept: `keep(key, None)`
+    forgets).
     """
 
     root: str
@@ -64,6 +77,8 @@ class RepoContext:
     prefetch: Callable[[str, Sequence[tuple[str, bytes]], Callable[[str, bytes], Any]], None] = no_prefetch
     search: Callable[[bytes, Sequence[str]], list[str]] | None = None
     ending: Callable[[tuple[str, ...]], Sequence[str]] | None = None
+    last: Callable[[str], Any] = no_last
+    keep: Callable[[str, Any], None] = no_keep
 
     def paths_ending(self, suffixes: tuple[str, ...]) -> Sequence[str]:
         """The repo's paths that end with one of `suffixes`, sorted."""

@@ -19,6 +19,7 @@ from collections import Counter
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from subguard.core import afterwards, tools
 from subguard.core.cache import PICKLES, SCAN_STATE, ContentCache, LoadedState, code_stamp, namespace
@@ -29,7 +30,7 @@ from subguard.core.limits import FileFailure, describe, gc_paused, guard_memo, s
 from subguard.core.model import Consumer, Deployment, FileRecord, FileStatus, Finding
 from subguard.deploy.service import ModuleRoots, attribute, know_roots, module_roots
 from subguard.extract import NEEDLES, REGISTRY, load_extractors
-from subguard.extract.base import Extractor, ExtractResult, RepoContext, SourceFile, no_memo
+from subguard.extract.base import Extractor, ExtractResult, RepoContext, SourceFile, no_keep, no_last, no_memo
 from subguard.scan import globs, passedover, watch
 from subguard.scan.discover import Candidate, Index, discover, excluded_record, index, made_indexes, read_limited
 from subguard.scan.parallel import Prefetcher, worker_count
@@ -254,6 +255,7 @@ def _scan_files(
     ahead = Prefetcher(memo, worker_count(config.jobs), config.parse_timeout, known)
     searcher = _Search(cache, by_path, read).search if cache is not None and cache.enabled else None
     guarded = guard_memo(ahead.memo, config.parse_timeout)
+    enabled = cache is not None and cache.enabled
     for name in registry.names:
         reused = inc.reuse(name, chosen[name]) if inc is not None else None
         if reused is not None:
@@ -281,6 +283,8 @@ def _scan_files(
                 prefetch=ahead.prefetch,
                 search=searcher,
                 ending=found.ending,
+                last=_kept_by(cache, name, repo) if enabled and cache is not None else no_last,
+                keep=_keep_by(cache, name, repo) if enabled and cache is not None and not readonly else no_keep,
             )
             stats = inc.stat if inc is not None else None
             result, isolated, reads, seen_priors, seen_files = _run_recorded(ex, files, base, prior, by_path, stats)
@@ -323,6 +327,23 @@ def _scan_files(
         digest=inc.digest(registry.names, repo, unread) if inc is not None and file_records else "",
         looked=looked,
     )
+
+
+def _kept_by(cache: ContentCache, extractor: str, repo: str) -> Callable[[str], Any]:
+    """`RepoContext.last` of one extractor and repo over a cache's kept section."""
+    prefix = f"{extractor}\0{repo}\0"
+    return lambda key: cache.section(_KEPT).get(prefix + key)
+
+
+def _keep_by(cache: ContentCache, extractor: str, repo: str) -> Callable[[str, Any], None]:
+    """`RepoContext.keep` of one extractor and repo (None forgets the key)."""
+    prefix = f"{extractor}\0{repo}\0"
+
+    def keep(key: str, value: Any) -> None:
+        if value is not None or cache.section(_KEPT).get(prefix + key) is not None:
+            cache.put(_KEPT, prefix + key, value)
+
+    return keep
 
 
 def _scrub_files(
@@ -576,6 +597,7 @@ class _Search:
 
 
 _CLAIMS, _STATES, _ROOTS, _SEARCH, _SEEN = "claims", "extract", "roots", "search", "seen"
+_KEPT = "kept"  # what extractors keep for their next run (`RepoContext.keep`), by extractor, repo and key
 
 
 def _search_ahead() -> None:

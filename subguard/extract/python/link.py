@@ -41,7 +41,11 @@ from subguard.extract.python.ir import (
     SelfAttr,
     consumer_kind,
 )
+from subguard.extract.python.linkmemo import TOUCH, Linked, Store, Unit, signature
 from subguard.extract.python.resolve import (
+    ATTRS,
+    FULL,
+    GET,
     RV,
     Binding,
     CallVal,
@@ -121,42 +125,159 @@ def _id_part(c: Construct, module: ModuleFacts) -> str:
 
 
 class Linker:
-    """Builds consumers for a repo; `load_calls(names)` returns extra modules that may call factories."""
+    """Builds consumers for a repo; `load_calls(names)` returns extra modules that may call factories.
+    With a `store`, a module whose consumers depend on nothing that changed since the store's last
+    run is not linked again (`linkmemo`)."""
 
     def __init__(
         self,
         modules: ModuleSource,
         load_calls: Callable[[frozenset[tuple[str, str]]], list[ModuleFacts]],
         dependency_hint: Callable[[], ClientFamily | None],
+        store: Store | None = None,
     ) -> None:
         self.modules = modules
         self.resolver = Resolver(modules)
         self.load_calls = load_calls
-        self.dependency_hint = dependency_hint
+        self._hint = dependency_hint
+        self.store = store
         self._by_name: tuple[list[ModuleFacts], dict[str, list[tuple[FuncCall, ModuleFacts]]]] | None = None
+        self._reads: list[tuple[str, str]] | None = None  # what the unit being linked asked for
+        self._asked = False  # whether it asked for the dependency hint
+        if store is not None:
+            modules.note = self._note
+
+    def _note(self, how: str, path: str) -> None:
+        if self._reads is not None:
+            self._reads.append((how, path))
+
+    def dependency_hint(self) -> ClientFamily | None:
+        self._asked = True
+        return self._hint()
 
     # ---- instances ---------------------------------------------------------------------------
     def consumers(self) -> list[Consumer]:
-        """All consumers: constructions first, factories and fixtures resolved with one search for
-        the modules that call or use them."""
-        planned: list[_Plan] = []
-        for path in sorted(self.modules.full):
-            module = self.modules.full[path]
-            events = _events_by_construct(module)
-            for c in module.constructs:
-                evs = tuple(events[c.index]) + self._passed(c.key, module, Frame(module), c.order, 0)
-                fixture = self._fixture(c, module)
-                planned.append(_Plan(c, module, evs, None if fixture else self._factory(c, module, evs), fixture))
+        """All consumers, module by module in path order: constructions first, factories and
+        fixtures resolved with one search for the modules that call or use them. A module kept in
+        the store whose reads are unchanged is not linked again: what it read is asked for again,
+        in order, and its consumers are taken as kept."""
+        store = self.store
+        old = store.linked() if store is not None else None
+        usable = store is not None and old is not None and old.paths == store.paths
+        given = sorted(self.modules.full)
+        kept: dict[str, Unit] = {}
+        plans: dict[str, list[_Plan]] = {}
+        before: dict[str, tuple[tuple[str, str], ...]] = {}
+        asked: dict[str, bool] = {}  # whether planning asked for the dependency hint
+        for path in given:
+            unit = store.unit(path) if store is not None and usable else None
+            if store is not None and unit is not None and store.holds(unit, self._hint):
+                self._repeat(unit.before)
+                kept[path] = unit
+                continue
+            self._reads, self._asked = [], False
+            plans[path] = self._plan(path)
+            before[path], self._reads, asked[path] = tuple(self._reads), None, self._asked
         names = frozenset(
-            [(_stem(p.module.path), p.factory[1].split(".")[-1]) for p in planned if p.factory is not None]
-            + [("", p.fixture) for p in planned if p.fixture]
+            [name for unit in kept.values() for name in unit.names]
+            + [name for planned in plans.values() for name in _names(planned)]
         )
-        callers = list(self.modules.full.values()) + (self.load_calls(names) if names else [])
+        loaded = self.load_calls(names) if names else []
+        callers = list(self.modules.full.values()) + loaded
+        changed, moved, by_caller = self._changes(old if usable else None, callers, loaded)
+        units: dict[str, Unit] = {}
         out: list[Consumer] = []
-        for plan in planned:
-            for inst in self._instances(plan, callers):
-                out.append(self._consumer(inst))
+        for path in given:
+            unit = kept.get(path)
+            if unit is not None and not unit.wants & changed and not moved & unit.read():
+                self._repeat(unit.after)
+            else:
+                if path not in plans:  # kept until the search: planned again as it was before it
+                    assert unit is not None
+                    self._asked = False
+                    plans[path], before[path] = self._hidden_plan(path, loaded), unit.before
+                    asked[path] = self._asked
+                unit = self._link(plans[path], before[path], callers, asked[path])
+            units[path] = unit
+            out.extend(unit.consumers)
+        if store is not None:
+            store.save(units, Linked(store.paths, frozenset(m.path for m in loaded), by_caller, tuple(given)), old)
         return out
+
+    def _plan(self, path: str) -> list[_Plan]:
+        """The constructions of one module with their events, and their factory or fixture."""
+        self._note(TOUCH, path)
+        module = self.modules.full[path]
+        events = _events_by_construct(module)
+        planned: list[_Plan] = []
+        for c in module.constructs:
+            evs = tuple(events[c.index]) + self._passed(c.key, module, Frame(module), c.order, 0)
+            fixture = self._fixture(c, module)
+            planned.append(_Plan(c, module, evs, None if fixture else self._factory(c, module, evs), fixture))
+        return planned
+
+    def _hidden_plan(self, path: str, loaded: list[ModuleFacts]) -> list[_Plan]:
+        """`_plan` as before the call-site search: the modules it loaded read as they were then."""
+        self.modules.hidden = frozenset(m.path for m in loaded)
+        try:
+            return self._plan(path)
+        finally:
+            self.modules.hidden = frozenset()
+
+    def _link(
+        self, planned: list[_Plan], before: tuple[tuple[str, str], ...], callers: list[ModuleFacts], asked: bool
+    ) -> Unit:
+        """One module's consumers from its plans, as a `Unit` with what it read (`asked`: whether
+        planning it asked for the dependency hint)."""
+        self._reads, self._asked = [], asked
+        consumers = tuple(self._consumer(inst) for plan in planned for inst in self._instances(plan, callers))
+        after, self._reads = tuple(self._reads), None
+        asked = self._asked
+        return Unit(
+            before=before,
+            after=after,
+            digests=self.store.digests(before + after) if self.store is not None else (),
+            names=frozenset(_names(planned)),
+            wants=frozenset(
+                [p.factory[1].split(".")[-1] for p in planned if p.factory is not None]
+                + [p.fixture for p in planned if p.fixture]
+            ),
+            hint=(asked, self._hint() if asked else None),
+            consumers=consumers,
+        )
+
+    def _repeat(self, reads: tuple[tuple[str, str], ...]) -> None:
+        """Ask for the modules a kept unit asked for, in its order: the same loads and records."""
+        get = {GET: self.modules.get, FULL: self.modules.get_full, ATTRS: self.modules.get_attrs}
+        for how, path in reads:
+            if how != TOUCH:
+                get[how](path)
+
+    def _changes(
+        self, old: Linked | None, callers: list[ModuleFacts], loaded: list[ModuleFacts]
+    ) -> tuple[frozenset[str], frozenset[str], dict[str, tuple[bytes, frozenset[str]]]]:
+        """The names called or taken by a caller that changed, appeared or went; the modules the
+        search loaded in one run and not the other; and each caller's digest and names."""
+        by_caller: dict[str, tuple[bytes, frozenset[str]]] = {}
+        if self.store is None:
+            return frozenset(), frozenset(), by_caller
+        was = old.callers if old is not None else {}
+        changed: set[str] = set()
+        for module in callers:
+            if module.path in by_caller:
+                continue
+            digest = self.store.digest(module.path)
+            then = was.get(module.path)
+            if then is not None and then[0] == digest:
+                by_caller[module.path] = then
+                continue
+            by_caller[module.path] = (digest, signature(module, _written_name))
+            changed |= by_caller[module.path][1] | (then[1] if then is not None else frozenset())
+        for path, then in was.items():
+            if path not in by_caller:
+                changed |= then[1]
+        moved = old.loaded ^ frozenset(m.path for m in loaded) if old is not None else frozenset()
+        return frozenset(changed), moved, by_caller
 
     def _instances(self, plan: _Plan, callers: list[ModuleFacts]) -> list[Instance]:
         c, module, events = plan.construct, plan.module, plan.events
@@ -235,6 +356,7 @@ class Linker:
             for fn in user.functions:
                 if plan.fixture not in fn.params or fn.fixture:
                     continue
+                self._note(TOUCH, user.path)
                 key = f"{fn.qualname}:{plan.fixture}"
                 evs = tuple(Event(m, user) for m in user.methods if m.key == key)
                 evs += self._passed(key, user, Frame(user), (0, 0), 0)
@@ -291,6 +413,7 @@ class Linker:
         for call, caller in self._calls_by_name(candidates).get(name, ()):
             ref = self.resolver.resolve(call.target, Frame(caller)).obj
             if isinstance(ref, (FuncRef, ClassRef)) and ref.path == module.path and ref.qual == target_qual:
+                self._note(TOUCH, caller.path)
                 sites.append((call, caller))
         return sites
 
@@ -659,6 +782,14 @@ _SETTERS: dict[str, tuple[tuple[str, ...], Callable[[_Draft, RV], None]]] = {
     "set_namesrv_addr": (("addr", "address"), _Draft.read_name_server),
     "set_instance_name": (("name", "instance_name"), _Draft.read_instance_name),
 }
+
+
+def _names(planned: list[_Plan]) -> list[tuple[str, str]]:
+    """What the call-site search looks for on behalf of `planned`: (module stem, factory name) and
+    ("", fixture name)."""
+    return [(_stem(p.module.path), p.factory[1].split(".")[-1]) for p in planned if p.factory is not None] + [
+        ("", p.fixture) for p in planned if p.fixture
+    ]
 
 
 def _stem(path: str) -> str:

@@ -221,6 +221,10 @@ def dotted_module(path: str) -> str:
 # ---- module source ------------------------------------------------------------------------------
 
 
+# how a module was asked for (`ModuleSource.note`): `get`, `get_full`, `get_attrs`
+GET, FULL, ATTRS = "get", "full", "attrs"
+
+
 class ModuleSource:
     """Modules of the repo by path: full facts when parsed, light facts loaded on demand."""
 
@@ -242,10 +246,14 @@ class ModuleSource:
         self._full_cache: dict[str, ModuleFacts | None] = {}
         self._suffix: dict[str, list[str]] | None = None
         self._settings: list[str] | None = None
+        self.note: Callable[[str, str], None] | None = None  # told of every module asked for: (how, path)
+        self.hidden: frozenset[str] = frozenset()  # modules of `full` read as if they were not
 
     def get_full(self, path: str) -> ModuleFacts | None:
         """Full facts (methods, instance attributes, options) of a module, parsed on demand."""
-        if path in self.full:
+        if self.note is not None:
+            self.note(FULL, path)
+        if path in self.full and path not in self.hidden:
             return self.full[path]
         if path not in self._full_cache:
             loaded = self._load_full(path) if self._load_full is not None and path in self.paths else None
@@ -254,7 +262,9 @@ class ModuleSource:
 
     def get_attrs(self, path: str) -> ModuleFacts | None:
         """A module's classes with their instance attributes: full facts when parsed, else a quick read."""
-        if path in self.full or path in self._full_cache:
+        if self.note is not None:
+            self.note(ATTRS, path)
+        if path in self.full and path not in self.hidden or path in self._full_cache:
             return self.get_full(path)
         if path not in self._attrs_cache:
             loaded = self._load_attrs(path) if self._load_attrs is not None and path in self.paths else None
@@ -272,7 +282,10 @@ class ModuleSource:
         return self._settings
 
     def get(self, path: str) -> ModuleFacts | None:
-        if path in self.full:
+        """A module's facts: full when parsed, else its constants (a light parse on demand)."""
+        if self.note is not None:
+            self.note(GET, path)
+        if path in self.full and path not in self.hidden:
             return self.full[path]
         if path not in self._cache:
             self._cache[path] = self._light(path) if path in self.paths else None
