@@ -5,6 +5,7 @@ Every rule and the simulator use this module; see rocketmq-semantics.md §1.2-1.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 from subguard.core.model import ExpressionType
@@ -31,6 +32,7 @@ def java_split(text: str, delimiter: str = _DELIMITER) -> list[str]:
     return fields
 
 
+@functools.lru_cache(maxsize=8192)  # pure: a run hashes each tag of every subscription several times
 def java_hash(text: str) -> int:
     """Java `String.hashCode` over UTF-16 code units, as a signed int32."""
     h = 0
@@ -91,6 +93,7 @@ class ParsedExpression:
         return bool(tag) and tag in self.tags
 
 
+@functools.lru_cache(maxsize=8192)  # pure, and its result immutable: each rule parses every expression again
 def parse(raw: str | None, expression_type: ExpressionType = ExpressionType.TAG) -> ParsedExpression:
     """Parse an expression as `FilterAPI.build(topic, raw, type)` does."""
     if expression_type is ExpressionType.SQL92:
@@ -140,6 +143,7 @@ class Smell:
     message: str
 
 
+@functools.lru_cache(maxsize=8192)  # pure, as `parse`
 def smells(raw: str | None) -> tuple[Smell, ...]:
     """Lint smells of a TAG expression (§1.2): things that parse but do not do what they look like."""
     if raw is None or raw == "" or raw == SUB_ALL:

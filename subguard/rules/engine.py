@@ -17,11 +17,13 @@ passed through. `config.select` / `config.ignore` are id prefixes (ruff style) a
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from subguard.core import afterwards
 from subguard.core.config import Config
 from subguard.core.model import SAMPLE, Consumer, FileStatus, Finding, Location, Related, Severity, fingerprint
 from subguard.rules import evalmemo
@@ -301,8 +303,8 @@ def evaluate(
     if kept is not None:
         return kept
     findings = _evaluate(results, policies, config, beyond)
-    if memo_key is not None:
-        evalmemo.store(memo_key, findings)
+    if memo_key is not None:  # for the next run: once this one has answered (a copy: callers extend theirs)
+        afterwards.later(functools.partial(evalmemo.store, memo_key, list(findings)))
     return findings
 
 

@@ -45,6 +45,7 @@ from subguard.rocketmq.sql92 import MAX_DEPTH as SQL_MAX_DEPTH
 from subguard.rocketmq.sql92 import validate as validate_sql
 from subguard.rules.code_scope import sample_of
 from subguard.rules.conditions import UNKNOWN
+from subguard.scan.records import updated
 
 NOT_KNOWN = "is not statically known"  # an Unknown's default state: no value at all (not one subguard cannot judge)
 
@@ -119,13 +120,13 @@ class Universe:
 def _place_value(value: Value | None, repo: str) -> Value | None:
     if value is None or value.location is None or value.location.repo:
         return value
-    return value.model_copy(update={"location": value.location.model_copy(update={"repo": repo})})
+    return updated(value, {"location": updated(value.location, {"repo": repo})})
 
 
 def _place_sub(s: Subscription, repo: str) -> Subscription:
-    loc = s.location if s.location.repo else s.location.model_copy(update={"repo": repo})
-    return s.model_copy(
-        update={"location": loc, "topic": _place_value(s.topic, repo), "expression": _place_value(s.expression, repo)}
+    loc = s.location if s.location.repo else updated(s.location, {"repo": repo})
+    return updated(
+        s, {"location": loc, "topic": _place_value(s.topic, repo), "expression": _place_value(s.expression, repo)}
     )
 
 
@@ -134,14 +135,15 @@ def with_repo(c: Consumer) -> Consumer:
     repo = c.repo or c.location.repo
     if not repo:
         return c
-    return c.model_copy(
-        update={
-            "location": c.location if c.location.repo else c.location.model_copy(update={"repo": repo}),
+    return updated(
+        c,
+        {
+            "location": c.location if c.location.repo else updated(c.location, {"repo": repo}),
             "group": _place_value(c.group, repo),
             "message_model": _place_value(c.message_model, repo),
             "subscriptions": tuple(_place_sub(s, repo) for s in c.subscriptions),
             "overridden": tuple(_place_sub(s, repo) for s in c.overridden),
-        }
+        },
     )
 
 

@@ -45,8 +45,12 @@ PRELOAD = (
     "subguard.scan.gitrev",
     "subguard.rules.engine",
     "subguard.rules.impact",
+    "subguard.rules.deploy_subjects",
+    "subguard.deploy.link",
     "subguard.extract.python.parse",
+    "libcst.native",  # the parser itself, loaded by libcst on the first parse
     "subguard.simulate",
+    "subguard.simulate.impact",  # a changed group's simulated impact
     "encodings.utf_16_be",  # a group's hash as Java computes it (`rocketmq.expression.java_hash`)
 )
 DEFAULT_IDLE = 1800  # seconds without a request before the server exits
