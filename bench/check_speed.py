@@ -10,7 +10,9 @@ and run memo emptied), `subguard check` warm (caches filled, nothing changed: th
 `subguard check` after one edit of a file that mentions rocketmq (a blank line added, then taken
 away: after the first round both contents' parses are cached), the same with a new comment each
 round (bytes never parsed before: the parse is needed, `subguard.scan.ahead` takes it off the
-critical path when a second core is free), `subguard check` after one edit of ordinary code (a Python file without rocketmq: a statement
+critical path when a second core is free), the same with a tag never written before added to the
+file's first subscription each round (its consumer's record changes, so its group is judged and
+simulated anew: what a commit that changes a subscription costs), `subguard check` after one edit of ordinary code (a Python file without rocketmq: a statement
 added, then taken away; the run memo replays such runs, `subguard.scan.unread`), `ruff check
 --no-cache`, `grep -rl rocketmq`, and the floor of an unchanged run (`subguard --version`, and a fresh
 process that only lists the root as the run memo compares it); with `--served`, the warm and edit rounds again with a
@@ -32,6 +34,7 @@ import argparse
 import itertools
 import json
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -119,6 +122,20 @@ def plain_target(tree: Path) -> Path | None:
     return next((p for p in _sources(tree) if p.suffix == ".py" and b"rocketmq" not in p.read_bytes()), None)
 
 
+_EXPRESSION = re.compile(rb'(expression\s*=\s*"|\.subscribe\(\s*"[^"\n]*"\s*,\s*")([^"\n]*)"')
+
+
+def subscription_edit(original: bytes, n: int) -> bytes | None:
+    """`original` with its first subscription's tag expression (written as a literal) given a tag
+    never written before: the consumer's record changes, so its group is judged and simulated anew;
+    None when the file writes no such expression."""
+    found = _EXPRESSION.search(original)
+    if found is None:
+        return None
+    tags = found.group(2) + b"||BenchTag%d_%d" % (n, os.getpid())
+    return original[: found.start(2)] + tags + original[found.end(2) :]
+
+
 def edit_rounds(
     n: int,
     cmd: list[str],
@@ -127,18 +144,23 @@ def edit_rounds(
     added: bytes = b"\n",
     fresh: bool = False,
     pause: float = 0.15,
+    subscription: bool = False,
 ) -> tuple[float, int, int]:
     """`rounds` where each run follows a real edit of `target` (`added` appended, then taken away
     again; with `fresh`, a comment never written before appended instead, so that no parse of the
-    file's bytes can come from the cache), `pause` seconds after it; the file's bytes and times are
-    restored afterwards."""
+    file's bytes can come from the cache; with `subscription`, a tag never written before added to
+    its first subscription, `subscription_edit`), `pause` seconds after it; the file's bytes and
+    times are restored afterwards."""
     original, st = target.read_bytes(), target.stat()
     count = itertools.count()
     try:
 
         def edit() -> None:
             current = target.read_bytes()
-            if fresh:
+            changed = subscription_edit(original, next(count)) if subscription else None
+            if changed is not None:
+                target.write_bytes(changed)
+            elif fresh:
                 target.write_bytes(original + b"\n# edit %d of bench run %d\n" % (next(count), os.getpid()))
             else:
                 target.write_bytes(original + added if current == original else original)
@@ -183,6 +205,7 @@ def served_rounds(
                 "warm": rounds(n, check, before),
                 "1 edit": edit_rounds(n, check, edit_target(tree), before),
                 "1 new edit": edit_rounds(n, check, edit_target(tree), before, fresh=True),
+                **subscribed(n, check, tree, before),
             }
         status = subprocess.run([subguard, "serve", "--status"], capture_output=True, text=True, env=ENV, check=False)
         answer = json.loads(status.stdout) if status.returncode == 0 else {}
@@ -200,6 +223,15 @@ def served_rounds(
     finally:
         server.terminate()
         server.wait(timeout=30)
+
+
+def subscribed(n: int, check: list[str], tree: Path, before: Callable[[], None]) -> dict[str, tuple[float, int, int]]:
+    """The rounds after an edit of the edit target's first subscription (`subscription_edit`), when
+    it writes one."""
+    target = edit_target(tree)
+    if subscription_edit(target.read_bytes(), 0) is None:
+        return {}
+    return {"1 subscription edit": edit_rounds(n, check, target, before, subscription=True)}
 
 
 def main() -> int:
@@ -263,6 +295,7 @@ def main() -> int:
     warm = rounds(args.rounds, check, read_tree)
     edited = edit_rounds(args.rounds, check, edit_target(tree), read_tree)
     fresh = edit_rounds(args.rounds, check, edit_target(tree), read_tree, fresh=True)
+    subscription = subscribed(args.rounds, check, tree, read_tree).get("1 subscription edit")
     plain = plain_target(tree)
     plain_edited = edit_rounds(args.rounds, check, plain, read_tree, b"\nEDITED_BY_BENCH = 1\n") if plain else None
     served = served_rounds(args.rounds, subguard, check, tree, read_tree) if args.served else None
@@ -283,6 +316,7 @@ def main() -> int:
         ("subguard check (warm)", warm),
         ("subguard check (1 edit)", edited),
         ("subguard check (1 new edit)", fresh),
+        *([("subguard check (1 subscription edit)", subscription)] if subscription else []),
         *([("subguard check (1 plain edit)", plain_edited)] if plain_edited else []),
         *((f"served: {name}", row) for name, row in (served or {}).items()),
         ("floor: subguard --version", started),
@@ -301,6 +335,10 @@ def main() -> int:
         )
         print(f"ratio 1 edit/ruff: {edited[0] / ruff_r[0]:.2f} (a pre-commit run after editing one consumer file)")
         print(f"ratio 1 new edit/ruff: {fresh[0] / ruff_r[0]:.2f} (bytes never parsed before: no parse from the cache)")
+        if subscription:
+            print(
+                f"ratio 1 subscription edit/ruff: {subscription[0] / ruff_r[0]:.2f} (a tag added: its group judged anew)"
+            )
         if plain_edited:
             print(f"ratio 1 plain edit/ruff: {plain_edited[0] / ruff_r[0]:.2f} (after editing a file without RocketMQ)")
         for name, row in (served or {}).items():

@@ -5,7 +5,8 @@ server forks, after one edit of a consumer file.
 
 The modules are loaded as `subguard serve` loads them (`server.preload`), and after each round the
 cache files the run loaded are kept, and the trees it walked watched, as the server does (`warm`);
-each round edits the edit target of `check_speed.py` (a blank line added, then taken away again),
+each round edits the edit target of `check_speed.py` (a blank line added, then taken away again;
+with `--subscription`, a tag never written before added to its first subscription),
 waits past the run memo's racy window as an editor's save would, brings the watched walks up to date
 and forks the run as the server does (`entry.check_here(served=True)`: its replay misses, then it
 runs). The forked run is sampled every 0.5 ms of its CPU time (SIGPROF) until it has answered (its
@@ -104,6 +105,11 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=8)
     ap.add_argument("--top", type=int, default=40)
     ap.add_argument("--format", default="json", help="the check's --format (the speed benchmark's: json)")
+    ap.add_argument(
+        "--subscription",
+        action="store_true",
+        help="edit the target's first subscription instead (a new tag each round: its group judged anew)",
+    )
     args = ap.parse_args()
     tree = args.tree.resolve()
     work = Path(tempfile.mkdtemp(prefix="sg-edit-profile-"))
@@ -130,7 +136,8 @@ def main() -> int:
     read_fd, write_fd = os.pipe()
     try:
         for n in range(args.rounds + 1):
-            target.write_bytes(original + b"\n" if n % 2 == 0 else original)
+            changed = check_speed.subscription_edit(original, n) if args.subscription else None
+            target.write_bytes(changed if changed is not None else original + b"\n" if n % 2 == 0 else original)
             time.sleep(runmemo.RACY_NS / 1e9 + 0.05)
             start = time.perf_counter()
             saved = os.dup(1), os.dup(2)
