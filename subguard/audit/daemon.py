@@ -7,7 +7,7 @@ importing them itself, which cost every worker about a second of CPU at the audi
 Where the audit started a zygote beside the JVM (`subguard.audit.zygote`), this process hands its
 streams over to it, which has all that imported already, instead of importing it now.
 
-Local masters only (`job.session`): on a cluster the executors' Python may not see this module
+Local masters only (`driver.session`): on a cluster the executors' Python may not see this module
 before the job's `--py-files` are in place. Nothing here starts a thread (the daemon forks), and a
 module that fails to import is left to the workers, as without this daemon.
 """

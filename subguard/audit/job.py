@@ -14,6 +14,13 @@ findings and worst groups read from them.
 
 from __future__ import annotations
 
+import sys
+
+if __name__ == "__main__":  # the program: its driver JVM starts now, beside the imports below
+    from subguard.audit import driver
+
+    driver.begin(sys.argv[1:])
+
 import argparse
 import datetime as dt
 import functools
@@ -21,13 +28,11 @@ import json
 import os
 import re
 import shutil
-import sys
 import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -37,13 +42,27 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from subguard.audit import arrowtables, codeowners, filecarry, jvm, local, orgmap, prestamp, stamps, tasks, zygote
+from subguard.audit import (
+    arrowtables,
+    codeowners,
+    driver,
+    filecarry,
+    jvm,
+    local,
+    orgmap,
+    prestamp,
+    stamps,
+    tasks,
+    zygote,
+)
 from subguard.audit import incremental as inc
 from subguard.audit import output as outdir
 from subguard.audit import previous as prev
 from subguard.audit import sources as src
 from subguard.audit import summary as summ
 from subguard.audit import transforms as T
+from subguard.audit.driver import close, launch, launches_jvm, stderr_to
+from subguard.audit.driver import session as session  # where callers outside the audit take it from
 from subguard.core.config import Config, ConfigError, load_config
 from subguard.core.model import Finding
 from subguard.scan.discover import read_limited
@@ -122,157 +141,12 @@ def parse_args(argv: Sequence[str]) -> AuditArgs:
     )
 
 
-def shuffle_partitions(master: str) -> int:
-    """Partitions after a shuffle: the audit's tables are small (records per consumer and per file),
-    so one per local core (each task of a shuffle's stage costs the driver and the JVM a fixed
-    scheduling and set-up time, and twice the cores paid it twice: with `extraction_slices`,
-    examples/org's process-tree CPU 19.7 s -> 16.1 s), and Spark's usual 200 spread over a cluster's
-    executors."""
-    m = re.fullmatch(r"local\[(\d+|\*)(?:,\d+)?\]|local", master)
-    if not m:
-        return 200
-    cores = (os.cpu_count() or 1) if m.group(1) in (None, "*") else int(m.group(1))
-    return max(1, cores)
-
-
 def extraction_slices(units: int, parallelism: int) -> int:
     """Tasks of the extraction job: up to eight per slot, so that a large repository does not hold one
     slot while the others idle, but at least 16 folders per task beyond one task per slot (a task's
     fixed cost outweighs the balance when the folders are few: the example organisation's 10 took
     10 tasks)."""
     return max(1, min(units, parallelism * 8, max(parallelism, units // 16)))
-
-
-def cluster_partitions(conf: dict[str, str]) -> int | None:
-    """On a cluster, twice the cores the application may use when its settings say (`spark.cores.max`,
-    else executors x cores each); None when they do not (Spark's 200 stand, adaptive execution
-    coalesces them). A run on 2 executors otherwise pays 200 tasks for every small shuffle."""
-    try:
-        cores = int(conf.get("spark.cores.max") or 0) or (
-            int(conf.get("spark.executor.instances") or 0) * int(conf.get("spark.executor.cores") or 0)
-        )
-    except ValueError:
-        return None
-    return max(2, 2 * cores) if cores else None
-
-
-JIT_OPTIONS = "-XX:TieredStopAtLevel=1"
-# a local audit's tables are small and its shuffles already few-partitioned (`shuffle_partitions`):
-# adaptive execution would only split each query into one Spark job per stage and plan it again after
-# each (the example organisation: 62 jobs -> 32); the Python workers fork from a daemon that has the
-# audit's modules imported (`subguard.audit.daemon`)
-LOCAL_CONF = (
-    ("spark.sql.adaptive.enabled", "false"),
-    ("spark.python.daemon.module", "subguard.audit.daemon"),
-    # a --since run reads back a few hundred of the previous files table's files by name: Spark lists
-    # more than 32 paths in a job of its own (16 tasks); the driver lists local files as fast
-    ("spark.sql.sources.parallelPartitionDiscovery.threshold", "4096"),
-)
-# the driver JVM's log4j2 configuration (local masters): warnings and errors only, no "default
-# profile" banner; where they go is the process's stderr (`main` sends it to `--out`/audit.log)
-LOG4J2 = Path(__file__).resolve().parent / "log4j2.properties"
-
-
-def session(master: str, app: str = "subguard-audit", java_options: str = "", quiet: bool = True) -> SparkSession:
-    """A Spark session with quiet logs; `--master` is honoured unless spark-submit already set one.
-    `java_options` are added to a local driver JVM's (see `launch`); `quiet`: with subguard's log4j2
-    configuration (else Spark's default one, as `-v` shows it)."""
-    builder = SparkSession.builder.appName(app).config("spark.ui.showConsoleProgress", "false")
-    if master.startswith("local"):
-        builder = builder.config("spark.sql.shuffle.partitions", str(shuffle_partitions(master)))
-        for key, value in LOCAL_CONF:
-            builder = builder.config(key, value)
-    builder = builder.config("spark.ui.enabled", "false")
-    builder = builder.config("spark.log.level", "ERROR")
-    # repositories are many small files: pack thousands per read task instead of Spark's 32
-    builder = builder.config("spark.sql.files.openCostInBytes", str(8 * 1024))
-    # listing a folder of many repos: Spark starts one listing task per folder (200 repos -> 200 tiny
-    # tasks, several seconds on a laptop); a few tasks list them as fast
-    builder = builder.config("spark.sql.sources.parallelPartitionDiscovery.parallelism", "16")
-    if master.startswith("local"):
-        # a local audit is a short-lived JVM: the quick compiler alone finishes the example org's many
-        # small jobs about a quarter sooner; at 200,000 files no difference was measurable (the
-        # optimising compiler wins on repeated heavy jobs, which one audit does not run)
-        log4j = f"-Dlog4j2.configurationFile={LOG4J2.as_uri()}" if quiet and LOG4J2.is_file() else ""
-        builder = builder.config("spark.driver.extraJavaOptions", f"{JIT_OPTIONS} {java_options} {log4j}".strip())
-    if master.startswith("local") and not os.environ.get("PYSPARK_PYTHON"):
-        # local workers run this interpreter (a venv's), not whatever `python3` is first on PATH
-        os.environ["PYSPARK_PYTHON"] = sys.executable
-    active = SparkSession.getActiveSession()
-    spark = active or builder.master(master).getOrCreate()
-    spark.sparkContext.setLogLevel("ERROR")
-    conf = dict(spark.sparkContext.getConf().getAll())
-    if not str(conf.get("spark.master", master)).startswith("local") and "spark.sql.shuffle.partitions" not in conf:
-        wanted = cluster_partitions(conf)
-        if wanted:
-            spark.conf.set("spark.sql.shuffle.partitions", str(wanted))
-    return spark
-
-
-def spark_jars() -> str:
-    """The folder of the jars the driver JVM runs: `$SPARK_HOME/jars`, else pyspark's own."""
-    import pyspark
-
-    home = os.environ.get("SPARK_HOME") or os.path.dirname(pyspark.__file__)
-    return os.path.join(home, "jars")
-
-
-def launches_jvm() -> bool:
-    """Whether `launch` starts the driver JVM itself (not under spark-submit, no session yet)."""
-    from pyspark import SparkContext
-
-    return (
-        SparkContext._active_spark_context is None
-        and SparkSession.getActiveSession() is None
-        and not os.environ.get("PYSPARK_GATEWAY_PORT")
-    )
-
-
-def launch(master: str, archive: bool = False, quiet: bool = True) -> tuple[SparkSession, jvm.Plan]:
-    """The audit's session; with `archive`, a class-data archive (`subguard.audit.jvm`) when this
-    process launches the JVM. A JVM that will not start with the archive is started again without it."""
-    from pyspark.errors import PySparkRuntimeError
-
-    cds = jvm.plan(master, JIT_OPTIONS, spark_jars()) if archive and launches_jvm() else jvm.Plan()
-    if cds.options:
-        try:
-            return session(master, java_options=cds.options, quiet=quiet), cds
-        except PySparkRuntimeError:  # JAVA_GATEWAY_EXITED: the JVM did not come up with this archive
-            if cds.archive is not None:
-                jvm.discard(cds.archive)
-    return session(master, quiet=quiet), jvm.Plan()
-
-
-@contextmanager
-def stderr_to(path: str | None) -> Iterator[None]:
-    """Inside the block, file descriptor 2 is `path` (appended): a JVM started here keeps it as its
-    stderr for its whole life, and so do the Python workers it forks. None: unchanged."""
-    if path is None:
-        yield
-        return
-    sys.stderr.flush()
-    saved = os.dup(2)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-    try:
-        os.dup2(fd, 2)
-        os.close(fd)
-        yield
-    finally:
-        sys.stderr.flush()
-        os.dup2(saved, 2)
-        os.close(saved)
-
-
-def close(spark: SparkSession, cds: jvm.Plan) -> None:
-    """End of the audit: when the JVM writes a class-data archive, stop it now and put the archive
-    in place once it is complete; otherwise leave the JVM to exit with this process."""
-    if cds.pending is None:
-        return
-    from pyspark import SparkContext
-
-    gateway = SparkContext._gateway
-    spark.stop()
-    jvm.finish(cds, getattr(gateway, "proc", None))
 
 
 # --- file system probes (driver, metadata only) ----------------------------------------------------
@@ -1195,29 +1069,35 @@ def written_extra(
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the audit: 0 when it completed (and, with --fail-on, nothing unsuppressed at or above that
     severity was found), 1 when something was, 2 on a usage or input error."""
-    args = parse_args(sys.argv[1:] if argv is None else argv)
-
-    start = time.monotonic()
+    argv = sys.argv[1:] if argv is None else argv
+    args = parse_args(argv)
+    # begun before the imports when this module is the program (`driver.begin`, at the top)
+    started = driver.take(argv)
+    start = started.began if started is not None else time.monotonic()
 
     def progress(text: str) -> None:
         print(f"[audit] {text} (+{time.monotonic() - start:.1f} s)", file=sys.stderr, flush=True)
 
-    # the JVM's start-up chatter (incubator modules, loopback hostname, native-hadoop, ...) and its
-    # later log lines go to a file, copied into the output as audit.log; `-v` leaves them on the terminal
-    log = None
-    own_jvm = launches_jvm()
-    # the Python workers' daemon imports their modules beside the JVM's start (local masters)
-    early = zygote.start() if own_jvm and args.master.startswith("local") else None
-    if not args.verbose and own_jvm:
-        handle, log = tempfile.mkstemp(prefix="subguard-audit-", suffix=".log")
-        os.close(handle)
-    try:
-        with stderr_to(log):
-            spark, cds = launch(args.master, args.jvm_archive, quiet=not args.verbose)
-    except BaseException:
-        if early is not None:
-            early.close()
-        raise
+    if started is not None and started.result is not None:
+        early, log = started.zygote, started.log
+        spark, cds = started.result
+    else:
+        # the JVM's start-up chatter (incubator modules, loopback hostname, native-hadoop, ...) and its
+        # later log lines go to a file, copied into the output as audit.log; `-v` leaves them on the terminal
+        log = None
+        own_jvm = launches_jvm()
+        # the Python workers' daemon imports their modules beside the JVM's start (local masters)
+        early = zygote.start() if own_jvm and args.master.startswith("local") else None
+        if not args.verbose and own_jvm:
+            handle, log = tempfile.mkstemp(prefix="subguard-audit-", suffix=".log")
+            os.close(handle)
+        try:
+            with stderr_to(log):
+                spark, cds = launch(args.master, args.jvm_archive, quiet=not args.verbose)
+        except BaseException:
+            if early is not None:
+                early.close()
+            raise
     progress(f"session: Spark started in {time.monotonic() - start:.1f} s (Python imports, JVM start, SparkContext)")
     done = False
     try:

@@ -27,9 +27,9 @@ REPOS = sorted(
 @pytest.fixture(scope="session")
 def spark() -> Iterator[Any]:
     pytest.importorskip("pyspark.sql")
-    from subguard.audit import job
+    from subguard.audit import driver
 
-    session = job.session("local[2]", app="subguard-audit-tests")  # the job's own settings
+    session = driver.session("local[2]", app="subguard-audit-tests")  # the job's own settings
     session.conf.set("spark.sql.shuffle.partitions", "4")
     yield session
     session.stop()

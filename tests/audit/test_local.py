@@ -110,13 +110,13 @@ def test_hidden_files_off_local_file_systems_are_recorded_unread(tmp_path: Path)
 def test_few_tasks_on_a_local_master() -> None:
     """One shuffle partition per local core; an extraction task per slot for a few folders, up to
     eight per slot for many."""
-    from subguard.audit import job
+    from subguard.audit import driver, job
 
-    assert [job.shuffle_partitions(m) for m in ("local[1]", "local[2]", "local[4,3]", "spark://h:7077")] == [
+    assert [driver.shuffle_partitions(m) for m in ("local[1]", "local[2]", "local[4,3]", "spark://h:7077")] == [
         1,
         2,
         4,
         200,
     ]
-    assert job.shuffle_partitions("local[*]") == job.shuffle_partitions("local") == (os.cpu_count() or 1)
+    assert driver.shuffle_partitions("local[*]") == driver.shuffle_partitions("local") == (os.cpu_count() or 1)
     assert [job.extraction_slices(n, 2) for n in (0, 1, 10, 40, 100, 5001)] == [1, 1, 2, 2, 6, 16]

@@ -18,12 +18,12 @@ ROOT = Path(__file__).resolve().parents[2]
 
 SCRIPT = """
 import json, os, sys
-from subguard.audit import job, zygote
+from subguard.audit import driver, zygote
 
 early = zygote.start()
 if sys.argv[1] == "other-seed":
     os.environ["PYTHONHASHSEED"] = "7"  # the JVM's daemon gets another seed than the zygote
-spark, _ = job.launch("local[2]")
+spark, _ = driver.launch("local[2]")
 sc = spark.sparkContext
 rows = sc.parallelize(range(4), 2).map(lambda i: (i * i, os.getppid(), hash("subguard"))).collect()
 print(json.dumps({"zygote": early.proc.pid, "rows": rows, "seed": os.environ.get("PYTHONHASHSEED", "0")}))
