@@ -15,7 +15,10 @@ the previous records of those repositories take the place of a scan (a join, in 
 group's input digest is compared with the previous run's: equal -> the previous records of that
 group, else the group task runs. A group's input changes only when one of its member
 repositories changed (or an inventory hint did), so exactly the groups a changed repository
-touches are judged again, and the outputs equal those of a full audit.
+touches are judged again, and the outputs equal those of a full audit. state/marks.json also keeps
+each repository's groups and inventory hints, so that only the groups a repository not reused (or
+with other hints) touches, now or in the previous run, have their input digested at all
+(`touched_groups`); every other group's records are taken as they are.
 
 Repositories read through Spark's binaryFile source (HDFS, object stores) and inventory outputs are
 always read in full; their groups are still reused when their inputs are unchanged.
@@ -79,6 +82,11 @@ class Since:
     named: frozenset[str] = frozenset()  # every repository with a stamp in the previous state
     # repo -> its part of the previous files table (state/marks.json), None: not recorded
     repo_parts: Mapping[str, int] | None = None
+    # repo -> the groups its consumers declared, and repo -> its inventory hints (`job.hints_by_repo`),
+    # from state/marks.json: which groups a repository not reused now touched (`touched_groups`);
+    # None: not recorded (an older output), then every group's input is digested
+    members: Mapping[str, frozenset[str]] | None = None
+    hints: Mapping[str, tuple[str | None, ...]] | None = None
 
 
 @dataclass(frozen=True)
@@ -97,17 +105,27 @@ def marks_json(
     stamps: Iterable[tuple[str, str]],
     groups: Iterable[tuple[str, str]] = (),
     repo_parts: Mapping[str, int] | None = None,
+    members: Mapping[str, Iterable[str]] | None = None,
+    hints: Mapping[str, Sequence[str | None]] | None = None,
 ) -> str:
     """state/marks.json: the marker records of state/repos (settings, layout, every stamp) and each
     group task's input digest (`groups`: group, input), written by the driver so that the next
     `--since` run reads them without a Spark job before its extraction, and compares its groups'
-    inputs with a local relation instead of a scan and a shuffle of state/groups."""
+    inputs with a local relation instead of a scan and a shuffle of state/groups; with `members` and
+    `hints` (`repo_groups`, the inventory hints), the next run digests only the groups a repository it
+    does not reuse touches (`touched_groups`)."""
     doc = {
         "settings": settings,
         "layout": parts,
         "stamps": sorted([repo, key] for repo, key in stamps),
         "groups": sorted({(g, i) for g, i in groups}),
         **({"parts": sorted(repo_parts.items())} if repo_parts is not None else {}),
+        **(
+            {"members": sorted([repo, sorted(groups)] for repo, groups in members.items())}
+            if members is not None
+            else {}
+        ),
+        **({"hints": sorted([repo, list(values)] for repo, values in hints.items())} if hints is not None else {}),
     }
     return json.dumps(doc, separators=(",", ":")) + "\n"
 
@@ -129,6 +147,10 @@ def read_marks(base: str) -> list[Mark] | None:
             *(Mark(str(group), "group", str(key)) for group, key in groups or ()),
             *([Mark("", "parts", "")] if isinstance(doc.get("parts"), list) else []),
             *(Mark(str(repo), "part", str(int(part))) for repo, part in doc.get("parts") or ()),
+            *([Mark("", "members", "")] if isinstance(doc.get("members"), list) else []),
+            *(Mark(str(repo), "member", str(g)) for repo, groups in doc.get("members") or () for g in groups),
+            *([Mark("", "hints", "")] if isinstance(doc.get("hints"), list) else []),
+            *(Mark(str(repo), "hint", json.dumps(values)) for repo, values in doc.get("hints") or ()),
         ]
     except (OSError, ValueError, KeyError, TypeError):
         return None
@@ -182,7 +204,25 @@ def read_since(spark: SparkSession, uri: str, settings: str) -> tuple[Since | No
         keys,
         frozenset(seen),
         {r.repo: int(r.key) for r in marks if r.kind == "part"} if any(r.kind == "parts" for r in marks) else None,
+        _members(marks),
+        _hints(marks),
     ), ""
+
+
+def _members(marks: Sequence[Mark]) -> dict[str, frozenset[str]] | None:
+    if not any(r.kind == "members" and r.repo == "" for r in marks):
+        return None
+    by: dict[str, set[str]] = {}
+    for r in marks:
+        if r.kind == "member":
+            by.setdefault(r.repo, set()).add(r.key)
+    return {repo: frozenset(groups) for repo, groups in by.items()}
+
+
+def _hints(marks: Sequence[Mark]) -> dict[str, tuple[str | None, ...]] | None:
+    if not any(r.kind == "hints" and r.repo == "" for r in marks):
+        return None
+    return {r.repo: tuple(json.loads(r.key)) for r in marks if r.kind == "hint"}
 
 
 def key_frame(spark: SparkSession, keys: Sequence[tuple[str, str]]) -> DataFrame:
@@ -381,6 +421,41 @@ def carried_rows(spark: SparkSession, uris: Sequence[str], reused: frozenset[str
 # --- groups ----------------------------------------------------------------------------------------
 
 
+def repo_groups(records: Iterable[Mapping[str, Any]]) -> dict[str, frozenset[str]]:
+    """repo ("" for none) -> the groups its consumer records declare (`tasks.consumer_row`'s
+    `group`), from the records the driver collected; a consumer without a group is in none."""
+    by: dict[str, set[str]] = {}
+    for r in records:
+        if r["kind"] == "consumer":
+            group = json.loads(r["payload"]).get("group")
+            if group:
+                by.setdefault(r["repo"] or "", set()).add(str(group))
+    return {repo: frozenset(groups) for repo, groups in by.items()}
+
+
+def touched_groups(
+    since: Since,
+    now: Mapping[str, frozenset[str]],
+    reused: frozenset[str],
+    hints: Mapping[str, tuple[str | None, ...]],
+) -> frozenset[str] | None:
+    """The groups whose input may differ from the previous run's: every group a repository declares
+    now or declared then (`now`: `repo_groups`; `since.members`), for each repository that is not
+    reused (scanned, added, removed, or read in full) or whose inventory hints (`hints`) changed. A
+    group no such repository touches has the same members, environment hints and waivers as before,
+    so its previous records stand without its input being digested. None when the previous state did
+    not record the members or the hints (every group's input is then compared)."""
+    if since.members is None or since.hints is None:
+        return None
+    before = since.members
+    changed = {repo for repo in (*now, *before) if repo not in reused}
+    changed |= {repo for repo in (*hints, *since.hints) if hints.get(repo) != since.hints.get(repo)}
+    out: set[str] = set()
+    for repo in changed:
+        out |= now.get(repo, frozenset()) | before.get(repo, frozenset())
+    return frozenset(out)
+
+
 def waivers_by_repo(records: Iterable[Mapping[str, Any]]) -> dict[str, str]:
     """repo -> JSON list of its inline waivers' payloads, from the records the driver collected."""
     by: dict[str, list[str]] = {}
@@ -420,13 +495,20 @@ def _judged(r: Row, options: tasks.AuditOptions) -> list[tuple[Any, ...]]:
 
 
 def judge_groups(
-    consumers: DataFrame, waivers: Mapping[str, str], options: tasks.AuditOptions, since: Since | None
+    consumers: DataFrame,
+    waivers: Mapping[str, str],
+    options: tasks.AuditOptions,
+    since: Since | None,
+    touched: frozenset[str] | None = None,
 ) -> tuple[DataFrame, list[DataFrame]]:
     """`transforms.judge_groups` keyed by group and input digest (GROUP_RECORDS): groups whose input
     is unchanged since the previous run take its records (`reused`), the others run the group task.
-    Also the frames it cached (the inputs, read by both: one aggregation), for the caller to unpersist."""
-    inputs = group_inputs(consumers, waivers)
+    With `touched` (`touched_groups`), only those groups' inputs are digested and compared; every
+    other group takes its previous records as they are. Also the frames it cached (the inputs, read
+    by both: one aggregation), for the caller to unpersist."""
     spark = consumers.sparkSession
+    narrow = prestamp.among("group", touched) if since is not None and touched is not None else None
+    inputs = group_inputs(consumers if narrow is None else consumers.where(narrow), waivers)
     to_run = inputs
     reused = None
     held = []
@@ -440,8 +522,11 @@ def judge_groups(
         # joined on the group alone (one input each; the inputs are partitioned by it already, so only
         # the previous records move), the same input kept
         now = inputs.select("group", F.col("input").alias("_now"))
-        same = since.groups.join(now, "group").where(F.col("input") == F.col("_now")).drop("_now")
+        compared = since.groups if narrow is None else since.groups.where(narrow)
+        same = compared.join(now, "group").where(F.col("input") == F.col("_now")).drop("_now")
         reused = same.withColumn("reused", F.lit(True))
+        if narrow is not None:  # the groups no changed repository touches: their records as they are
+            reused = reused.unionByName(since.groups.where(~narrow).withColumn("reused", F.lit(True)))
     judged = spark.createDataFrame(to_run.rdd.flatMap(lambda r: _judged(r, options)), GROUP_RECORDS, verifySchema=False)
     return (judged if reused is None else judged.unionByName(reused)), held
 

@@ -667,8 +667,14 @@ def _judge_and_write(x: Extracted) -> dict[str, Any]:
     declared = T.subscriptions(consumers)  # planned while the extraction's job runs
     kept = arrowtables.rows(kinds_f.result())
     kinds, notes = kinds_and_notes(kept)
+    # the reused repositories (their markers collected with the notes)
+    reused_repos = frozenset(r.repo for r in notes if r.kind == "reuse")
+    # each repository's groups (kept in state/marks.json): with --since, only the groups a repository
+    # not reused touches, now or then, have their input digested
+    members = inc.repo_groups(kept)
+    touched = inc.touched_groups(since, members, reused_repos, hints) if since is not None else None
     # the inline waivers, collected with the notes, looked up by the group inputs (no broadcast job)
-    judged, held = inc.judge_groups(consumers, inc.waivers_by_repo(kept), options, since)
+    judged, held = inc.judge_groups(consumers, inc.waivers_by_repo(kept), options, since, touched)
     group_records = judged.persist(StorageLevel.MEMORY_AND_DISK)
     # the one heavy stage, run once (before the outputs read it side by side) and collected in one job
     # (state/groups, its groups counted by whether they were reused, and its problems) while the
@@ -686,8 +692,7 @@ def _judge_and_write(x: Extracted) -> dict[str, Any]:
     # the files table of the repositories scanned now (state/repos holds no file rows), with its part
     parts = inc.parts_for(len({r.repo for r in notes if r.kind == "repo"}))
     files_df = T.files_table(records).withColumn("part", inc.part_of(F.col("repo"), parts)).persist()
-    # the reused repositories (their markers collected with the notes): filtered on by one parsed IN
-    reused_repos = frozenset(r.repo for r in notes if r.kind == "reuse")
+    # the reused repositories are filtered on by one parsed IN
     counts_df = inc.file_counts(files_df, since, reused_repos, parts)  # collected once: not cached
     repo_roots = [(r.repo, json.loads(r.payload)["root"]) for r in notes if r.kind == "repo"]
     writes: list[Future[Any]] = []
@@ -760,7 +765,10 @@ def _judge_and_write(x: Extracted) -> dict[str, Any]:
     group_table = group_table_f.result()
     reused_groups = inc.group_counts(arrowtables.rows(group_table, ["group", "reused", "kind", "payload"]))
     group_problems = sorted(json.loads(p)["message"] for r in reused_groups for p in r["problems"])
-    progress(f"group tasks done: {group_table.num_rows} result rows in {time.monotonic() - t_groups:.1f} s")
+    narrowed = (
+        f", inputs digested for the {len(touched)} groups changed repositories touch" if touched is not None else ""
+    )
+    progress(f"group tasks done: {group_table.num_rows} result rows in {time.monotonic() - t_groups:.1f} s{narrowed}")
     group_keys = [(r["group"], r["input"]) for r in arrowtables.rows(group_table, ["group", "input"]) if r["group"]]
     t_outputs = time.monotonic()
     writes.append(
@@ -784,7 +792,9 @@ def _judge_and_write(x: Extracted) -> dict[str, Any]:
     )
     live_counts, repo_parts = counts_f.result()
     file_counts = arrowtables.rows(live_counts)
-    output.write_text(inc.MARKS, inc.marks_json(settings, parts, stamped, group_keys, repo_parts), fs.write_text)
+    output.write_text(
+        inc.MARKS, inc.marks_json(settings, parts, stamped, group_keys, repo_parts, members, hints), fs.write_text
+    )
     summary = summ.build(
         files=file_counts,
         findings=finding_counts,

@@ -162,6 +162,60 @@ def test_since_without_group_keys(spark: Any, org: Path, tmp_path: Path) -> None
     assert info["repos_scanned"] == 1 and 0 < info["groups_judged"] < info["groups_reused"], info
 
 
+def test_touched_groups() -> None:
+    """The groups a --since run digests: every group a repository not reused declares now or
+    declared then, and those of a repository whose inventory hints changed; none without the
+    previous members or hints."""
+    from subguard.audit import incremental as inc
+
+    before = {
+        "a": frozenset({"G1", "G2"}),
+        "b": frozenset({"G2", "G3"}),
+        "gone": frozenset({"G4"}),
+        "c": frozenset({"G5"}),
+    }
+    hints_before = {"a": ("t", "o", "prod"), "c": ("t", "o", "test")}
+    since = inc.Since("x", None, None, {}, 1, None, members=before, hints=hints_before)  # type: ignore[arg-type]
+    now = {"a": frozenset({"G1"}), "b": frozenset({"G2", "G3"}), "new": frozenset({"G6"}), "c": frozenset({"G5"})}
+    hints_now = {"a": ("t", "o", "prod"), "c": ("t", "o", "prod")}
+    # a scanned (left G2), b reused, gone removed, new added, c reused with another environment hint
+    assert inc.touched_groups(since, now, frozenset({"b", "c"}), hints_now) == {"G1", "G2", "G4", "G5", "G6"}
+    assert inc.touched_groups(since, now, frozenset({"a", "b", "c"}), hints_before) == {"G4", "G6"}
+    assert inc.touched_groups(since, now, frozenset({"a", "b", "c", "new"}), hints_before) == {"G4"}
+    assert inc.touched_groups(since, before, frozenset(before), hints_before) == frozenset()
+    older = inc.Since("x", None, None, {}, 1, None, members=before)  # type: ignore[arg-type]
+    assert inc.touched_groups(older, now, frozenset(), hints_now) is None
+    rows = [
+        {"repo": "a", "kind": "consumer", "payload": '{"group": "G1"}'},
+        {"repo": "a", "kind": "consumer", "payload": '{"group": null}'},
+        {"repo": None, "kind": "consumer", "payload": '{"group": "G7"}'},
+        {"repo": "a", "kind": "waiver", "payload": '{"group": "G9"}'},
+    ]
+    assert inc.repo_groups(rows) == {"a": frozenset({"G1"}), "": frozenset({"G7"})}
+
+
+def test_since_after_a_hint_changed(spark: Any, org: Path, tmp_path: Path) -> None:
+    """Only the inventory changed (one repository's environment hint): the repository is reused, its
+    groups are still judged again (their members' environment hints changed), and the results equal
+    a full audit's; the members and hints are kept in state/marks.json."""
+    import json
+
+    first = run(spark, [str(org)], tmp_path / "first")
+    doc = json.loads((tmp_path / "first" / "state" / "marks.json").read_text())
+    assert dict((repo, groups) for repo, groups in doc["members"])["orders-loadtest"]
+    assert dict((repo, values) for repo, values in doc["hints"])["orders-loadtest"] == ["qa", "bob", "test"]
+    inventory = org / "inventory.yaml"
+    inventory.write_text(
+        inventory.read_text().replace("owner: bob, environment: test", "owner: bob, environment: prod")
+    )
+    since = run(spark, [str(org)], tmp_path / "since", since=str(tmp_path / "first"))
+    run(spark, [str(org)], tmp_path / "full")
+    same(tmp_path / "full", tmp_path / "since")
+    info = since["incremental"]
+    assert info["repos_scanned"] == 0 and info["repos_reused"] == len(REPOS), info
+    assert 0 < info["groups_judged"] < first["totals"]["groups"], info
+
+
 def test_since_over_a_spark_written_state(spark: Any, org: Path, tmp_path: Path) -> None:
     """A previous output whose state/repos and state/file_counts Spark's own writer laid out (several
     part files: an older audit's; the driver now writes each as one file) is read as before."""
