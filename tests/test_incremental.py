@@ -90,6 +90,8 @@ register(registered, TOPIC{tags})
 registered.start()
 """
 
+WAIVER = "# SubGuard: ignore[SG101] reviewed\n"  # the needle in another case: matched as the waivers are
+
 REQUIREMENTS = ["rocketmq-client-python==2.0.0\n", "rocketmq==0.4.4\n", "requests\n"]
 
 JAVA = """package demo;
@@ -210,10 +212,23 @@ class Editor:
         return self.rng.choice(ops)()
 
     def edit_link(self) -> str:
-        """An edit of what links a consumer beyond its own module: a fixture, a test taking it, a
-        function it is passed to, the requirements."""
-        ops = [self.edit_fixture, self.use_fixture, self.edit_register, self.edit_requirements]
+        """An edit of what links a consumer beyond its own module (a fixture, a test taking it, a
+        function it is passed to, the requirements), or of an inline waiver."""
+        ops = [self.edit_fixture, self.use_fixture, self.edit_register, self.edit_requirements, self.waive]
         return self.rng.choice(ops)()
+
+    def waive(self) -> str:
+        """An inline waiver written into a Python file, or taken out again (the scan's search for
+        the waivers' needle answers unchanged files from the verdicts it keeps)."""
+        path = self.rng.choice(self.files("*.py"))
+        text = path.read_text(encoding="utf-8")
+        if WAIVER in text:
+            self.write(path, text.replace(WAIVER, ""))
+            return f"unwaive {path.name}"
+        lines = text.splitlines(keepends=True)
+        at = next((i for i, line in enumerate(lines) if ".subscribe(" in line), len(lines))  # it waives that line
+        self.write(path, "".join([*lines[:at], WAIVER, *lines[at:]]))
+        return f"waive in {path.name}"
 
     def add_consumer(self) -> str:
         self.counter += 1

@@ -32,24 +32,38 @@ def _locations(finding: Finding) -> list[tuple[Location, str]]:
     return [(finding.location, "")] + [(r.location, r.message) for r in finding.related]
 
 
-def _same_place(a: Location, b: Location) -> bool:
-    return a.path == b.path and a.line == b.line and (not a.repo or not b.repo or a.repo == b.repo)
+def _same_repo(a: Location, b: Location) -> bool:
+    return not a.repo or not b.repo or a.repo == b.repo
 
 
-def _match(
-    finding: Finding, loc: Location, consumers: Sequence[Consumer]
-) -> tuple[Consumer, Subscription | None] | None:
-    def topic_ok(sub: Subscription) -> bool:
-        return not finding.topic or sub.topic.value == finding.topic
+class _Places:
+    """A group's consumers by the (path, line) of each subscription (`subscriptions`, then the
+    `overridden` ones SG107 points at) and of each declaration, in the group's order: a finding's
+    locations are matched by lookup, not by a pass over the group per location."""
 
-    for c in consumers:
-        for sub in (*c.subscriptions, *c.overridden):  # SG107 points at the overwritten subscribe() too
-            if _same_place(sub.location, loc) and topic_ok(sub):
+    def __init__(self, consumers: Sequence[Consumer]) -> None:
+        self.subs: dict[tuple[str, int], list[tuple[Consumer, Subscription]]] = {}
+        self.decls: dict[tuple[str, int], list[Consumer]] = {}
+        for c in consumers:
+            for sub in (*c.subscriptions, *c.overridden):
+                self.subs.setdefault((sub.location.path, sub.location.line), []).append((c, sub))
+            self.decls.setdefault((c.location.path, c.location.line), []).append(c)
+
+    def match(self, finding: Finding, loc: Location) -> tuple[Consumer, Subscription | None] | None:
+        """The first consumer of the group declared at `loc`: by a subscription there (of the
+        finding's topic, when it names one), else by its declaration."""
+
+        def topic_ok(sub: Subscription) -> bool:
+            return not finding.topic or sub.topic.value == finding.topic
+
+        place = (loc.path, loc.line)
+        for c, sub in self.subs.get(place, ()):
+            if _same_repo(sub.location, loc) and topic_ok(sub):
                 return c, sub
-    for c in consumers:
-        if _same_place(c.location, loc):
-            return c, next((s for s in c.subscriptions if topic_ok(s)), None)
-    return None
+        for c in self.decls.get(place, ()):
+            if _same_repo(c.location, loc):
+                return c, next((s for s in c.subscriptions if topic_ok(s)), None)
+        return None
 
 
 def _by_group(consumers: Sequence[Consumer]) -> dict[str, list[Consumer]]:
@@ -66,19 +80,26 @@ def member_list(
     finding: Finding,
     consumers: Sequence[Consumer],
     by_group: Mapping[str, Sequence[Consumer]] | None = None,
+    places: dict[str, _Places] | None = None,
 ) -> tuple[Member, ...]:
     """One Member per location of the finding, filled from the consumer declared there (`by_group`:
-    `consumers` indexed by group name, when the caller has it)."""
+    `consumers` indexed by group name, when the caller has it; `places`: each group's `_Places` by
+    its name, kept by a caller that lists the members of many findings of the same consumers)."""
     # group findings name a namespaced group as the broker does (namespace%group); consumer-level ones by its name
     if not finding.group:
-        group: Sequence[Consumer] = list(consumers)
+        group: Sequence[Consumer] = consumers
     elif by_group is not None:
         group = by_group.get(finding.group, ())
     else:
         group = [c for c in consumers if finding.group in (c.group.value, group_name(c))]
+    found = places.get(finding.group) if places is not None else None
+    if found is None:
+        found = _Places(group)
+        if places is not None:
+            places[finding.group] = found
     out: list[Member] = []
     for loc, message in _locations(finding):
-        hit = _match(finding, loc, group)
+        hit = found.match(finding, loc)
         # built unvalidated: every value is read from validated records, of the field's type
         if hit is None:
             out.append(Member.model_construct(location=loc, message=message))
@@ -107,10 +128,12 @@ def attach_members(findings: Iterable[Finding], consumers: Sequence[Consumer]) -
     """Add a `members` property to every group finding that has related locations and none yet."""
     out: list[Finding] = []
     index: dict[str, list[Consumer]] | None = None
+    places: dict[str, _Places] = {}
     for f in findings:
         if f.group and f.related and MEMBERS not in dict(f.properties):
             index = _by_group(consumers) if index is None else index
-            f = f.model_copy(update={"properties": (*f.properties, (MEMBERS, member_list(f, consumers, index)))})
+            members = member_list(f, consumers, index, places)
+            f = f.model_copy(update={"properties": (*f.properties, (MEMBERS, members))})
         out.append(f)
     return out
 

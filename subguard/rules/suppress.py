@@ -31,14 +31,14 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from subguard.core.config import Config, Waiver
-from subguard.core.model import Finding, Location, RuleDoc, Severity, Suppression, fingerprint
+from subguard.core.model import WAIVER_NEEDLE, Finding, Location, RuleDoc, Severity, Suppression, fingerprint
 
 WAIVER_RULE = "SG903"
 _SLASH_EXTS = (".java", ".kt", ".kts", ".groovy", ".scala", ".gradle")
 _BODY = re.compile(r"^\s*subguard\s*:\s*ignore\b\s*(?:\[(?P<ids>[^\]]*)\])?(?P<reason>.*)$", re.IGNORECASE)
 _HASH = re.compile(r"(?:^|(?<=\s))#")
 _SLASH = re.compile(r"//")
-NEEDLE = b"subguard"
+NEEDLE = WAIVER_NEEDLE
 
 
 @dataclass(frozen=True)

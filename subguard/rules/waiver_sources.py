@@ -65,6 +65,7 @@ def _disk_sources(
         for rec in res.files:
             if rec.status != FileStatus.SKIPPED:
                 wanted[(res.repo, rec.path)] = res
+    scanned = frozenset(wanted)  # what a scan's `marked` answers for
     for f in findings:
         for loc in (f.location, *(r.location for r in f.related)):
             owner = next((r for r in results if r.repo == loc.repo), results[0] if results else None)
@@ -73,6 +74,8 @@ def _disk_sources(
     out: list[tuple[str, str, str]] = []
     needle = _NEEDLE.search
     for (repo, path), res in sorted(wanted.items()):
+        if res.marked is not None and path not in res.marked and (repo, path) in scanned:
+            continue  # the scan searched it for the needle (a verdict kept by size and mtime): none
         try:
             data = read_limited(os.path.join(res.root, path), max_size)
         except OSError:

@@ -27,7 +27,7 @@ from subguard.core.config import Config
 from subguard.core.kept import held as kept_held
 from subguard.core.kept import serving as kept_for_runs
 from subguard.core.limits import FileFailure, describe, gc_paused, guard_memo, scrub
-from subguard.core.model import Consumer, Deployment, FileRecord, FileStatus, Finding
+from subguard.core.model import WAIVER_NEEDLE, Consumer, Deployment, FileRecord, FileStatus, Finding
 from subguard.deploy.service import ModuleRoots, attribute, know_roots, module_roots
 from subguard.extract import NEEDLES, REGISTRY, load_extractors
 from subguard.extract.base import Extractor, ExtractResult, RepoContext, SourceFile, no_keep, no_last, no_memo
@@ -69,6 +69,9 @@ class ScanResult:
     digest: str = field(default="", compare=False)
     # what the extractors looked at besides the files they were given (`Looked`); never part of equality
     looked: Looked = field(default_factory=Looked, compare=False)
+    # the parsed and failed files whose content holds the inline waivers' needle, when the scan
+    # searched them (None: not searched, read them); never part of equality
+    marked: frozenset[str] | None = field(default=None, compare=False)
 
     def counts(self) -> dict[str, int]:
         tally = Counter(map(operator.attrgetter("status"), self.files))  # no enum `.value` per file
@@ -313,6 +316,11 @@ def _scan_files(
     if inc is not None and not readonly:
         inc.cache.retain(paths)
     consumers_out, deployments_out = attribute(consumers, deployments, paths, repo, config)
+    marked = (  # which files may hold an inline waiver, from the verdicts the cache keeps (`_Search`)
+        frozenset(searcher(_WAIVABLE, sorted(p for p, r in records.items() if r.status is not FileStatus.SKIPPED)))
+        if searcher is not None and file_records
+        else None
+    )
     # lone surrogates from escapes in scanned text would crash every UTF-8 writer downstream
     return ScanResult(
         root=root,
@@ -326,6 +334,7 @@ def _scan_files(
         facts=facts if file_records else {},
         digest=inc.digest(registry.names, repo, unread) if inc is not None and file_records else "",
         looked=looked,
+        marked=marked,
     )
 
 
@@ -597,6 +606,7 @@ class _Search:
 
 
 _CLAIMS, _STATES, _ROOTS, _SEARCH, _SEEN = "claims", "extract", "roots", "search", "seen"
+_WAIVABLE = b"(?i)" + re.escape(WAIVER_NEEDLE)  # `WAIVER_NEEDLE in data.lower()`, as a search
 _KEPT = "kept"  # what extractors keep for their next run (`RepoContext.keep`), by extractor, repo and key
 
 
@@ -816,7 +826,7 @@ class _Incremental:
             return
         state = _State(
             tuple((c.path, c.size, c.mtime_ns) for c in chosen),
-            tuple(sorted(reads.items())),
+            _sorted_reads(reads, old.reads if isinstance(old, _State) else ()),
             self.paths,
             frozenset(priors),
             blob,
@@ -826,6 +836,19 @@ class _Incremental:
         )
         if state != old:
             self.cache.put(_STATES, name, state)
+
+
+_ABSENT = object()
+
+
+def _sorted_reads(
+    reads: Mapping[str, tuple[int, int] | None], before: tuple[tuple[str, tuple[int, int] | None], ...]
+) -> tuple[tuple[str, tuple[int, int] | None], ...]:
+    """`reads` as a sorted tuple: `before` itself when it holds the same (a search reads every Python
+    file of a repo, so sorting them again after every edit costs more than comparing them)."""
+    if len(before) == len(reads) and all(reads.get(path, _ABSENT) == stat for path, stat in before):
+        return before
+    return tuple(sorted(reads.items()))
 
 
 def _extract_isolated(
