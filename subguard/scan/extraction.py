@@ -245,6 +245,7 @@ def _scan_files(
             return None
 
     prior: dict[str, ExtractResult] = {}
+    read_by_extractors: set[str] = set()  # the files given to extractors and those they recorded (a few of the repo's)
     consumers: list[Consumer] = []
     deployments: list[Deployment] = []
     findings: list[Finding] = []
@@ -296,6 +297,8 @@ def _scan_files(
             if inc is not None:
                 inc.ran(name, chosen[name], reads, seen_priors, result, isolated, seen_files)
         prior[name] = result
+        read_by_extractors.update(given)
+        read_by_extractors.update(rec.path for rec in result.files)
         for rec in result.files if file_records else ():
             records[rec.path] = updated_record(
                 rec,
@@ -317,7 +320,9 @@ def _scan_files(
         inc.cache.retain(paths)
     consumers_out, deployments_out = attribute(consumers, deployments, paths, repo, config)
     marked = (  # which files may hold an inline waiver, from the verdicts the cache keeps (`_Search`)
-        frozenset(searcher(_WAIVABLE, sorted(p for p, r in records.items() if r.status is not FileStatus.SKIPPED)))
+        frozenset(
+            searcher(_WAIVABLE, sorted(p for p in read_by_extractors if records[p].status is not FileStatus.SKIPPED))
+        )
         if searcher is not None and file_records
         else None
     )
@@ -325,7 +330,7 @@ def _scan_files(
     return ScanResult(
         root=root,
         repo=repo,
-        files=_scrub_files(tuple(sorted(records.values(), key=lambda r: r.path)), passed.clean() if passed else None)
+        files=_scrub_files(tuple(map(records.__getitem__, sorted(records))), passed.clean() if passed else None)
         if file_records
         else (),
         consumers=scrub(tuple(consumers_out)),
