@@ -444,6 +444,9 @@ def test_incremental_equals_cold_over_200_random_edits_in_process(
     searched: list[object] = []  # the search verdicts the server found valid ahead, found by a run's search
     made_ahead = cache.ContentCache.ahead
     monkeypatch.setattr(cache.ContentCache, "ahead", lambda *a: searched.append(made_ahead(*a)) or searched[-1])
+    held: list[object] = []  # an extractor's last result as the server unpickled it, found by the run's `ran`
+    held_ahead = cache.ContentCache.held
+    monkeypatch.setattr(cache.ContentCache, "held", lambda *a: held.append(held_ahead(*a)) or held[-1])
     root = tmp_path / "repo"
     make_repo(root)
     monkeypatch.chdir(root)
@@ -494,6 +497,8 @@ def test_incremental_equals_cold_over_200_random_edits_in_process(
     verdicts = [v for v in searched if v is not None]
     # and the factories' search verdicts, found valid ahead, by most searches
     assert (len(verdicts) * 2 > len(searched) > 0) == served, (len(verdicts), len(searched))
+    unpickled = [h for h in held if h is not None]
+    assert (len(unpickled) > 50) == served, (len(unpickled), len(held))  # compared, not pickled again
     entries = [g for g in given if isinstance(g, dict) and g.get("version") == runmemo.FORMAT]
     assert (len(entries) > 50) == served, len(entries)  # and the run memo's entries
     assert walked < 10 if served else walked == 0, walked  # the others stamped their trees from the watched walks

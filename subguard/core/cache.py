@@ -207,6 +207,12 @@ class ContentCache:
             return ahead[1]
         return pickle.loads(blob)
 
+    def held(self, blob: bytes) -> Any:
+        """The object a resident server unpickled ahead from `blob`, to look at only (None when it
+        did not): what `unpickle` would give without unpickling, left for it."""
+        ahead = self._unpickled.get(id(blob))
+        return ahead[1] if ahead is not None and ahead[0] is blob else None
+
     def result(self, manifest: str) -> Any:
         key, blob = self.results
         if not manifest or key != manifest:
