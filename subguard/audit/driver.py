@@ -1,7 +1,8 @@
 """The audit's Spark session on the driver: its settings, the launch of a local driver JVM (with its
 class-data archive, `subguard.audit.jvm`, and the Python workers' zygote, `subguard.audit.zygote`),
-and `begin`: that launch started in a thread as soon as `python -m subguard.audit.job` runs, so that
-the JVM's start overlaps the job's heavier imports (the rules, the extractors' registry, pyarrow).
+the audit's arguments (`audit_parser`), and `begin`: that launch started in a thread as soon as
+`python -m subguard.audit.job` runs with valid arguments, so that the JVM's start overlaps the job's
+heavier imports (the rules, the extractors' registry, pyarrow).
 
 Imports only what the launch needs (pyspark, `jvm`, `zygote`), never the job's modules.
 """
@@ -19,6 +20,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NoReturn
 
 from pyspark import SparkContext
 from pyspark.errors import PySparkRuntimeError
@@ -197,22 +199,64 @@ class Started:
 _STARTED: list[Started] = []
 
 
-def _early_args(argv: Sequence[str]) -> argparse.Namespace | None:
-    """What the launch needs from the audit's arguments (master, archive, verbose), or None when they
-    do not look like a run (help asked, no SOURCE or no --out): `job.parse_args` then decides."""
-    p = argparse.ArgumentParser(add_help=False)
-    p.add_argument("sources", nargs="*")
-    p.add_argument("--out")
+FORMATS = (
+    "parquet",
+    "json",
+    "sarif",
+    "html",
+    "markdown",
+    "org-map",
+)  # markdown: teams/<team>.md; org-map: audit.orgmap
+# how repositories are read: `auto` (file: roots listed and read by the Spark tasks themselves, links
+# never followed; other file systems through Spark's binaryFile source), `binaryfile` (every root
+# through binaryFile; on a local file system Hadoop then follows symbolic links)
+READERS = ("auto", "binaryfile")
+
+
+class _Refused(Exception):
+    pass
+
+
+class _QuietParser(argparse.ArgumentParser):
+    """A parser that raises on wrong arguments instead of printing and exiting (`job.parse_args`
+    then reports them)."""
+
+    def error(self, message: str) -> NoReturn:
+        raise _Refused(message)
+
+
+def audit_parser(default_runs: int, quiet: bool = False) -> argparse.ArgumentParser:
+    """`subguard audit`'s arguments (`job.parse_args`; `default_runs`: the prediction's default, whose
+    module `begin` does not import)."""
+    p = (_QuietParser if quiet else argparse.ArgumentParser)(
+        prog="subguard audit", description="Audit every repository of an organisation on Spark."
+    )
+    p.add_argument("sources", nargs="+", metavar="SOURCE")
+    p.add_argument("--out", required=True)
     p.add_argument("--master", default="local[*]")
+    p.add_argument("--format", dest="formats", action="append", choices=FORMATS)
+    p.add_argument("--config")
+    p.add_argument("--evidence", action="append", default=[])
+    p.add_argument("--top", type=int, default=50)
+    p.add_argument("--runs", type=int, default=default_runs)
+    p.add_argument("--reader", choices=READERS, default="auto")
+    p.add_argument("--fail-on", choices=("error", "warning", "note", "none"), default="none")
     p.add_argument("--jvm-archive", action=argparse.BooleanOptionalAction, default=True)
     p.add_argument("-v", "--verbose", action="store_true")
+    p.add_argument("--compare", metavar="PREV_OUT")
+    p.add_argument("--since", metavar="PREVIOUS_OUT")
+    return p
+
+
+def _early_args(argv: Sequence[str]) -> argparse.Namespace | None:
+    """The audit's arguments when they are valid and ask for a run, else None (help asked, or wrong:
+    `job.parse_args` then prints the help or the error, and no JVM was started for it)."""
+    if {"-h", "--help"} & set(argv):
+        return None
     try:
-        a, _ = p.parse_known_args(list(argv))
-    except SystemExit:
+        return audit_parser(0, quiet=True).parse_args(list(argv))
+    except (_Refused, SystemExit):
         return None
-    if {"-h", "--help"} & set(argv) or not a.sources or not a.out:
-        return None
-    return a
 
 
 def begin(argv: Sequence[str]) -> None:

@@ -21,7 +21,6 @@ if __name__ == "__main__":  # the program: its driver JVM starts now, beside the
 
     driver.begin(sys.argv[1:])
 
-import argparse
 import datetime as dt
 import functools
 import json
@@ -61,25 +60,13 @@ from subguard.audit import previous as prev
 from subguard.audit import sources as src
 from subguard.audit import summary as summ
 from subguard.audit import transforms as T
-from subguard.audit.driver import close, launch, launches_jvm, stderr_to
+from subguard.audit.driver import FORMATS, audit_parser, close, launch, launches_jvm, stderr_to
 from subguard.audit.driver import session as session  # where callers outside the audit take it from
 from subguard.core.config import Config, ConfigError, load_config
 from subguard.core.model import Finding
 from subguard.scan.discover import read_limited
 from subguard.simulate.impact import DEFAULT_RUNS
 
-FORMATS = (
-    "parquet",
-    "json",
-    "sarif",
-    "html",
-    "markdown",
-    "org-map",
-)  # markdown: teams/<team>.md; org-map: audit.orgmap
-# how repositories are read: `auto` (file: roots listed and read by the Spark tasks themselves, links
-# never followed; other file systems through Spark's binaryFile source), `binaryfile` (every root
-# through binaryFile; on a local file system Hadoop then follows symbolic links)
-READERS = ("auto", "binaryfile")
 _GLOB_SPECIAL = re.compile(r"[\\*?\[\]{}]")
 Progress = Callable[[str], None]
 CONCURRENT_JOBS = 8  # Spark jobs the output phase runs at once (small jobs over cached data)
@@ -105,24 +92,7 @@ class AuditArgs:
 
 
 def parse_args(argv: Sequence[str]) -> AuditArgs:
-    p = argparse.ArgumentParser(
-        prog="subguard audit", description="Audit every repository of an organisation on Spark."
-    )
-    p.add_argument("sources", nargs="+", metavar="SOURCE")
-    p.add_argument("--out", required=True)
-    p.add_argument("--master", default="local[*]")
-    p.add_argument("--format", dest="formats", action="append", choices=FORMATS)
-    p.add_argument("--config")
-    p.add_argument("--evidence", action="append", default=[])
-    p.add_argument("--top", type=int, default=50)
-    p.add_argument("--runs", type=int, default=DEFAULT_RUNS)
-    p.add_argument("--reader", choices=READERS, default="auto")
-    p.add_argument("--fail-on", choices=("error", "warning", "note", "none"), default="none")
-    p.add_argument("--jvm-archive", action=argparse.BooleanOptionalAction, default=True)
-    p.add_argument("-v", "--verbose", action="store_true")
-    p.add_argument("--compare", metavar="PREV_OUT")
-    p.add_argument("--since", metavar="PREVIOUS_OUT")
-    a = p.parse_args(list(argv))
+    a = audit_parser(DEFAULT_RUNS).parse_args(list(argv))
     return AuditArgs(
         tuple(a.sources),
         a.out,

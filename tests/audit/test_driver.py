@@ -1,0 +1,73 @@
+"""`python -m subguard.audit.job`: the driver JVM is launched in a thread before the job's heavier
+imports (`subguard.audit.driver.begin`); the run is the same, and nothing is left behind, also when
+the arguments turn out wrong."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.audit.conftest import ORG
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_early_args() -> None:
+    from subguard.audit import driver
+
+    a = driver._early_args(["org", "--out", "o", "--master", "local[1]", "--no-jvm-archive", "--format", "json"])
+    assert a is not None and (a.master, a.jvm_archive, a.verbose) == ("local[1]", False, False)
+    assert driver._early_args(["org", "--out", "o", "-h"]) is None  # help: no JVM
+    assert driver._early_args(["org"]) is None  # no --out: parse_args reports it
+    assert driver._early_args(["--out", "o"]) is None
+    assert driver._early_args(["org", "--out", "o", "--format", "bogus"]) is None
+    assert driver.take(["org", "--out", "o"]) is None  # nothing begun in this process
+
+
+@pytest.fixture()
+def short_tmp() -> Iterator[Path]:
+    """A temporary folder with a short path (the zygote's socket path must fit a Unix socket's)."""
+    with tempfile.TemporaryDirectory(prefix="sgd-", dir="/tmp") as folder:
+        yield Path(folder)
+
+
+def _job(tmp: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("PYSPARK_GATEWAY_PORT", "PYTHONHASHSEED")}
+    env["TMPDIR"] = str(tmp)  # the JVM's log file and the zygote's folder are made here
+    return subprocess.run(
+        [sys.executable, "-m", "subguard.audit.job", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=300,
+    )
+
+
+@pytest.mark.slow
+def test_job_as_a_program(tmp_path: Path, short_tmp: Path) -> None:
+    out = tmp_path / "out"
+    done = _job(short_tmp, str(ORG), "--out", str(out), "--master", "local[2]", "--format", "json")
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "[audit] session: Spark started in" in done.stderr
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["totals"]["consumers"] > 0 and (out / "findings.json").is_file()
+    assert (out / "audit.log").is_file()  # the JVM's messages, from the file the launch thread made
+    assert not list(short_tmp.glob("subguard-*"))  # its log file and the zygote's folder gone
+
+
+@pytest.mark.slow
+def test_job_usage_error_starts_nothing(tmp_path: Path, short_tmp: Path) -> None:
+    """Wrong arguments: argparse's message on the terminal, and no JVM, zygote or log file started."""
+    done = _job(short_tmp, str(ORG), "--out", str(tmp_path / "out"), "--master", "local[2]", "--format", "bogus")
+    assert done.returncode == 2 and "invalid choice: 'bogus'" in done.stderr, done.stderr[-3000:]
+    assert "Traceback" not in done.stderr
+    assert not (tmp_path / "out").exists()
+    assert not list(short_tmp.glob("subguard-*"))
