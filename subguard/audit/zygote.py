@@ -85,10 +85,19 @@ def environment(base: dict[str, str]) -> dict[str, str]:
     return {**base, "PYTHONHASHSEED": base.get("PYTHONHASHSEED", "0"), "PYTHONUNBUFFERED": "YES"}
 
 
+SOCKET_PATH_MAX = 107  # bytes of a Unix socket's path (Linux's sun_path holds 108, its NUL included)
+
+
 def start() -> Zygote | None:
     """Start a zygote and name its socket in this process's environment (`ENV`, inherited by a JVM
     started later); None when it cannot be started (Spark's daemon then runs itself)."""
     folder = tempfile.mkdtemp(prefix="subguard-zygote-")  # mode 0700: only this user reaches the socket
+    if len(os.fsencode(os.path.join(folder, "socket"))) > SOCKET_PATH_MAX and os.path.isdir("/tmp"):
+        os.rmdir(folder)  # a long TMPDIR: a Unix socket's path must be short
+        folder = tempfile.mkdtemp(prefix="subguard-zygote-", dir="/tmp")
+    if len(os.fsencode(os.path.join(folder, "socket"))) > SOCKET_PATH_MAX:
+        os.rmdir(folder)
+        return None
     try:
         proc = subprocess.Popen(
             [sys.executable, "-m", "subguard.audit.zygote", os.path.join(folder, "socket")],

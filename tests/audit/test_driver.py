@@ -71,3 +71,21 @@ def test_job_usage_error_starts_nothing(tmp_path: Path, short_tmp: Path) -> None
     assert "Traceback" not in done.stderr
     assert not (tmp_path / "out").exists()
     assert not list(short_tmp.glob("subguard-*"))
+
+
+def test_the_cli_begins_the_launch_before_the_job_imports(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """`subguard audit` starts the driver JVM's launch (`driver.begin`) with the very arguments the
+    job then runs with, so the job's `take` finds it (checked here without Spark: the job's `main`
+    records what it is given)."""
+    from click.testing import CliRunner
+
+    from subguard.audit import driver, job
+    from subguard.cli.main import cli
+
+    begun: list[list[str]] = []
+    ran: list[list[str]] = []
+    monkeypatch.setattr(driver, "begin", lambda argv: begun.append(list(argv)))
+    monkeypatch.setattr(job, "main", lambda argv: ran.append(list(argv)) or 0)
+    result = CliRunner().invoke(cli, ["audit", str(ORG), "--out", str(tmp_path / "out"), "--master", "local[1]"])
+    assert result.exit_code == 0, result.output
+    assert begun and begun == ran, (begun, ran)

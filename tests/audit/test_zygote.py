@@ -113,3 +113,27 @@ def _alive(pid: int) -> bool:
             return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
     except OSError:
         return False
+
+
+def test_a_long_tmpdir_puts_the_socket_under_tmp(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A temporary folder whose path leaves no room for a Unix socket's name: the zygote's socket is
+    made under /tmp instead (it would otherwise fail to bind, with a traceback on the audit's terminal)."""
+    import tempfile
+
+    from subguard.audit import zygote
+
+    deep = tmp_path / ("d" * 60) / ("e" * 60)
+    deep.mkdir(parents=True)
+    monkeypatch.setattr(tempfile, "tempdir", str(deep))
+    early = zygote.start()
+    assert early is not None
+    try:
+        assert early.folder.startswith("/tmp/subguard-zygote-")
+        assert len(os.fsencode(os.environ[zygote.ENV])) <= zygote.SOCKET_PATH_MAX
+        deadline = time.monotonic() + 60
+        while not os.path.exists(os.environ[zygote.ENV]) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert os.path.exists(os.environ[zygote.ENV])  # bound: the zygote listens
+    finally:
+        early.close()
+    assert early.proc.wait(timeout=60) == 0

@@ -112,10 +112,6 @@ def audit(
     missing = java.problem()
     if missing:  # before Spark: one line, not a PySpark traceback
         raise InputError(missing)
-    try:
-        from subguard.audit import job
-    except ImportError as exc:  # pyspark is an extra
-        raise InputError(f"the audit needs the spark extra (pip install 'subguard[spark]'): {exc}") from None
     argv = [
         *sources,
         "--out",
@@ -144,4 +140,11 @@ def audit(
         argv += ["--since", since]
     if verbose:
         argv.append("--verbose")
+    try:
+        from subguard.audit import driver
+
+        driver.begin(argv)  # the driver JVM starts while the job's heavier modules import
+        from subguard.audit import job
+    except ImportError as exc:  # pyspark is an extra
+        raise InputError(f"the audit needs the spark extra (pip install 'subguard[spark]'): {exc}") from None
     return job.main(argv)
