@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import gc
 import marshal
 import os
 import signal
@@ -48,6 +49,7 @@ def _sampled_run(argv: list[str], out: int, tell: int) -> None:
     from subguard.cli.entry import check_here
     from subguard.cli.resident import warm
 
+    gc.disable()  # as the server's forked run (`server.Server`): it ends with os._exit
     inclusive: collections.Counter[str] = collections.Counter()
     own: collections.Counter[str] = collections.Counter()
     taken = [0]
