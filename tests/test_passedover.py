@@ -154,3 +154,30 @@ def test_the_records_a_server_found_clean_are_not_looked_at_again_and_the_others
         extraction._scrub_files((again,), {"a\udcff.txt": skipped("a\udcff.txt", NO_EXTRACTOR, "", "r", 1)})[0].path
         == "a\ufffd.txt"
     )
+
+
+def test_updated_is_model_copy_for_every_record_kind() -> None:
+    """`records.updated` (the one-step copy the scan's file records and the rules' repo placement
+    take) gives what `model_copy(update=...)` gives: the same state, fields set and class, for a file
+    record, a location and a consumer with nested records."""
+    from subguard.core.model import ClientFamily, Consumer, FileRecord, FileStatus, Location, Value
+    from subguard.scan import records
+
+    assert records._COPY_AGREES  # this pydantic takes the fast path: the comparisons below test it
+    where = Location(path="svc/c.py", line=3)
+    consumer = Consumer(
+        consumer_id="svc/c.py::c",
+        group=Value.literal("GID", where),
+        client=ClientFamily.PYTHON_NATIVE_4X,
+        location=where,
+    )
+    cases = [
+        (FileRecord(path="a", status=FileStatus.PARSED, extractor="e"), {"repo": "r", "size": 3}),
+        (where, {"repo": "r"}),
+        (consumer, {"repo": "r", "location": records.updated(where, {"repo": "r"}), "service": "svc"}),
+    ]
+    for rec, update in cases:
+        fast, documented = records.updated(rec, update), rec.model_copy(update=update)
+        assert type(fast) is type(documented)
+        assert fast.__getstate__() == documented.__getstate__()
+        assert fast == documented and fast is not rec

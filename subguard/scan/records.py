@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 
 from subguard.core.model import FileRecord, FileStatus, Location, Record
 
-Made = TypeVar("Made", bound=Callable[..., Record])
+Made = TypeVar("Made", bound=Callable[..., FileRecord])
 Rec = TypeVar("Rec", bound=Record)
 
 
