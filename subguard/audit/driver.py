@@ -178,20 +178,51 @@ def close(spark: SparkSession, cds: jvm.Plan) -> None:
     jvm.finish(cds, getattr(gateway, "proc", None))
 
 
+@dataclass(frozen=True)
+class Launched:
+    """The audit's session with what its launch made: the class-data archive plan, the workers'
+    zygote (None without one) and the file the JVM's messages go to (None: the terminal)."""
+
+    spark: SparkSession
+    cds: jvm.Plan
+    zygote: zygote.Zygote | None
+    log: str | None
+
+
+def launch_audit(master: str, archive: bool, verbose: bool) -> Launched:
+    """`launch` as the audit runs it. When this process launches the JVM: on a local master the
+    workers' zygote first (it imports their modules beside the JVM's start), and the JVM's start-up
+    chatter (incubator modules, loopback hostname, native-hadoop, ...) and later log lines sent to a
+    file, copied into the output as audit.log (`verbose` leaves them on the terminal). The zygote is
+    closed when the launch fails."""
+    own_jvm = launches_jvm()
+    early = zygote.start() if own_jvm and master.startswith("local") else None
+    log = None
+    if not verbose and own_jvm:
+        handle, log = tempfile.mkstemp(prefix="subguard-audit-", suffix=".log")
+        os.close(handle)
+    try:
+        with stderr_to(log):
+            spark, cds = launch(master, archive, quiet=not verbose)
+    except BaseException:
+        if early is not None:
+            early.close()
+        raise
+    return Launched(spark, cds, early, log)
+
+
 # --- the launch begun before the job's imports ----------------------------------------------------
 
 
 @dataclass
 class Started:
-    """A launch `begin` started in a thread: its result (the session and archive plan) or what it
-    raised, the zygote and the JVM's log file it made, and when it began (`time.monotonic`)."""
+    """A launch `begin` started in a thread: its result or what it raised, and when it began
+    (`time.monotonic`)."""
 
     argv: tuple[str, ...]
     began: float
     thread: threading.Thread | None = None
-    zygote: zygote.Zygote | None = None
-    log: str | None = None
-    result: tuple[SparkSession, jvm.Plan] | None = None
+    result: Launched | None = None
     error: BaseException | None = None
     done: threading.Event = field(default_factory=threading.Event)
 
@@ -270,13 +301,7 @@ def begin(argv: Sequence[str]) -> None:
 
     def run() -> None:
         try:
-            if a.master.startswith("local"):
-                started.zygote = zygote.start()
-            if not a.verbose:
-                handle, started.log = tempfile.mkstemp(prefix="subguard-audit-", suffix=".log")
-                os.close(handle)
-            with stderr_to(started.log):
-                started.result = launch(a.master, a.jvm_archive, quiet=not a.verbose)
+            started.result = launch_audit(a.master, a.jvm_archive, a.verbose)
         except BaseException as exc:  # noqa: BLE001 - handed to `take`, which raises it in the main thread
             started.error = exc
         finally:
@@ -289,14 +314,12 @@ def begin(argv: Sequence[str]) -> None:
 
 
 def take(argv: Sequence[str]) -> Started | None:
-    """The launch `begin` started for these arguments, once it has finished (its error raised, its
-    zygote closed); None when none was begun for them."""
+    """The launch `begin` started for these arguments, once it has finished (its error raised: its
+    zygote was closed by `launch_audit`); None when none was begun for them."""
     if not _STARTED or _STARTED[0].argv != tuple(argv):
         return None
     started = _STARTED.pop()
     started.done.wait()
     if started.error is not None:
-        if started.zygote is not None:
-            started.zygote.close()
         raise started.error
     return started

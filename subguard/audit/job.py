@@ -27,7 +27,6 @@ import json
 import os
 import re
 import shutil
-import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -52,7 +51,6 @@ from subguard.audit import (
     prestamp,
     stamps,
     tasks,
-    zygote,
 )
 from subguard.audit import incremental as inc
 from subguard.audit import output as outdir
@@ -60,7 +58,7 @@ from subguard.audit import previous as prev
 from subguard.audit import sources as src
 from subguard.audit import summary as summ
 from subguard.audit import transforms as T
-from subguard.audit.driver import FORMATS, audit_parser, close, launch, launches_jvm, stderr_to
+from subguard.audit.driver import FORMATS, audit_parser, close
 from subguard.audit.driver import session as session  # where callers outside the audit take it from
 from subguard.core.config import Config, ConfigError, load_config
 from subguard.core.model import Finding
@@ -1058,26 +1056,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     def progress(text: str) -> None:
         print(f"[audit] {text} (+{time.monotonic() - start:.1f} s)", file=sys.stderr, flush=True)
 
-    if started is not None and started.result is not None:
-        early, log = started.zygote, started.log
-        spark, cds = started.result
-    else:
-        # the JVM's start-up chatter (incubator modules, loopback hostname, native-hadoop, ...) and its
-        # later log lines go to a file, copied into the output as audit.log; `-v` leaves them on the terminal
-        log = None
-        own_jvm = launches_jvm()
-        # the Python workers' daemon imports their modules beside the JVM's start (local masters)
-        early = zygote.start() if own_jvm and args.master.startswith("local") else None
-        if not args.verbose and own_jvm:
-            handle, log = tempfile.mkstemp(prefix="subguard-audit-", suffix=".log")
-            os.close(handle)
-        try:
-            with stderr_to(log):
-                spark, cds = launch(args.master, args.jvm_archive, quiet=not args.verbose)
-        except BaseException:
-            if early is not None:
-                early.close()
-            raise
+    launched = (
+        started.result
+        if started is not None and started.result is not None
+        else driver.launch_audit(args.master, args.jvm_archive, args.verbose)
+    )
+    spark, cds, early, log = launched.spark, launched.cds, launched.zygote, launched.log
     progress(f"session: Spark started in {time.monotonic() - start:.1f} s (Python imports, JVM start, SparkContext)")
     done = False
     try:
