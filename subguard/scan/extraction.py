@@ -259,7 +259,7 @@ def _scan_files(
     ahead = Prefetcher(memo, worker_count(config.jobs), config.parse_timeout, known)
     searcher = _Search(cache, by_path, read).search if cache is not None and cache.enabled else None
     guarded = guard_memo(ahead.memo, config.parse_timeout)
-    enabled = cache is not None and cache.enabled
+    live = cache if cache is not None and cache.enabled else None
     for name in registry.names:
         reused = inc.reuse(name, chosen[name]) if inc is not None else None
         if reused is not None:
@@ -287,8 +287,8 @@ def _scan_files(
                 prefetch=ahead.prefetch,
                 search=searcher,
                 ending=found.ending,
-                last=_kept_by(cache, name, repo) if enabled and cache is not None else no_last,
-                keep=_keep_by(cache, name, repo) if enabled and cache is not None and not readonly else no_keep,
+                last=_kept_by(live, name, repo) if live is not None else no_last,
+                keep=_keep_by(live, name, repo) if live is not None and not readonly else no_keep,
             )
             stats = inc.stat if inc is not None else None
             result, isolated, reads, seen_priors, seen_files = _run_recorded(ex, files, base, prior, by_path, stats)
@@ -793,7 +793,7 @@ class _Incremental:
 
     def _same(self, old: _State, result: ExtractResult, blob: bytes) -> bool:
         """Whether the stored result equals `result` (facts aside): same pickle, or equal once
-        unpickled (by a resident server, ahead, when it serves the run: `cache.PICKLES`)."""
+        unpickled (`ran` compares with the one a resident server unpickled ahead itself)."""
         if old.blob == blob:
             return True
         try:

@@ -106,7 +106,5 @@ def paths_digest(paths: Iterable[str]) -> bytes:
 def signature(module: ModuleFacts, written: Callable[[Any], str | None]) -> frozenset[str]:
     """The names a module calls (`written`: the name a callee is written with) or takes as a
     function's parameter (a pytest fixture is taken by name)."""
-    names = {written(call.target) for call in module.calls}
-    names.update(p for fn in module.functions for p in fn.params)
-    names.discard(None)
-    return frozenset(n for n in names if n is not None)
+    called = (written(call.target) for call in module.calls)
+    return frozenset(n for n in called if n is not None) | {p for fn in module.functions for p in fn.params}
