@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 from enum import Enum
 from typing import Any
 
@@ -267,8 +268,10 @@ CODE_SCOPE = "code"
 # key in Finding.properties of a group finding confined to one sample of example code (the group
 # map's sample: `rules.code_scope.sample_of`); its members are that sample's only
 SAMPLE = "sample"
-# what every inline waiver comment holds (`subguard.rules.suppress`), matched without regard to ASCII case
+# what every inline waiver comment holds (`subguard.rules.suppress`), matched without regard to ASCII
+# case: `WAIVER_NEEDLE in data.lower()`, as a bytes regex that needs no lowered copy
 WAIVER_NEEDLE = b"subguard"
+WAIVER_PATTERN = b"(?i)" + re.escape(WAIVER_NEEDLE)
 # keys in Finding.properties of the change rules (SG6xx, `check --base`): the base revision as
 # (("ref", REF), ("commit", SHA)), and the before/after rows (member, topic, before, after)
 BASE_REVISION = "base"

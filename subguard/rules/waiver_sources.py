@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from subguard.core.config import Config
-from subguard.core.model import FileStatus, Finding, Location
+from subguard.core.model import WAIVER_PATTERN, FileStatus, Finding, Location
 from subguard.rules import suppress
 from subguard.rules.judge import Waivers, WaiverSource
 from subguard.scan.discover import read_limited
@@ -85,7 +85,7 @@ def _disk_sources(
     return out
 
 
-_NEEDLE = re.compile(re.escape(suppress.NEEDLE), re.IGNORECASE)  # `NEEDLE in data.lower()`, without the copy
+_NEEDLE = re.compile(WAIVER_PATTERN)
 
 
 def _disk_config_locations(config: Config, results: Sequence[ScanResult]) -> list[Location]:

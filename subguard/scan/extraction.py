@@ -27,7 +27,7 @@ from subguard.core.config import Config
 from subguard.core.kept import held as kept_held
 from subguard.core.kept import serving as kept_for_runs
 from subguard.core.limits import FileFailure, describe, gc_paused, guard_memo, scrub
-from subguard.core.model import WAIVER_NEEDLE, Consumer, Deployment, FileRecord, FileStatus, Finding
+from subguard.core.model import WAIVER_PATTERN, Consumer, Deployment, FileRecord, FileStatus, Finding
 from subguard.deploy.service import ModuleRoots, attribute, know_roots, module_roots
 from subguard.extract import NEEDLES, REGISTRY, load_extractors
 from subguard.extract.base import Extractor, ExtractResult, RepoContext, SourceFile, no_keep, no_last, no_memo
@@ -321,7 +321,9 @@ def _scan_files(
     consumers_out, deployments_out = attribute(consumers, deployments, paths, repo, config)
     marked = (  # which files may hold an inline waiver, from the verdicts the cache keeps (`_Search`)
         frozenset(
-            searcher(_WAIVABLE, sorted(p for p in read_by_extractors if records[p].status is not FileStatus.SKIPPED))
+            searcher(
+                WAIVER_PATTERN, sorted(p for p in read_by_extractors if records[p].status is not FileStatus.SKIPPED)
+            )
         )
         if searcher is not None and file_records
         else None
@@ -611,7 +613,6 @@ class _Search:
 
 
 _CLAIMS, _STATES, _ROOTS, _SEARCH, _SEEN = "claims", "extract", "roots", "search", "seen"
-_WAIVABLE = b"(?i)" + re.escape(WAIVER_NEEDLE)  # `WAIVER_NEEDLE in data.lower()`, as a search
 _KEPT = "kept"  # what extractors keep for their next run (`RepoContext.keep`), by extractor, repo and key
 
 
