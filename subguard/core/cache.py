@@ -518,6 +518,11 @@ class MemoFile:
         self.data[key] = value
         self._dirty = True
 
+    @property
+    def dirty(self) -> bool:
+        """Whether something was put since the memo was read or saved."""
+        return self._dirty
+
     def save(self) -> None:
         """Write when something changed; failures are silent (the memo is only an optimisation)."""
         if not self._dirty:

@@ -246,6 +246,8 @@ def candidates(dep: Deployment, index: _Index, config: Config) -> list[Unit]:
 
 def link(consumers: Sequence[Consumer], deployments: Sequence[Deployment], config: Config) -> Links:
     """Link every deployment to the consumers of one service, or report why it could not be."""
+    if not deployments:  # nothing to link: the consumers are not even indexed
+        return Links({}, {}, {})
     index = _Index(consumers)
     ambiguous: dict[str, tuple[str, ...]] = {}
     chosen_by_dep: dict[str, Unit] = {}

@@ -34,7 +34,6 @@ from subguard.deploy.environment import (
     environment_of,
     same_environment,
 )
-from subguard.deploy.link import link
 from subguard.deploy.offset_store import client_id, local_store, offset_dir
 from subguard.rules.conditions import UNKNOWN
 from subguard.rules.subjects import KindSpec, Member, Subject, Universe, Unknown, Variant, group_ident
@@ -171,6 +170,7 @@ GROUP_CLUSTER = KindSpec(
         "clustering_services": "CLUSTERING members by service",
     },
     _build_group_clusters,
+    per_group=True,
 )
 
 
@@ -256,6 +256,7 @@ SUBSCRIPTION_ENVIRONMENT = KindSpec(
     },
     {},
     _build_topic_envs,
+    per_group=True,
 )
 
 
@@ -340,7 +341,7 @@ def _pair_fields(c: Consumer, d: Deployment) -> tuple[dict[str, Any], list[Unkno
 
 
 def _build_pairs(u: Universe) -> Iterable[Subject]:
-    links = link(u.consumers, u.deployments, u.config)
+    links = u.links
     for c in u.consumers:
         deps = links.deployments_of(c)
         images = [d for d in deps if d.kind in RUNTIME_KINDS_EXCLUDED]
@@ -391,7 +392,7 @@ CONSUMER_DEPLOYMENT = KindSpec(
 
 
 def _build_deployments(u: Universe) -> Iterable[Subject]:
-    links = link(u.consumers, u.deployments, u.config)
+    links = u.links
     for d in u.deployments:
         candidates = links.ambiguous.get(d.deployment_id, ())
         service = links.linked.get(d.deployment_id, "")

@@ -31,7 +31,7 @@ from subguard.rules.code_scope import member_key
 from subguard.rules.conditions import UNKNOWN
 from subguard.rules.conditions import evaluate as judge
 from subguard.rules.policy import Policy, builtin
-from subguard.rules.subjects import KINDS, NOT_KNOWN, Subject, Universe, Unknown, Variant, kind_spec
+from subguard.rules.subjects import KINDS, NOT_KNOWN, KindSpec, Subject, Universe, Unknown, Variant, kind_spec
 from subguard.scan.extraction import ScanResult
 
 UNPARSEABLE, UNRESOLVED, STARTUP_FAILURE = "SG901", "SG902", "SG906"
@@ -296,46 +296,51 @@ def evaluate(
     results: Sequence[ScanResult], policies: Sequence[Policy], config: Config, beyond: bool = False
 ) -> list[Finding]:
     """Every finding of every selected policy over all results, in a deterministic order; the
-    last answer for the same records, policies, config and code when the scans were cached
-    (`subguard.rules.evalmemo`)."""
+    last answer for the same records, policies, config and code when the scans were cached, and
+    else the last judgement of each unchanged group (`subguard.rules.evalmemo`)."""
     memo_key = evalmemo.key(results, policies, config, beyond)
     kept = evalmemo.load(memo_key) if memo_key is not None else None
     if kept is not None:
         return kept
-    findings = _evaluate(results, policies, config, beyond)
-    if memo_key is not None:  # for the next run: once this one has answered (a copy: callers extend theirs)
+    parts = evalmemo.Parts(policies, config) if memo_key is not None else None
+    findings = _evaluate(results, policies, config, beyond, parts)
+    if (
+        memo_key is not None and parts is not None
+    ):  # for the next run: once this one has answered (a copy: callers extend theirs)
         afterwards.later(functools.partial(evalmemo.store, memo_key, list(findings)))
+        afterwards.later(parts.save)
     return findings
 
 
-def _evaluate(results: Sequence[ScanResult], policies: Sequence[Policy], config: Config, beyond: bool) -> list[Finding]:
+_Chosen = Sequence[tuple[Policy, KindSpec]]
+
+
+def _evaluate(
+    results: Sequence[ScanResult],
+    policies: Sequence[Policy],
+    config: Config,
+    beyond: bool,
+    parts: evalmemo.Parts | None = None,
+) -> list[Finding]:
+    """The findings of `evaluate`: the policies of `per_group` kinds judged part by part (each part's
+    judgement taken from `parts` when kept), the others over the whole universe."""
     universe = Universe.of(
         [c for r in results for c in r.consumers], [d for r in results for d in r.deployments], config
     )
     by_id = {p.id: p for p in policies}
-    subjects: dict[str, list[Subject]] = {}
+    chosen = [
+        (p, kind_spec(p.kind)) for p in policies if p.scope != "tool" and selected(p.id, config) and p.kind in KINDS
+    ]
+    by_part = [(p, spec) for p, spec in chosen if spec.per_group]
+    judged = [_judged_part(by_part, part, parts) for part in universe.parts()] if by_part else []
+    judged.append(_judge([(p, spec) for p, spec in chosen if not spec.per_group], universe))
     needs: dict[tuple[Any, ...], _Needs] = {}
-
-    def need(unknown: Unknown, rule: str) -> None:  # one note per value: its key plus where it is
-        ident = (*unknown.key, *_loc_key(unknown.location))
-        needs.setdefault(ident, _Needs(unknown, set())).rules.add(rule)
-
     findings: list[Finding] = []
-    for policy in policies:
-        if policy.scope == "tool" or not selected(policy.id, config) or policy.kind not in KINDS:
-            continue
-        spec = kind_spec(policy.kind)
-        if policy.kind not in subjects:
-            subjects[policy.kind] = list(spec.build(universe))
-        for unknown in spec.unplaced(universe):
-            need(unknown, policy.id)
-        for subject in subjects[policy.kind]:
-            verdict = judge(policy.condition, subject.fields)
-            if verdict:
-                findings.append(_finding(policy, subject))
-            elif verdict is None:
-                for unknown in subject.unknowns or (_fallback(subject),):
-                    need(unknown, policy.id)
+    for found, needed in judged:
+        findings += found
+        for unknown, rule in needed:  # one note per value: its key plus where it is
+            ident = (*unknown.key, *_loc_key(unknown.location))
+            needs.setdefault(ident, _Needs(unknown, set())).rules.add(rule)
     if selected(UNPARSEABLE, config):
         findings += unparseable(results, by_id)
     if selected(STARTUP_FAILURE, config):
@@ -345,6 +350,36 @@ def _evaluate(results: Sequence[ScanResult], policies: Sequence[Policy], config:
     findings += [f for r in results for f in r.findings if selected(f.rule, config)]
     unique = {(_order(f)): f for f in findings}
     return [unique[k] for k in sorted(unique)]
+
+
+def _judged_part(chosen: _Chosen, part: Universe, parts: evalmemo.Parts | None) -> evalmemo.Judgement:
+    """`_judge` of one part, as kept in `parts` when it judged the very same consumers."""
+    digest = parts.digest(part.consumers) if parts is not None else None
+    kept = parts.get(digest) if parts is not None and digest is not None else None
+    if kept is not None:
+        return kept
+    judged = _judge(chosen, part)
+    if parts is not None and digest is not None:
+        parts.put(digest, judged)
+    return judged
+
+
+def _judge(chosen: _Chosen, universe: Universe) -> evalmemo.Judgement:
+    """Each policy's findings over `universe`, and each unknown value a verdict needed, with the rule."""
+    subjects: dict[str, list[Subject]] = {}
+    findings: list[Finding] = []
+    needed: list[tuple[Unknown, str]] = []
+    for policy, spec in chosen:
+        if policy.kind not in subjects:
+            subjects[policy.kind] = list(spec.build(universe))
+        needed += [(unknown, policy.id) for unknown in spec.unplaced(universe)]
+        for subject in subjects[policy.kind]:
+            verdict = judge(policy.condition, subject.fields)
+            if verdict:
+                findings.append(_finding(policy, subject))
+            elif verdict is None:
+                needed += [(unknown, policy.id) for unknown in subject.unknowns or (_fallback(subject),)]
+    return tuple(findings), tuple(needed)
 
 
 def _fallback(subject: Subject) -> Unknown:

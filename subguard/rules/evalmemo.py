@@ -6,6 +6,10 @@ cached scan's result carries a digest of those records (`ScanResult.digest`: eve
 result, the path set, the scan config and code); with the policies, the whole config and the
 engine's code it keys the evaluated findings, stored signed in the user's cache (`evaluated/`, the
 newest `KEEP`). A scan without a cache (`--no-cache`) has no digest: it is always judged.
+
+When the records changed, the engine judges the run's groups part by part (`Universe.parts`), and
+each part's judgement is kept by a digest of what it judged: the part's consumers as JSON, under the
+policies, config and code (`Parts`). An edit of one consumer re-judges its group only.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import functools
 import os
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any, cast
 
 try:  # hashlib would load OpenSSL for a digest the interpreter has built in
     from _blake2 import blake2b
@@ -21,19 +26,27 @@ except ImportError:  # pragma: no cover - an interpreter built without it
     from hashlib import blake2b
 
 from subguard import __version__
-from subguard.core.cache import code_stamp, read_signed, user_cache_dir, write_signed
+from subguard.core.cache import MemoFile, code_stamp, read_signed, user_cache_dir, write_signed
 from subguard.core.config import Config
-from subguard.core.model import Finding
+from subguard.core.model import Consumer, Finding
+from subguard.core.recordjson import json_of
 from subguard.rules.policy import Policy
 from subguard.scan.extraction import ScanResult
 
 KEEP = 8
+PARTS_KEPT = 4096  # part judgements kept per policies, config and code (the newest)
 
 
 @functools.lru_cache(maxsize=1)
 def _code() -> str:
     pkg = Path(__file__).resolve().parent.parent
     return code_stamp(*(pkg / name for name in ("rules", "core", "rocketmq", "deploy")))
+
+
+def _settings(policies: Sequence[Policy], config: Config) -> bytes:
+    """What judges the records: the policies (their pickles differ run to run), the config and the code."""
+    text = f"{list(policies)!r}\0{config.model_dump_json()}\0{__version__}\0{_code()}"
+    return text.encode("utf-8", "surrogateescape")
 
 
 def key(results: Sequence[ScanResult], policies: Sequence[Policy], config: Config, beyond: bool) -> str | None:
@@ -43,9 +56,8 @@ def key(results: Sequence[ScanResult], policies: Sequence[Policy], config: Confi
     h = blake2b(digest_size=20)
     for r in results:
         h.update(f"{r.digest}\0{r.root}\0{r.repo}\0".encode("utf-8", "surrogateescape"))
-    h.update(repr(list(policies)).encode("utf-8", "surrogateescape"))  # their pickles differ run to run
-    h.update(config.model_dump_json().encode("utf-8", "surrogateescape"))
-    h.update(f"\0{__version__}\0{_code()}\0{beyond}".encode("utf-8", "surrogateescape"))
+    h.update(_settings(policies, config))
+    h.update(f"\0{beyond}".encode())
     return h.hexdigest()
 
 
@@ -72,3 +84,47 @@ def store(memo_key: str, findings: Sequence[Finding]) -> None:
             os.unlink(old.path)
     except Exception:  # noqa: BLE001 - a memo is an optimisation: never a reason to fail
         return
+
+
+Judgement = tuple[tuple[Finding, ...], tuple[tuple[Any, str], ...]]  # findings, (unknown value, rule needing it)
+
+
+class Parts:
+    """The part judgements of one set of policies, config and code: judgement by part digest."""
+
+    def __init__(self, policies: Sequence[Policy], config: Config) -> None:
+        self._memo = MemoFile(
+            f"evaluated-parts-{blake2b(_settings(policies, config), digest_size=16).hexdigest()}", PARTS_KEPT
+        )
+        self._used: list[str] = []
+
+    @staticmethod
+    def digest(consumers: Sequence[Consumer]) -> str | None:
+        """What a part's judgement rests on besides the settings: its consumers, in order; None when
+        one does not serialise (nothing kept)."""
+        h = blake2b(digest_size=20)
+        try:
+            for c in consumers:
+                h.update(json_of(c))
+                h.update(b"\0")
+        except Exception:  # noqa: BLE001 - a memo is an optimisation: an odd value is judged, not kept
+            return None
+        return h.hexdigest()
+
+    def get(self, digest: str) -> Judgement | None:
+        value = self._memo.get(digest)
+        if not (isinstance(value, tuple) and len(value) == 2):
+            return None
+        self._used.append(digest)
+        return cast(Judgement, value)
+
+    def put(self, digest: str, judged: Judgement) -> None:
+        self._memo.put(digest, judged)
+        self._used.append(digest)
+
+    def save(self) -> None:
+        """Write the memo when a part was judged anew, this run's parts as the newest; never fails."""
+        if self._memo.dirty:
+            for digest in dict.fromkeys(self._used):
+                self._memo.put(digest, self._memo.data.pop(digest))
+            self._memo.save()

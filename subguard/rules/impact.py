@@ -7,11 +7,10 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-import pydantic_core
-
 from subguard.core.cache import MemoFile, code_stamp, namespace
 from subguard.core.inventory import split_key
 from subguard.core.model import Consumer
+from subguard.core.recordjson import json_list
 from subguard.scan.parallel import pmap, worker_count
 
 Described = tuple[str | None, str | None]  # (impact text, warning)
@@ -49,7 +48,7 @@ def _group_key(members: Sequence[Consumer]) -> str:
     prediction orders them itself, so an order a scan happened to deliver must not miss the memo)."""
     from subguard.core.inventory import sort_consumers
 
-    return hashlib.sha256(pydantic_core.to_json(sort_consumers(members))).hexdigest()  # one call per group
+    return hashlib.sha256(json_list(sort_consumers(members))).hexdigest()
 
 
 def describer(

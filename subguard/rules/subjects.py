@@ -21,11 +21,12 @@ Consumers whose group is unknown are not grouped; every group rule reports them 
 
 from __future__ import annotations
 
+import functools
 import importlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from subguard.core.config import Config
 from subguard.core.inventory import Group, GroupMap, group_map
@@ -43,9 +44,12 @@ from subguard.core.model import (
 from subguard.rocketmq.expression import parse, smells
 from subguard.rocketmq.sql92 import MAX_DEPTH as SQL_MAX_DEPTH
 from subguard.rocketmq.sql92 import validate as validate_sql
-from subguard.rules.code_scope import sample_of
+from subguard.rules.code_scope import member_key, sample_of
 from subguard.rules.conditions import UNKNOWN
 from subguard.scan.records import updated
+
+if TYPE_CHECKING:
+    from subguard.deploy.link import Links
 
 NOT_KNOWN = "is not statically known"  # an Unknown's default state: no value at all (not one subguard cannot judge)
 
@@ -103,18 +107,37 @@ class Universe:
 
     consumers: tuple[Consumer, ...]
     deployments: tuple[Deployment, ...]
-    groups: GroupMap
     config: Config
 
     @classmethod
     def of(cls, consumers: Sequence[Consumer], deployments: Sequence[Deployment], config: Config) -> Universe:
         # a template is no declaration, and a consumer the code never runs is no consumer: never judged
         placed = [with_repo(c) for c in consumers if not c.template and not c.never_runs]
-        return cls(tuple(placed), tuple(deployments), group_map(placed, lambda c: sample_of(c, config)), config)
+        return cls(tuple(placed), tuple(deployments), config)
+
+    @cached_property
+    def groups(self) -> GroupMap:
+        return group_map(self.consumers, functools.partial(sample_of, config=self.config))
 
     @cached_property
     def by_id(self) -> dict[str, Consumer]:
         return {c.consumer_id: c for c in self.consumers}
+
+    @cached_property
+    def links(self) -> Links:
+        """The deployments linked to the consumers (`subguard.deploy.link`), once for every kind that reads them."""
+        from subguard.deploy.link import link
+
+        return link(self.consumers, self.deployments, self.config)
+
+    def parts(self) -> list[Universe]:
+        """The universe split by group, without deployments: one part per group key (every consumer
+        of the group, members or not), one per consumer whose group is not known, in first-seen order."""
+        by_key: dict[str, list[Consumer]] = {}
+        for c in self.consumers:
+            key = member_key(c, self.config)
+            by_key.setdefault(f"\0{len(by_key)}" if key is None else key, []).append(c)
+        return [Universe(tuple(cs), (), self.config) for cs in by_key.values()]
 
 
 def _place_value(value: Value | None, repo: str) -> Value | None:
@@ -152,13 +175,17 @@ class KindSpec:
     """A subject kind: its fields (name -> meaning), variant dimensions, and builder.
 
     `unplaced` lists values whose absence keeps a declaration out of every subject of this kind
-    (e.g. an unknown group); each policy of the kind counts as needing them.
+    (e.g. an unknown group); each policy of the kind counts as needing them. `per_group`: the
+    builders read one group's consumers only (each consumer's own values, or its group's members),
+    never other groups, deployments or the run's other consumers, so that what they build over the
+    universe is what they build over its `parts`, put together (the engine judges them part by part).
     """
 
     fields: Mapping[str, str]
     variants: Mapping[str, str]
     build: Callable[[Universe], Iterable[Subject]]
     unplaced: Callable[[Universe], Iterable[Unknown]] = lambda u: ()
+    per_group: bool = False
 
 
 # kind -> "module:attribute" of its KindSpec. Add a line to register a kind.
@@ -433,7 +460,7 @@ def _build_smells(u: Universe) -> Iterable[Subject]:
                 )
 
 
-SUBSCRIPTION = KindSpec(_SUB_FIELDS, {}, _build_subscriptions)
+SUBSCRIPTION = KindSpec(_SUB_FIELDS, {}, _build_subscriptions, per_group=True)
 SUBSCRIPTION_SMELL = KindSpec(
     {
         **_SUB_FIELDS,
@@ -443,6 +470,7 @@ SUBSCRIPTION_SMELL = KindSpec(
     },
     {},
     _build_smells,
+    per_group=True,
 )
 
 
@@ -641,7 +669,7 @@ def _build_names(u: Universe) -> Iterable[Subject]:
             )
 
 
-CONSUMER = KindSpec(_CONSUMER_FIELDS, {}, _build_consumers)
+CONSUMER = KindSpec(_CONSUMER_FIELDS, {}, _build_consumers, per_group=True)
 CONSUMER_OVERRIDDEN = KindSpec(
     {
         **_CONSUMER_FIELDS,
@@ -652,6 +680,7 @@ CONSUMER_OVERRIDDEN = KindSpec(
     },
     {},
     _build_overridden,
+    per_group=True,
 )
 CONSUMER_NAME = KindSpec(
     {
@@ -663,6 +692,7 @@ CONSUMER_NAME = KindSpec(
     },
     {},
     _build_names,
+    per_group=True,
 )
 
 
@@ -890,5 +920,5 @@ def _build_group_topics(u: Universe) -> Iterable[Subject]:
             )
 
 
-GROUP = KindSpec(_GROUP_FIELDS, _GROUP_VARIANTS, _build_groups, _ungrouped)
-GROUP_TOPIC = KindSpec(_GROUP_TOPIC_FIELDS, _GROUP_TOPIC_VARIANTS, _build_group_topics, _ungrouped)
+GROUP = KindSpec(_GROUP_FIELDS, _GROUP_VARIANTS, _build_groups, _ungrouped, per_group=True)
+GROUP_TOPIC = KindSpec(_GROUP_TOPIC_FIELDS, _GROUP_TOPIC_VARIANTS, _build_group_topics, _ungrouped, per_group=True)
