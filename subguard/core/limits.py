@@ -52,6 +52,9 @@ from ruamel.yaml.events import AliasEvent
 from ruamel.yaml.nodes import MappingNode, Node, SequenceNode
 from ruamel.yaml.scanner import RoundTripScanner, Scanner
 
+from subguard.core.model import Record
+from subguard.core.recordjson import json_of
+
 T = TypeVar("T")
 YAML_MAX_DEPTH = 100
 YAML_MAX_ALIAS_EXPANSION = 100_000
@@ -275,13 +278,18 @@ def scrub(value: T) -> T:
 def _json_clean(value: object) -> bool:
     """True when pydantic writes `value` as UTF-8 JSON: no string in it holds a lone surrogate (False
     also for a value it cannot write, a bytes value that is no UTF-8, a key that is no string). A
-    sequence of one closed model class is written by the fields it declares (twice as fast);
+    sequence of one closed model class is written by the fields it declares (twice as fast), a
+    record's JSON kept for the memo keys that read it later in the run (`subguard.core.recordjson`);
     anything else as what each model is."""
     items = value if isinstance(value, (tuple, list)) else (value,)
     kind = type(items[0]) if items else None
     plain = kind is not None and issubclass(kind, BaseModel) and all(type(v) is kind for v in items) and _closed(kind)
     try:
-        pydantic_core.to_json(value, serialize_as_any=not plain)
+        if plain and kind is not None and issubclass(kind, Record):  # each record's JSON, kept (`recordjson`)
+            for item in items:
+                json_of(item)
+        else:
+            pydantic_core.to_json(value, serialize_as_any=not plain)
     except (pydantic_core.PydanticSerializationError, TypeError, ValueError, RecursionError):
         return False
     return True

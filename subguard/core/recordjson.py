@@ -1,4 +1,5 @@
-"""A record's JSON, serialised once per record object in a process: the memo keys of a run's
+"""A record's JSON, serialised once per record object in a process: the scan's check for lone
+surrogates (`core.limits.scrub`) writes every consumer as JSON, and the memo keys of the run's
 judgements (`rules.evalmemo.Parts`) and simulated impacts (`rules.impact`) read the same consumers."""
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ import pydantic_core
 
 from subguard.core.model import Record
 
-_LIMIT = 65536
+_LIMIT = 4096  # records kept alive (a long process, an audit's worker, keeps the newest only)
 _MADE: dict[int, tuple[Record, bytes]] = {}  # id -> (the record, kept alive so the id is not reused; its JSON)
 
 
@@ -19,7 +20,7 @@ def json_of(record: Record) -> bytes:
     if hit is not None and hit[0] is record:
         return hit[1]
     if len(_MADE) >= _LIMIT:
-        _MADE.clear()
+        del _MADE[next(iter(_MADE))]
     data = pydantic_core.to_json(record)
     _MADE[id(record)] = (record, data)
     return data

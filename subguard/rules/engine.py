@@ -354,7 +354,7 @@ def _evaluate(
 
 def _judged_part(chosen: _Chosen, part: Universe, parts: evalmemo.Parts | None) -> evalmemo.Judgement:
     """`_judge` of one part, as kept in `parts` when it judged the very same consumers."""
-    digest = parts.digest(part.consumers) if parts is not None else None
+    digest = parts.digest(part.scanned) if parts is not None else None  # what `with_repo` placed
     kept = parts.get(digest) if parts is not None and digest is not None else None
     if kept is not None:
         return kept

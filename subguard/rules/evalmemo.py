@@ -100,8 +100,8 @@ class Parts:
 
     @staticmethod
     def digest(consumers: Sequence[Consumer]) -> str | None:
-        """What a part's judgement rests on besides the settings: its consumers, in order; None when
-        one does not serialise (nothing kept)."""
+        """What a part's judgement rests on besides the settings: its consumers (as scanned), in
+        order; None when one does not serialise (nothing kept)."""
         h = blake2b(digest_size=20)
         try:
             for c in consumers:

@@ -108,12 +108,13 @@ class Universe:
     consumers: tuple[Consumer, ...]
     deployments: tuple[Deployment, ...]
     config: Config
+    scanned: tuple[Consumer, ...] = ()  # the consumers as the scan made them, index for index (`with_repo`)
 
     @classmethod
     def of(cls, consumers: Sequence[Consumer], deployments: Sequence[Deployment], config: Config) -> Universe:
         # a template is no declaration, and a consumer the code never runs is no consumer: never judged
-        placed = [with_repo(c) for c in consumers if not c.template and not c.never_runs]
-        return cls(tuple(placed), tuple(deployments), config)
+        judged = tuple(c for c in consumers if not c.template and not c.never_runs)
+        return cls(tuple(map(with_repo, judged)), tuple(deployments), config, judged)
 
     @cached_property
     def groups(self) -> GroupMap:
@@ -133,11 +134,15 @@ class Universe:
     def parts(self) -> list[Universe]:
         """The universe split by group, without deployments: one part per group key (every consumer
         of the group, members or not), one per consumer whose group is not known, in first-seen order."""
-        by_key: dict[str, list[Consumer]] = {}
-        for c in self.consumers:
+        by_key: dict[str, list[int]] = {}
+        for i, c in enumerate(self.consumers):
             key = member_key(c, self.config)
-            by_key.setdefault(f"\0{len(by_key)}" if key is None else key, []).append(c)
-        return [Universe(tuple(cs), (), self.config) for cs in by_key.values()]
+            by_key.setdefault(f"\0{len(by_key)}" if key is None else key, []).append(i)
+        scanned = self.scanned or self.consumers
+        return [
+            Universe(tuple(self.consumers[i] for i in at), (), self.config, tuple(scanned[i] for i in at))
+            for at in by_key.values()
+        ]
 
 
 def _place_value(value: Value | None, repo: str) -> Value | None:

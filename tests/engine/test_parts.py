@@ -109,3 +109,22 @@ def test_part_judgements_are_kept_per_policies_and_config(tmp_path: Path, monkey
     narrowed = Config(ignore=("SG102",))
     assert engine.evaluate([res], POLICIES, narrowed) == engine.evaluate([result(a, b)], POLICIES, narrowed)
     assert "SG102" not in {f.rule for f in engine.evaluate([_digested(result(a, b), "y")], POLICIES, narrowed)}
+
+
+def test_a_record_is_written_as_json_once_and_as_pydantic_writes_it() -> None:
+    """`recordjson`: the scrub's check, the part digests and the impact memo's keys read the same
+    bytes; a record with a lone surrogate is refused (and scrubbed) as before, and never kept."""
+    import pydantic_core
+
+    from subguard.core import recordjson
+    from subguard.core.limits import scrub
+
+    members = (consumer("g", sub("T", "a||b", "a.py", 1)), consumer("g", sub("T", "c", "b.py", 2)))
+    assert scrub(members) is members
+    assert all(id(c) in recordjson._MADE for c in members)  # written by the scrub's check
+    assert recordjson.json_list(members) == pydantic_core.to_json(list(members))
+    broken = consumer("g\ud800", sub("T", "a", "c.py", 1))
+    with pytest.raises(pydantic_core.PydanticSerializationError):
+        recordjson.json_of(broken)
+    assert id(broken) not in recordjson._MADE
+    assert scrub((broken,))[0].group.value == "g\ufffd"
