@@ -215,7 +215,22 @@ class Editor:
         """An edit of what links a consumer beyond its own module (a fixture, a test taking it, a
         function it is passed to, the requirements), or of an inline waiver."""
         ops = [self.edit_fixture, self.use_fixture, self.edit_register, self.edit_requirements, self.waive]
+        if self.rng.random() < 0.2:  # drawn apart: the other edits keep their odds
+            return self.shadow(self.rng.randrange(3))
         return self.rng.choice(ops)()
+
+    def shadow(self, n: int) -> str:
+        """`svc{n}/common/names.py` added (the `common.names` that svc{n}'s imports resolve to, as the
+        closer module) or removed again: what an import resolves to changes with the path set."""
+        package = self.root / f"svc{n}" / "common"
+        if package.exists():
+            for path in sorted(package.iterdir()):
+                path.unlink()
+            package.rmdir()
+            return f"unshadow common.names in svc{n}"
+        self.write(package / "__init__.py", "")
+        self.write(package / "names.py", CONSTANTS.format(group_a="GID_SHADOW", topic="TopicShadow", tags="TagS"))
+        return f"shadow common.names in svc{n}"
 
     def waive(self) -> str:
         """An inline waiver written into a Python file, or taken out again (the scan's search for
@@ -642,8 +657,8 @@ def test_the_linker_links_again_only_what_an_edit_reaches(tmp_path: Path, monkey
     change (`subguard.extract.python.linkmemo`): the edited module; the modules that read a changed
     constant; a factory's module when a file calls it anew; a fixture's module when a test takes it;
     a module whose consumer is passed to a changed function; the modules that asked for the
-    dependency hint when the requirements change; all of them when a file is added. Each scan
-    equals a scan without a cache."""
+    dependency hint when the requirements change; when files are added or removed, only the modules
+    an import of which now resolves to another module. Each scan equals a scan without a cache."""
     from subguard.core.config import Config
     from subguard.extract.python import link
     from subguard.scan.extraction import scan_repo
@@ -688,5 +703,12 @@ def test_the_linker_links_again_only_what_an_edit_reaches(tmp_path: Path, monkey
     assert relinked() == ["svc2/registered.py"]
     editor.write(root / "svc1" / "requirements.txt", REQUIREMENTS[1])
     assert relinked() == ["common/factory.py", "svc2/registered.py", "tests/conftest.py"]
-    editor.add_caller()
-    assert relinked() == everything
+    editor.add_caller()  # a new caller of the factory: the factory's module only
+    assert relinked() == ["common/factory.py"]
+    editor.write(root / "svc2" / "more.py", PLAIN.format(n=9))  # a file no import resolves to
+    assert relinked() == []
+    editor.shadow(1)  # svc1/common/names.py: svc1's `from common.names import ...` now resolves there
+    shadowed = [p for p in consumers if p.startswith("svc1/")]
+    assert shadowed and relinked() == shadowed
+    editor.shadow(1)  # and taken away again
+    assert relinked() == shadowed

@@ -55,6 +55,7 @@ from subguard.extract.python.resolve import (
     FuncRef,
     LibRef,
     ModuleSource,
+    Question,
     Resolver,
     function_of,
     location,
@@ -143,13 +144,19 @@ class Linker:
         self.store = store
         self._by_name: tuple[list[ModuleFacts], dict[str, list[tuple[FuncCall, ModuleFacts]]]] | None = None
         self._reads: list[tuple[str, str]] | None = None  # what the unit being linked asked for
+        self._questions: list[tuple[Question, object]] | None = None  # what it asked the path set
         self._asked = False  # whether it asked for the dependency hint
         if store is not None:
             modules.note = self._note
+            modules.asked = self._ask
 
     def _note(self, how: str, path: str) -> None:
         if self._reads is not None:
             self._reads.append((how, path))
+
+    def _ask(self, question: Question, answer: object) -> None:
+        if self._questions is not None:
+            self._questions.append((question, answer))
 
     def dependency_hint(self) -> ClientFamily | None:
         self._asked = True
@@ -163,28 +170,35 @@ class Linker:
         in order, and its consumers are taken as kept."""
         store = self.store
         old = store.linked() if store is not None else None
-        usable = store is not None and old is not None and old.paths == store.paths
+        moved_paths = store is not None and old is not None and old.paths != store.paths  # files added or removed
         given = sorted(self.modules.full)
         kept: dict[str, Unit] = {}
         plans: dict[str, list[_Plan]] = {}
         before: dict[str, tuple[tuple[str, str], ...]] = {}
+        questions: dict[str, tuple[tuple[Question, object], ...]] = {}  # what planning asked the path set
         asked: dict[str, bool] = {}  # whether planning asked for the dependency hint
         for path in given:
-            unit = store.unit(path) if store is not None and usable else None
-            if store is not None and unit is not None and store.holds(unit, self._hint):
+            unit = store.unit(path) if store is not None and old is not None else None
+            if (
+                store is not None
+                and unit is not None
+                and store.holds(unit, self._hint)
+                and (not moved_paths or self._answers_hold(unit))
+            ):
                 self._repeat(unit.before)
                 kept[path] = unit
                 continue
-            self._reads, self._asked = [], False
+            self._reads, self._questions, self._asked = [], [], False
             plans[path] = self._plan(path)
-            before[path], self._reads, asked[path] = tuple(self._reads), None, self._asked
+            before[path], questions[path], asked[path] = tuple(self._reads), tuple(self._questions), self._asked
+            self._reads = self._questions = None
         names = frozenset(
             [name for unit in kept.values() for name in unit.names]
             + [name for planned in plans.values() for name in _names(planned)]
         )
         loaded = self.load_calls(names) if names else []
         callers = list(self.modules.full.values()) + loaded
-        changed, moved, by_caller = self._changes(old if usable else None, callers, loaded)
+        changed, moved, by_caller = self._changes(old, callers, loaded)
         units: dict[str, Unit] = {}
         out: list[Consumer] = []
         for path in given:
@@ -194,10 +208,10 @@ class Linker:
             else:
                 if path not in plans:  # kept until the search: planned again as it was before it
                     assert unit is not None
-                    self._asked = False
+                    self._questions, self._asked = [], False
                     plans[path], before[path] = self._hidden_plan(path, loaded), unit.before
-                    asked[path] = self._asked
-                unit = self._link(plans[path], before[path], callers, asked[path])
+                    questions[path], asked[path], self._questions = tuple(self._questions), self._asked, None
+                unit = self._link(plans[path], before[path], questions[path], callers, asked[path])
             units[path] = unit
             out.extend(unit.consumers)
         if store is not None:
@@ -225,17 +239,24 @@ class Linker:
             self.modules.hidden = frozenset()
 
     def _link(
-        self, planned: list[_Plan], before: tuple[tuple[str, str], ...], callers: list[ModuleFacts], asked: bool
+        self,
+        planned: list[_Plan],
+        before: tuple[tuple[str, str], ...],
+        questions: tuple[tuple[Question, object], ...],
+        callers: list[ModuleFacts],
+        asked: bool,
     ) -> Unit:
-        """One module's consumers from its plans, as a `Unit` with what it read (`asked`: whether
-        planning it asked for the dependency hint)."""
-        self._reads, self._asked = [], asked
+        """One module's consumers from its plans, as a `Unit` with what it read and asked the path
+        set (`before`, `questions`: while planning; `asked`: whether planning asked for the
+        dependency hint)."""
+        self._reads, self._questions, self._asked = [], [*questions], asked
         consumers = tuple(self._consumer(inst) for plan in planned for inst in self._instances(plan, callers))
-        after, self._reads = tuple(self._reads), None
+        after, answers, self._reads, self._questions = tuple(self._reads), tuple(self._questions), None, None
         asked = self._asked
         return Unit(
             before=before,
             after=after,
+            questions=answers,
             digests=self.store.digests(before + after) if self.store is not None else (),
             names=frozenset(_names(planned)),
             wants=frozenset(
@@ -245,6 +266,10 @@ class Linker:
             hint=(asked, self._hint() if asked else None),
             consumers=consumers,
         )
+
+    def _answers_hold(self, unit: Unit) -> bool:
+        """Whether the path set answers each question linking `unit` asked it as it did then."""
+        return all(self.modules.answer(question) == then for question, then in unit.questions)
 
     def _repeat(self, reads: tuple[tuple[str, str], ...]) -> None:
         """Ask for the modules a kept unit asked for, in its order: the same loads and records."""

@@ -6,7 +6,9 @@ and the modules it read are asked for again, in the same order, so the run reads
 exactly what linking it would (`Linker.consumers`). A unit depends on:
 
 - the content of every module it asked the `ModuleSource` for (by digest), its own included;
-- the repo's Python paths (imports resolve against them): any added or removed file links all again;
+- what it asked the repo's Python paths (`ModuleSource.asked`: the module an import resolves to, the
+  settings modules, whether a file exists): after files are added or removed, it is linked again
+  only when the new path set answers one of these questions otherwise;
 - the dependency hint, when it asked for it;
 - the callers of its factories and the users of its fixtures: a unit is linked again when a module
   that calls a name it wants (or takes it as a parameter) changed, appeared or went, before or after
@@ -23,6 +25,7 @@ from typing import Any
 
 from subguard.core.model import ClientFamily, Consumer
 from subguard.extract.python.ir import ModuleFacts
+from subguard.extract.python.resolve import Question
 
 LINKED = "link"  # the key of the repo's `Linked`
 UNIT = "unit:"  # the prefix of each module's `Unit`
@@ -35,6 +38,7 @@ class Unit:
 
     before: tuple[tuple[str, str], ...]  # (how, path) asked for before the call-site search, in order
     after: tuple[tuple[str, str], ...]  # after it
+    questions: tuple[tuple[Question, object], ...]  # what it asked the path set, with the answers then
     digests: tuple[tuple[str, bytes], ...]  # each module read, with its content's digest then
     names: frozenset[tuple[str, str]]  # what it asked the call-site search for: (module stem, name)
     wants: frozenset[str]  # the factory and fixture names whose callers make its instances

@@ -223,6 +223,8 @@ def dotted_module(path: str) -> str:
 
 # how a module was asked for (`ModuleSource.note`): `get`, `get_full`, `get_attrs`
 GET, FULL, ATTRS = "get", "full", "attrs"
+FIND, SETTINGS, HAS = "find", "settings", "has"  # the questions the path set answers (`ModuleSource.asked`)
+Question = tuple[str, ...]
 
 
 class ModuleSource:
@@ -247,6 +249,8 @@ class ModuleSource:
         self._suffix: dict[str, list[str]] | None = None
         self._settings: list[str] | None = None
         self.note: Callable[[str, str], None] | None = None  # told of every module asked for: (how, path)
+        # told of every question the path set answers, with the answer (`answer` asks it again)
+        self.asked: Callable[[Question, object], None] | None = None
         self.hidden: frozenset[str] = frozenset()  # modules of `full` read as if they were not
 
     def get_full(self, path: str) -> ModuleFacts | None:
@@ -279,7 +283,27 @@ class ModuleSource:
                 for p in self.paths
                 if p.endswith(".py") and (posixpath.basename(p) == "settings.py" or "settings" in p.split("/")[:-1])
             )
+        if self.asked is not None:
+            self.asked((SETTINGS,), tuple(self._settings))
         return self._settings
+
+    def has(self, path: str) -> bool:
+        """Whether `path` is one of the repo's files."""
+        found = path in self.paths
+        if self.asked is not None:
+            self.asked((HAS, path), found)
+        return found
+
+    def answer(self, question: Question) -> object:
+        """What the path set answers to a question `asked` was told of, asked again (untold)."""
+        told, self.asked = self.asked, None
+        try:
+            if question[0] == FIND:
+                found = self.find(question[1], question[2])
+                return None if found is None else (found[0], tuple(found[1]))
+            return tuple(self.settings_modules()) if question[0] == SETTINGS else self.has(question[1])
+        finally:
+            self.asked = told
 
     def get(self, path: str) -> ModuleFacts | None:
         """A module's facts: full when parsed, else its constants (a light parse on demand)."""
@@ -304,6 +328,12 @@ class ModuleSource:
 
     def find(self, dotted: str, importer: str) -> tuple[str, list[str]] | None:
         """(module path, remaining attribute names) for a dotted import seen in `importer`."""
+        found = self._find(dotted, importer)
+        if self.asked is not None:
+            self.asked((FIND, dotted, importer), None if found is None else (found[0], tuple(found[1])))
+        return found
+
+    def _find(self, dotted: str, importer: str) -> tuple[str, list[str]] | None:
         if dotted.startswith("."):
             level = len(dotted) - len(dotted.lstrip("."))
             folder = posixpath.dirname(importer)
@@ -461,8 +491,8 @@ class Resolver:
         rv = self._glob(rest[0], target, depth, Frame(module))
         if (
             not rv.known
-            and f"{posixpath.dirname(path)}/{rest[0]}.py".lstrip("/") in self.modules.paths
             and path.endswith("__init__.py")
+            and self.modules.has(f"{posixpath.dirname(path)}/{rest[0]}.py".lstrip("/"))
         ):
             rv = RV(ModRef(f"{posixpath.dirname(path)}/{rest[0]}.py".lstrip("/")))
         for attr in rest[1:]:
