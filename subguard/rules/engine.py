@@ -304,10 +304,8 @@ def evaluate(
         return kept
     parts = evalmemo.Parts(policies, config) if memo_key is not None else None
     findings = _evaluate(results, policies, config, beyond, parts)
-    if (
-        memo_key is not None and parts is not None
-    ):  # for the next run: once this one has answered (a copy: callers extend theirs)
-        afterwards.later(functools.partial(evalmemo.store, memo_key, list(findings)))
+    if memo_key is not None and parts is not None:  # for the next run, once this one has answered
+        afterwards.later(functools.partial(evalmemo.store, memo_key, list(findings)))  # a copy: callers extend theirs
         afterwards.later(parts.save)
     return findings
 

@@ -118,6 +118,7 @@ class Universe:
 
     @cached_property
     def groups(self) -> GroupMap:
+        """The consumers' group map (`core.inventory.group_map`), samples kept apart as the config says."""
         return group_map(self.consumers, functools.partial(sample_of, config=self.config))
 
     @cached_property
