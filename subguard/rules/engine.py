@@ -310,7 +310,7 @@ def evaluate(
     return findings
 
 
-_Chosen = Sequence[tuple[Policy, KindSpec]]
+_Chosen = Sequence[tuple[KindSpec, Sequence[Policy]]]  # each kind's spec and its selected policies, in order
 
 
 def _evaluate(
@@ -326,12 +326,14 @@ def _evaluate(
         [c for r in results for c in r.consumers], [d for r in results for d in r.deployments], config
     )
     by_id = {p.id: p for p in policies}
-    chosen = [
-        (p, kind_spec(p.kind)) for p in policies if p.scope != "tool" and selected(p.id, config) and p.kind in KINDS
-    ]
-    by_part = [(p, spec) for p, spec in chosen if spec.per_group]
+    by_kind: dict[str, list[Policy]] = {}
+    for p in policies:
+        if p.scope != "tool" and selected(p.id, config) and p.kind in KINDS:
+            by_kind.setdefault(p.kind, []).append(p)
+    chosen = [(kind_spec(kind), kept) for kind, kept in by_kind.items()]
+    by_part = [(spec, kept) for spec, kept in chosen if spec.per_group]
     judged = [_judged_part(by_part, part, parts) for part in universe.parts()] if by_part else []
-    judged.append(_judge([(p, spec) for p, spec in chosen if not spec.per_group], universe))
+    judged.append(_judge([(spec, kept) for spec, kept in chosen if not spec.per_group], universe))
     needs: dict[tuple[Any, ...], _Needs] = {}
     findings: list[Finding] = []
     for found, needed in judged:
@@ -363,20 +365,21 @@ def _judged_part(chosen: _Chosen, part: Universe, parts: evalmemo.Parts | None) 
 
 
 def _judge(chosen: _Chosen, universe: Universe) -> evalmemo.Judgement:
-    """Each policy's findings over `universe`, and each unknown value a verdict needed, with the rule."""
-    subjects: dict[str, list[Subject]] = {}
+    """Each policy's findings over `universe`, and each unknown value a verdict needed, with the rule:
+    each kind's subjects built once, then judged by each of its policies."""
     findings: list[Finding] = []
     needed: list[tuple[Unknown, str]] = []
-    for policy, spec in chosen:
-        if policy.kind not in subjects:
-            subjects[policy.kind] = list(spec.build(universe))
-        needed += [(unknown, policy.id) for unknown in spec.unplaced(universe)]
-        for subject in subjects[policy.kind]:
-            verdict = judge(policy.condition, subject.fields)
-            if verdict:
-                findings.append(_finding(policy, subject))
-            elif verdict is None:
-                needed += [(unknown, policy.id) for unknown in subject.unknowns or (_fallback(subject),)]
+    for spec, kept in chosen:
+        subjects = list(spec.build(universe))
+        unplaced = list(spec.unplaced(universe))
+        for policy in kept:
+            needed += [(unknown, policy.id) for unknown in unplaced]
+            for subject in subjects:
+                verdict = judge(policy.condition, subject.fields)
+                if verdict:
+                    findings.append(_finding(policy, subject))
+                elif verdict is None:
+                    needed += [(unknown, policy.id) for unknown in subject.unknowns or (_fallback(subject),)]
     return tuple(findings), tuple(needed)
 
 
