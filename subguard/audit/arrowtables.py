@@ -65,7 +65,12 @@ def parquet_bytes(table: pa.Table, spark_schema: str) -> bytes:
 def write(df: DataFrame, table: pa.Table, folder: str, write_bytes: Callable[[str, bytes], None]) -> None:
     """The table at `folder` (relative to the output) as Spark lays a table out: a folder with one
     Parquet file and an empty `_SUCCESS`."""
-    write_bytes(f"{folder}/{FILE_NAME}", parquet_bytes(table, df.schema.json()))
+    write_schema(df.schema.json(), table, folder, write_bytes)
+
+
+def write_schema(spark_schema: str, table: pa.Table, folder: str, write_bytes: Callable[[str, bytes], None]) -> None:
+    """`write` with Spark's schema given as its JSON (a table the driver merged, `tablecarry`)."""
+    write_bytes(f"{folder}/{FILE_NAME}", parquet_bytes(table, spark_schema))
     write_bytes(f"{folder}/_SUCCESS", b"")
 
 

@@ -31,6 +31,10 @@ only the parts a scanned, added or removed repository falls in (the reused repos
 parts read back from the previous files table) and links the other parts' files from the previous
 output unchanged (a local output; elsewhere every part is written again, the reused repositories'
 rows read from the previous table). The table is `files` with the parquet format, else `state/files`.
+
+The small tables (consumers, subscriptions, deployments, findings, groups) and state/groups of a
+`--since` run are the previous rows of the unchanged repositories and groups plus rows computed
+for the rest (`tablecarry`), when state/marks.json says the previous run wrote them (`tables`).
 """
 
 from __future__ import annotations
@@ -87,6 +91,10 @@ class Since:
     # None: not recorded (an older output), then every group's input is digested
     members: Mapping[str, frozenset[str]] | None = None
     hints: Mapping[str, tuple[str | None, ...]] | None = None
+    # the previous output's small tables may be carried (`tablecarry`): it wrote them, without evidence
+    tables: bool = False
+    # every repository of `file_counts` (read on the driver from a local output), None: not read
+    counted: frozenset[str] | None = None
 
 
 @dataclass(frozen=True)
@@ -107,13 +115,15 @@ def marks_json(
     repo_parts: Mapping[str, int] | None = None,
     members: Mapping[str, Iterable[str]] | None = None,
     hints: Mapping[str, Sequence[str | None]] | None = None,
+    tables: bool = False,
 ) -> str:
     """state/marks.json: the marker records of state/repos (settings, layout, every stamp) and each
     group task's input digest (`groups`: group, input), written by the driver so that the next
     `--since` run reads them without a Spark job before its extraction, and compares its groups'
     inputs with a local relation instead of a scan and a shuffle of state/groups; with `members` and
     `hints` (`repo_groups`, the inventory hints), the next run digests only the groups a repository it
-    does not reuse touches (`touched_groups`)."""
+    does not reuse touches (`touched_groups`); `tables`: the run wrote its small tables from the
+    repositories alone (Parquet, no evidence), so the next run may carry their rows (`tablecarry`)."""
     doc = {
         "settings": settings,
         "layout": parts,
@@ -126,6 +136,7 @@ def marks_json(
             else {}
         ),
         **({"hints": sorted([repo, list(values)] for repo, values in hints.items())} if hints is not None else {}),
+        **({"tables": True} if tables else {}),
     }
     return json.dumps(doc, separators=(",", ":")) + "\n"
 
@@ -151,6 +162,7 @@ def read_marks(base: str) -> list[Mark] | None:
             *(Mark(str(repo), "member", str(g)) for repo, groups in doc.get("members") or () for g in groups),
             *([Mark("", "hints", "")] if isinstance(doc.get("hints"), list) else []),
             *(Mark(str(repo), "hint", json.dumps(values)) for repo, values in doc.get("hints") or ()),
+            *([Mark("", "tables", "")] if doc.get("tables") is True else []),
         ]
     except (OSError, ValueError, KeyError, TypeError):
         return None
@@ -206,7 +218,24 @@ def read_since(spark: SparkSession, uri: str, settings: str) -> tuple[Since | No
         {r.repo: int(r.key) for r in marks if r.kind == "part"} if any(r.kind == "parts" for r in marks) else None,
         _members(marks),
         _hints(marks),
+        any(r.kind == "tables" for r in marks),
+        _counted(base),
     ), ""
+
+
+def _counted(base: str) -> frozenset[str] | None:
+    """The repositories of the previous state/file_counts (a local output, read with pyarrow), so that
+    its reused rows are filtered on the smaller side (`file_counts`); None elsewhere."""
+    path = local_path(f"{base}/{FILE_COUNTS}")
+    if path is None:
+        return None
+    import pyarrow.parquet as pq
+
+    try:
+        repos = pq.read_table(path, columns=["repo"])["repo"].unique().to_pylist()
+    except (OSError, ValueError):
+        return None
+    return frozenset(str(r) for r in repos if r is not None)
 
 
 def _members(marks: Sequence[Mark]) -> dict[str, frozenset[str]] | None:
@@ -373,8 +402,14 @@ def file_counts(fresh: DataFrame, since: Since | None, reused: frozenset[str], p
     counts = fresh.groupBy("repo", "status", "reason").count().withColumn("origin", F.lit("scanned"))
     if since is not None:
         previous = since.file_counts
-        # the reused repositories as one parsed IN filter: a broadcast of them is a Spark job of its own
-        among = prestamp.among("repo", reused)
+        # the reused repositories as one parsed IN filter (a broadcast of them is a Spark job of its own),
+        # or, when the previous counts name fewer other repositories, as NOT IN those
+        others = since.counted - reused if since.counted is not None else None
+        among = (
+            F.col("repo").isNotNull() & ~prestamp.among("repo", others)
+            if others is not None and len(others) < len(reused)
+            else prestamp.among("repo", reused)
+        )
         kept = previous.where(among).withColumn("origin", F.lit("reused"))
         gone = previous.where(~among | F.col("repo").isNull()).withColumn("origin", F.lit("gone"))
         counts = counts.unionByName(kept).unionByName(gone)
@@ -500,11 +535,13 @@ def judge_groups(
     options: tasks.AuditOptions,
     since: Since | None,
     touched: frozenset[str] | None = None,
+    others: bool = True,
 ) -> tuple[DataFrame, list[DataFrame]]:
     """`transforms.judge_groups` keyed by group and input digest (GROUP_RECORDS): groups whose input
     is unchanged since the previous run take its records (`reused`), the others run the group task.
     With `touched` (`touched_groups`), only those groups' inputs are digested and compared; every
-    other group takes its previous records as they are. Also the frames it cached (the inputs, read
+    other group takes its previous records as they are (left out without `others`: the caller takes
+    them from the previous state/groups itself, `tablecarry`). Also the frames it cached (the inputs, read
     by both: one aggregation), for the caller to unpersist."""
     spark = consumers.sparkSession
     narrow = prestamp.among("group", touched) if since is not None and touched is not None else None
@@ -525,7 +562,7 @@ def judge_groups(
         compared = since.groups if narrow is None else since.groups.where(narrow)
         same = compared.join(now, "group").where(F.col("input") == F.col("_now")).drop("_now")
         reused = same.withColumn("reused", F.lit(True))
-        if narrow is not None:  # the groups no changed repository touches: their records as they are
+        if narrow is not None and others:  # the groups no changed repository touches: their records as they are
             reused = reused.unionByName(since.groups.where(~narrow).withColumn("reused", F.lit(True)))
     judged = spark.createDataFrame(to_run.rdd.flatMap(lambda r: _judged(r, options)), GROUP_RECORDS, verifySchema=False)
     return (judged if reused is None else judged.unionByName(reused)), held

@@ -33,7 +33,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from py4j.protocol import Py4JJavaError
 from pyspark import StorageLevel
@@ -64,6 +64,9 @@ from subguard.core.config import Config, ConfigError, load_config
 from subguard.core.model import Finding
 from subguard.scan.discover import read_limited
 from subguard.simulate.impact import DEFAULT_RUNS
+
+if TYPE_CHECKING:  # imported by --since runs alone (pyarrow's compute module)
+    from subguard.audit.tablecarry import Carry
 
 _GLOB_SPECIAL = re.compile(r"[\\*?\[\]{}]")
 Progress = Callable[[str], None]
@@ -468,6 +471,7 @@ class Extracted:
     hints: Mapping[str, tuple[str | None, ...]]  # `hints_by_repo`
     cached: DataFrame
     extracted: DataFrame | None
+    prior: Prior | None  # with --since, the previous tables and K, when the tables are carried (`_prior`)
     kinds_f: Future[Any]  # `_kept_records`
     previous_f: Future[prev.Previous] | None
     t0: float
@@ -478,10 +482,12 @@ def _pipeline(run: Run) -> dict[str, Any]:
     spark, fs, args, config, output, progress = run.spark, run.fs, run.args, run.config, run.output, run.progress
     t0 = time.monotonic()
     # the first job starts the Python workers while the driver plans the inputs beside it; with
-    # --since, the previous findings are read and the clones stamped (`prestamp`) beside them too
-    background = ThreadPoolExecutor(max_workers=3 if args.since else 2, thread_name_prefix="subguard-background")
+    # --since, the previous state and findings are read and the clones stamped (`prestamp`) beside them too
+    background = ThreadPoolExecutor(max_workers=5 if args.since else 2, thread_name_prefix="subguard-background")
     background.submit(warm_up, spark, progress)
     options = tasks.AuditOptions(config=config, runs=args.runs, config_waiver_locations=_config_locations(config))
+    settings = stamps.settings_key(config, args.runs, options.today)
+    since_f = background.submit(inc.read_since, spark, args.since, settings) if args.since else None
     out = output.staging if output.local is None else f"file:{output.staging}"
     plan = plan_sources(spark, fs, args.sources, progress)
     compare = args.compare or args.since  # an incremental run reports what changed since the output it builds on
@@ -493,10 +499,11 @@ def _pipeline(run: Run) -> dict[str, Any]:
     units = with_commits(local.plan_units(local_roots), plan.hints) if local_roots else []
     # with --since, clones at their inventory's commit are stamped on the driver (`prestamp`)
     stamps_f = background.submit(prestamp.driver_stamps, units) if args.since else None
+    # and the previous output's small tables read, whose rows it may carry (`tablecarry`)
+    tables_f = background.submit(_read_tables, args.since) if args.since and not args.evidence else None
     background.shutdown(wait=False)
     written = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
-    settings = stamps.settings_key(config, args.runs, options.today)
-    since, why = inc.read_since(spark, args.since, settings) if args.since else (None, "")
+    since, why = since_f.result() if since_f is not None else (None, "")
     if why:
         progress(f"since: {why}")
     hints = hints_by_repo(plan)
@@ -504,6 +511,7 @@ def _pipeline(run: Run) -> dict[str, Any]:
     # its tasks would come before the extraction's)
     parts: list[DataFrame] = []
     early: frozenset[str] = frozenset()  # repositories reused on the driver's stamp (`prestamp`)
+    prior: Prior | None = None  # with --since, the previous tables and K (`_prior`)
     asked: dict[str, str] = {}  # the previous stamps the extraction tasks compare with
     if local_roots:
         sc = spark.sparkContext
@@ -514,6 +522,8 @@ def _pipeline(run: Run) -> dict[str, Any]:
             else prestamp.Split(units, frozenset(), {})
         )
         early, asked = split.reused, split.previous
+        if not other_roots and not plan.jsonl:  # no other source may name a repository as they do
+            prior = _prior(since, tables_f, early - {u.repo for u in split.units}, hints)
         slices = extraction_slices(len(split.units), sc.defaultParallelism)
         parts.append(inc.extract_local(spark, sc.parallelize(split.units, slices), options, asked))
         progress(f"local folders to list and scan in tasks: {len(units)}")
@@ -546,7 +556,9 @@ def _pipeline(run: Run) -> dict[str, Any]:
     if since is not None and asked:
         # the reuse markers are joined back (`with_reused`): kept, so the extraction tasks run once
         extracted = records = records.persist(StorageLevel.MEMORY_AND_DISK)
-    cached = inc.with_reused(records, since, early, join=bool(asked)).persist(StorageLevel.MEMORY_AND_DISK)
+    # the repositories whose rows are carried (K) never reach Spark: the driver reads their records
+    reread = early - prior[1] if prior is not None else early
+    cached = inc.with_reused(records, since, reread, join=bool(asked)).persist(StorageLevel.MEMORY_AND_DISK)
     t_extract = time.monotonic()
     # the Spark jobs from here on are small: several run side by side (Spark runs the jobs of several
     # driver threads at once), so that their planning and their tasks overlap, not queue
@@ -567,6 +579,7 @@ def _pipeline(run: Run) -> dict[str, Any]:
                 hints,
                 cached,
                 extracted,
+                prior,
                 kinds_f,
                 previous_f,
                 t0,
@@ -575,6 +588,112 @@ def _pipeline(run: Run) -> dict[str, Any]:
         )
     finally:
         pool.shutdown(wait=True)
+
+
+Prior = tuple[Mapping[str, Any], frozenset[str]]  # the previous output's small tables, and K
+
+
+def _read_tables(uri: str) -> Mapping[str, Any] | None:
+    from subguard.audit import tablecarry  # pyarrow's compute module: loaded by --since runs alone
+
+    return tablecarry.read(uri)
+
+
+def _prior(
+    since: inc.Since | None,
+    tables_f: Future[Mapping[str, Any] | None] | None,
+    early: frozenset[str],
+    hints: Mapping[str, tuple[str | None, ...]],
+) -> Prior | None:
+    """With --since, the previous output's small tables and K (`tablecarry.kept_repos` of `early`: the
+    repositories reused on the driver's stamps and handed to no task); None when every table is
+    computed whole: the previous output did not write its tables from its repositories alone
+    (`Since.tables`), or its state names no repository's groups or hints (`incremental.touched_groups`
+    names the groups to compute again from them)."""
+    if since is None or tables_f is None or not since.tables or since.members is None or since.hints is None:
+        return None
+    tables = tables_f.result()
+    if tables is None:
+        return None
+    from subguard.audit import tablecarry
+
+    return tables, tablecarry.kept_repos(early, hints, since.hints)
+
+
+def _carried_records(since: inc.Since | None, prior: Prior) -> list[dict[str, Any]]:
+    from subguard.audit import tablecarry
+
+    assert since is not None
+    return tablecarry.reused_records(since.uri, prior[1])
+
+
+def _plan_carry(
+    since: inc.Since | None,
+    previous: tuple[Any, frozenset[str]] | None,
+    touched: frozenset[str] | None,
+    kept: Sequence[Mapping[str, Any]],
+    progress: Progress,
+) -> Carry | None:
+    """The run's `tablecarry.Carry` (`previous`: `_previous_tables`), None when its tables are
+    computed whole."""
+    if since is None or previous is None:
+        return None
+    assert touched is not None  # the previous state names the members and hints (`_previous_tables`)
+    from subguard.audit import tablecarry
+
+    carry = tablecarry.plan(since.uri, previous[0], previous[1], touched, kept)
+    progress(
+        f"carry: the rows of {len(carry.kept)} repositories kept from {since.uri}; {len(carry.touched)} groups "
+        f"judged or compared, {len(carry.regrouped)} groups' rows computed again"
+    )
+    return carry
+
+
+def _groups_frame(
+    spark: SparkSession,
+    since: inc.Since | None,
+    carry: Carry | None,
+    subs: DataFrame,
+    findings: DataFrame,
+    group_records: DataFrame,
+) -> DataFrame:
+    """The groups table's rows; with a carry, those of the groups computed again (`Carry.regrouped`),
+    each from all of its rows: those computed now and the previous ones that stand."""
+    if carry is None or since is None:
+        return T.groups(subs, findings, T.impacts(group_records))
+    from subguard.audit import tablecarry
+
+    again = since.groups.where(prestamp.among("group", carry.regrouped - carry.touched))
+    return T.groups(
+        subs.unionByName(carry.previous_rows(spark, "subscriptions", subs.schema)),
+        findings.select(*tablecarry.FINDING_COUNTS).unionByName(carry.previous_findings(spark)),
+        T.impacts(group_records).unionByName(T.impacts(again)),
+    ).where(prestamp.among("group", carry.regrouped))
+
+
+def _regrouped(
+    spark: SparkSession,
+    since: inc.Since | None,
+    carry: Carry,
+    judged: Any,
+    table: Any,
+    frames: tuple[DataFrame, DataFrame, DataFrame],
+) -> Any:
+    """The groups table of a carry (`table`), checked: a group task's finding computed now (`judged`:
+    the group records collected) names a group the carry computed again, else the groups table is
+    computed again with those groups too (a finding's group is not always its task's)."""
+    import dataclasses
+
+    named = {
+        json.loads(r["payload"]).get("group")
+        for r in arrowtables.rows(judged, ["kind", "payload"])
+        if r["kind"] == "finding"
+    }
+    missing = frozenset(str(g) for g in named if g is not None) - carry.regrouped
+    if not missing:
+        return table
+    wider = dataclasses.replace(carry, regrouped=carry.regrouped | missing)
+    return wider.merged("groups", arrowtables.collect(_groups_frame(spark, since, wider, *frames)))
 
 
 def _kept_records(cached: DataFrame) -> Any:
@@ -630,10 +749,13 @@ def _judge_and_write(x: Extracted) -> dict[str, Any]:
     # the records are few and small next to the files they came from: a few partitions, not one per
     # extraction slice, keep every later stage from paying a task per slice
     records = cached.coalesce(spark.sparkContext.defaultParallelism)
+    # with --since and a carry (`tablecarry`), the previous records of the repositories whose rows are
+    # carried (K), read on the driver while the extraction runs: Spark never reads them
+    carried_f = pool.submit(_carried_records, since, x.prior) if x.prior is not None else None
     consumers = T.effective_environment(T.with_hints(T.table(records, "consumer", T.CONSUMERS), hints)).persist()
     deployments = T.table(records, "deployment", T.DEPLOYMENTS)
     declared = T.subscriptions(consumers)  # planned while the extraction's job runs
-    kept = arrowtables.rows(kinds_f.result())
+    kept = arrowtables.rows(kinds_f.result()) + (carried_f.result() if carried_f is not None else [])
     kinds, notes = kinds_and_notes(kept)
     # the reused repositories (their markers collected with the notes)
     reused_repos = frozenset(r.repo for r in notes if r.kind == "reuse")
@@ -641,8 +763,15 @@ def _judge_and_write(x: Extracted) -> dict[str, Any]:
     # not reused touches, now or then, have their input digested
     members = inc.repo_groups(kept)
     touched = inc.touched_groups(since, members, reused_repos, hints) if since is not None else None
+    carry = _plan_carry(since, x.prior, touched, kept, progress)
+    touched = carry.touched if carry is not None else touched
+    # the previous consumers that stand of the groups computed again: the other members of those groups
+    carried = None if carry is None else carry.previous_rows(spark, "consumers", consumers.schema)
+    members_df = consumers if carried is None else consumers.unionByName(carried)
     # the inline waivers, collected with the notes, looked up by the group inputs (no broadcast job)
-    judged, held = inc.judge_groups(consumers, inc.waivers_by_repo(kept), options, since, touched)
+    judged, held = inc.judge_groups(
+        members_df, inc.waivers_by_repo(kept), options, since, touched, others=carry is None
+    )
     group_records = judged.persist(StorageLevel.MEMORY_AND_DISK)
     # the one heavy stage, run once (before the outputs read it side by side) and collected in one job
     # (state/groups, its groups counted by whether they were reused, and its problems) while the
@@ -657,7 +786,39 @@ def _judge_and_write(x: Extracted) -> dict[str, Any]:
         r.repo: (json.loads(r.payload)["path"], json.loads(r.payload)["text"]) for r in notes if r.kind == "owners"
     }
 
-    # the files table of the repositories scanned now (state/repos holds no file rows), with its part
+    found = T.table(records, "finding", T.FINDINGS).unionByName(T.table(group_records, "finding", T.FINDINGS))
+    if args.evidence:
+        found = found.unionByName(evidence_findings(spark, args.evidence, consumers, found, progress))
+    findings = T.with_owners(T.with_hints(found, hints), owned).persist()
+    subs = T.with_owners(T.with_hints(declared, hints, env=False), owned).persist()
+    # collected once: not cached
+    groups_df = _groups_frame(spark, since, carry, subs, findings, group_records)
+
+    def write_small(name: str, df: DataFrame, table: Any) -> None:
+        """A table the driver collected (with a carry, in the Spark schema of the previous table: a full audit's)."""
+        schema = carry.spark_schema(name) if carry is not None and name in carry.previous else df.schema.json()
+        arrowtables.write_schema(schema, table, name, lambda rel, data: output.write_bytes(rel, data, fs.write_bytes))
+
+    def small_table(name: str, df: DataFrame, write: bool = True) -> Any:
+        """One collect: the table written from the driver (when `write`), and returned for its aggregates;
+        with a carry, the previous rows that stand and the rows computed now."""
+        table = arrowtables.collect(df)
+        if carry is not None:
+            table = carry.merged(name, table)
+        if write:
+            write_small(name, df, table)
+        return table
+
+    parquet = "parquet" in args.formats
+    # the tables' jobs are submitted at once, behind the group job (FIFO): they are planned while it
+    # runs. The groups table first: its job has the most stages, one after another (Spark's FIFO
+    # scheduler gives the first job submitted the free task slots first)
+    # with a carry, the groups table is written once its groups are checked (`_regrouped`)
+    groups_f = pool.submit(small_table, "groups", groups_df, parquet and carry is None)
+    findings_f = pool.submit(small_table, "findings", findings, parquet)
+    subs_f = pool.submit(small_table, "subscriptions", subs) if parquet else None
+    # the files table of the repositories scanned now (state/repos holds no file rows), with its part:
+    # planned once the groups table's job is under way (its stages are the longest chain)
     parts = inc.parts_for(len({r.repo for r in notes if r.kind == "repo"}))
     files_df = T.files_table(records).withColumn("part", inc.part_of(F.col("repo"), parts)).persist()
     # the reused repositories are filtered on by one parsed IN
@@ -668,7 +829,9 @@ def _judge_and_write(x: Extracted) -> dict[str, Any]:
         writes.append(
             pool.submit(
                 orgmap.write_audit,
-                consumers,
+                consumers
+                if carry is None
+                else T.effective_environment(T.with_hints(T.table(records, "consumer", T.CONSUMERS), hints)),
                 [(r.repo, r.payload) for r in notes if r.kind == "waiver"],
                 src.merge_hints(plan.hints),
                 repo_roots,
@@ -677,30 +840,6 @@ def _judge_and_write(x: Extracted) -> dict[str, Any]:
                 progress,
             )
         )
-    found = T.table(records, "finding", T.FINDINGS).unionByName(T.table(group_records, "finding", T.FINDINGS))
-    if args.evidence:
-        found = found.unionByName(evidence_findings(spark, args.evidence, consumers, found, progress))
-    findings = T.with_owners(T.with_hints(found, hints), owned).persist()
-    subs = T.with_owners(T.with_hints(declared, hints, env=False), owned).persist()
-    groups_df = T.groups(subs, consumers, findings, T.impacts(group_records))  # collected once: not cached
-
-    def write_small(name: str, df: DataFrame, table: Any) -> None:
-        arrowtables.write(df, table, name, lambda rel, data: output.write_bytes(rel, data, fs.write_bytes))
-
-    def small_table(name: str, df: DataFrame, write: bool = True) -> Any:
-        """One collect: the table written from the driver (when `write`), and returned for its aggregates."""
-        table = arrowtables.collect(df)
-        if write:
-            write_small(name, df, table)
-        return table
-
-    parquet = "parquet" in args.formats
-    # the tables' jobs are submitted at once, behind the group job (FIFO): they are planned while it
-    # runs. The groups table first: its job has the most stages, one after another (Spark's FIFO
-    # scheduler gives the first job submitted the free task slots first)
-    groups_f = pool.submit(small_table, "groups", groups_df, parquet)
-    findings_f = pool.submit(small_table, "findings", findings, parquet)
-    subs_f = pool.submit(small_table, "subscriptions", subs) if parquet else None
     files_at = "files" if parquet else inc.STATE_FILES
 
     def write_files(touched: Sequence[int]) -> None:
@@ -730,7 +869,9 @@ def _judge_and_write(x: Extracted) -> dict[str, Any]:
         writes += [
             pool.submit(small_table, n, df) for n, df in (("consumers", consumers), ("deployments", deployments))
         ]
-    group_table = group_table_f.result()
+    group_table = judged_table = group_table_f.result()
+    if carry is not None:  # the previous records of the groups not judged or compared again
+        group_table = carry.merged(inc.GROUPS, group_table, {"reused": True})
     reused_groups = inc.group_counts(arrowtables.rows(group_table, ["group", "reused", "kind", "payload"]))
     group_problems = sorted(json.loads(p)["message"] for r in reused_groups for p in r["problems"])
     narrowed = (
@@ -743,7 +884,12 @@ def _judge_and_write(x: Extracted) -> dict[str, Any]:
         pool.submit(write_small, inc.GROUPS, inc.state_groups(group_records), group_table.drop_columns(["reused"]))
     )
     n_subs = subs_f.result().num_rows if subs_f is not None else subs.count()
-    groups_rows = arrowtables.rows(groups_f.result())
+    groups_table = groups_f.result()
+    if carry is not None:
+        groups_table = _regrouped(spark, since, carry, judged_table, groups_table, (subs, findings, group_records))
+        if parquet:
+            write_small("groups", groups_df, groups_table)
+    groups_rows = arrowtables.rows(groups_table)
     group_sizes = _group_sizes(groups_rows)
     # the --top worst groups for summary.json and every group with a finding for report.html
     worst, flagged = _ranked_groups(groups_rows, args.top, "html" in args.formats)
@@ -761,7 +907,11 @@ def _judge_and_write(x: Extracted) -> dict[str, Any]:
     live_counts, repo_parts = counts_f.result()
     file_counts = arrowtables.rows(live_counts)
     output.write_text(
-        inc.MARKS, inc.marks_json(settings, parts, stamped, group_keys, repo_parts, members, hints), fs.write_text
+        inc.MARKS,
+        inc.marks_json(
+            settings, parts, stamped, group_keys, repo_parts, members, hints, tables=parquet and not args.evidence
+        ),
+        fs.write_text,
     )
     summary = summ.build(
         files=file_counts,

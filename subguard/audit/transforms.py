@@ -373,7 +373,7 @@ def impacts(group_records: DataFrame) -> DataFrame:
     return rows.select(F.col("key").alias("group"), F.get_json_object("payload", "$.impact").alias("impact"))
 
 
-def groups(subs: DataFrame, consumers: DataFrame, findings: DataFrame, impact: DataFrame) -> DataFrame:
+def groups(subs: DataFrame, findings: DataFrame, impact: DataFrame) -> DataFrame:
     """The group map across repos: members side by side, finding counts, simulated impact."""
     member = F.struct(
         "repo",
@@ -402,11 +402,6 @@ def groups(subs: DataFrame, consumers: DataFrame, findings: DataFrame, impact: D
         F.sort_array(F.collect_set("topic")).alias("topics"),
         F.sort_array(F.collect_list(member)).alias("members"),
     )
-    no_subs = (
-        consumers.where(F.col("group").isNotNull() & (F.col("subscriptions") == 0))
-        .groupBy("group")
-        .agg(F.count("*").alias("_bare"))
-    )
     rank = F.when(F.col("severity") == "error", 3).when(F.col("severity") == "warning", 2).otherwise(1)
     counted = (
         findings.where(F.col("group").isNotNull() & (F.col("group") != "") & F.col("suppressed").isNull())
@@ -419,11 +414,9 @@ def groups(subs: DataFrame, consumers: DataFrame, findings: DataFrame, impact: D
             F.sort_array(F.collect_set("rule")).alias("rules"),
         )
     )
-    out = base.join(no_subs, "group", "left").join(counted, "group", "left").join(impact, "group", "left")
-    return (
-        out.fillna(0, subset=["findings", "errors", "warnings", "worst", "_bare"])
-        .withColumn("rules", F.coalesce(F.col("rules"), F.array().cast("array<string>")))
-        .drop("_bare")
+    out = base.join(counted, "group", "left").join(impact, "group", "left")
+    return out.fillna(0, subset=["findings", "errors", "warnings", "worst"]).withColumn(
+        "rules", F.coalesce(F.col("rules"), F.array().cast("array<string>"))
     )
 
 

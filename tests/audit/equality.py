@@ -54,3 +54,18 @@ def differences(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
         else:
             out.append(f"{key}: {str(left)[:600]} != {str(right)[:600]}")
     return out
+
+
+SMALL_TABLES = ("consumers", "subscriptions", "deployments", "groups", "findings", "state/groups")
+
+
+def spark_schemas(out: Path, tables: tuple[str, ...] = SMALL_TABLES) -> dict[str, str]:
+    """The Spark schema (JSON) each small table's Parquet file carries: what Spark reads it as."""
+    import pyarrow.parquet as pq
+
+    key = b"org.apache.spark.sql.parquet.row.metadata"
+    return {
+        name: (pq.read_schema(part).metadata or {}).get(key, b"").decode()
+        for name in tables
+        for part in sorted((out / name).glob("*.parquet"))
+    }

@@ -5,6 +5,7 @@ the outputs equal a full audit's."""
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
 import shutil
 import subprocess
@@ -459,3 +460,49 @@ def test_since_with_inventory_commits(spark: Any, org: Path, tmp_path: Path) -> 
     same(tmp_path / "full", tmp_path / "since")
     assert since["incremental"]["repos_scanned"] == 1, since["incremental"]
     assert equality.differences(equality.result(tmp_path / "first"), equality.result(tmp_path / "since"))
+
+
+def audit(spark: Any, org: Path, out: Path, since: Path | None = None) -> tuple[dict[str, Any], list[str]]:
+    """`run` with the progress lines kept."""
+    from subguard.audit import job
+
+    lines: list[str] = []
+    args = job.AuditArgs(sources=(str(org),), out=str(out), since=str(since) if since is not None else None)
+    return job.run_audit(spark, args, lines.append), lines
+
+
+def same_tables(full: Path, since: Path) -> None:
+    """`same`, and each small table's Spark schema is a full audit's (a carried table keeps it)."""
+    same(full, since)
+    assert equality.spark_schemas(since) == equality.spark_schemas(full)
+
+
+def test_since_carries_the_tables(spark: Any, org: Path, tmp_path: Path) -> None:
+    """The small tables of a --since run are the previous rows of the repositories and groups nothing
+    changed plus rows computed now: a repository whose group moved (the old group gone, a new one),
+    a group a changed repository shares with an unchanged one, a removed repository and a group
+    nobody touched all give a full audit's rows, twice in a row (a carried output carried again)."""
+    first, _ = audit(spark, org, tmp_path / "first")
+    # orders-py: its audit trail's group renamed (GID_ORDER_AUDIT gone, GID_ORDER_AUDIT_V2 new) and the
+    # group it shares with orders-loadtest (unchanged) subscribing one tag more
+    consumer = org / "orders-py" / "orders" / "consumer.py"
+    text = consumer.read_text().replace('"GID_ORDER_AUDIT"', '"GID_ORDER_AUDIT_V2"')
+    consumer.write_text(text.replace('"created||paid"', '"created||paid||refunded"'))
+    commit_all(org / "orders-py", "audit trail in a group of its own")
+    shutil.rmtree(org / "legacy-broken")  # a removed repository (with findings of its own)
+    since, lines = audit(spark, org, tmp_path / "since", tmp_path / "first")
+    assert any(line.startswith("carry: ") for line in lines), lines
+    audit(spark, org, tmp_path / "full")
+    same_tables(tmp_path / "full", tmp_path / "since")
+    groups = {json.loads(r)["group"] for r in equality.table_rows(tmp_path / "since", "groups")}
+    assert "GID_ORDER_AUDIT_V2" in groups and "GID_ORDER_AUDIT" not in groups
+    assert first["totals"]["groups"] > since["incremental"]["groups_judged"] > 0
+    # the carried output carried again: billing-java edited, orders-py's group back
+    pom = org / "billing-java" / "pom.xml"
+    pom.write_text(pom.read_text() + "\n<!-- edited -->\n")
+    consumer.write_text(consumer.read_text().replace('"GID_ORDER_AUDIT_V2"', '"GID_ORDER_AUDIT"'))
+    commit_all(org / "orders-py", "audit trail back")
+    _, lines = audit(spark, org, tmp_path / "again", tmp_path / "since")
+    assert any(line.startswith("carry: ") for line in lines), lines
+    audit(spark, org, tmp_path / "full2")
+    same_tables(tmp_path / "full2", tmp_path / "again")
