@@ -95,6 +95,8 @@ class Since:
     tables: bool = False
     # every repository of `file_counts` (read on the driver from a local output), None: not read
     counted: frozenset[str] | None = None
+    # group -> the input digest of its previous group task (state/marks.json; one each), None: not recorded
+    inputs: Mapping[str, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -220,7 +222,16 @@ def read_since(spark: SparkSession, uri: str, settings: str) -> tuple[Since | No
         _hints(marks),
         any(r.kind == "tables" for r in marks),
         _counted(base),
+        _inputs(marks),
     ), ""
+
+
+def _inputs(marks: Sequence[Mark]) -> dict[str, str] | None:
+    if not any(r.kind == "groups" for r in marks):
+        return None
+    pairs = [(r.repo, r.key) for r in marks if r.kind == "group"]
+    inputs = dict(pairs)
+    return inputs if len(inputs) == len(pairs) else None
 
 
 def _counted(base: str) -> frozenset[str] | None:
@@ -536,12 +547,14 @@ def judge_groups(
     since: Since | None,
     touched: frozenset[str] | None = None,
     others: bool = True,
+    compared: DataFrame | None = None,
 ) -> tuple[DataFrame, list[DataFrame]]:
     """`transforms.judge_groups` keyed by group and input digest (GROUP_RECORDS): groups whose input
     is unchanged since the previous run take its records (`reused`), the others run the group task.
     With `touched` (`touched_groups`), only those groups' inputs are digested and compared; every
     other group takes its previous records as they are (left out without `others`: the caller takes
-    them from the previous state/groups itself, `tablecarry`). Also the frames it cached (the inputs, read
+    them from the previous state/groups itself, `tablecarry`; `compared`: the previous records of the
+    `touched` groups, when the caller has them). Also the frames it cached (the inputs, read
     by both: one aggregation), for the caller to unpersist."""
     spark = consumers.sparkSession
     narrow = prestamp.among("group", touched) if since is not None and touched is not None else None
@@ -555,11 +568,18 @@ def judge_groups(
         previous = since.group_keys
         if previous is None:  # an output without the keys in state/marks.json
             previous = since.groups.select("group", "input").distinct()
-        to_run = inputs.join(F.broadcast(previous), ["group", "input"], "left_anti")
+        if narrow is not None and touched is not None and since.inputs is not None:
+            # the few groups' previous digests looked up, not joined: no broadcast of every group's
+            known = {g: (since.inputs[g],) for g in sorted(touched) if g in since.inputs}
+            before = T.lookup(F.col("group"), known, ["input"])["input"]
+            to_run = inputs.where(before.isNull() | (before != F.col("input")))
+        else:
+            to_run = inputs.join(F.broadcast(previous), ["group", "input"], "left_anti")
         # joined on the group alone (one input each; the inputs are partitioned by it already, so only
         # the previous records move), the same input kept
         now = inputs.select("group", F.col("input").alias("_now"))
-        compared = since.groups if narrow is None else since.groups.where(narrow)
+        if compared is None:
+            compared = since.groups if narrow is None else since.groups.where(narrow)
         same = compared.join(now, "group").where(F.col("input") == F.col("_now")).drop("_now")
         reused = same.withColumn("reused", F.lit(True))
         if narrow is not None and others:  # the groups no changed repository touches: their records as they are

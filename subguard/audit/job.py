@@ -629,19 +629,18 @@ def _carried_records(since: inc.Since | None, prior: Prior) -> list[dict[str, An
 
 def _plan_carry(
     since: inc.Since | None,
-    previous: tuple[Any, frozenset[str]] | None,
+    prior: Prior | None,
     touched: frozenset[str] | None,
     kept: Sequence[Mapping[str, Any]],
     progress: Progress,
 ) -> Carry | None:
-    """The run's `tablecarry.Carry` (`previous`: `_previous_tables`), None when its tables are
-    computed whole."""
-    if since is None or previous is None:
+    """The run's `tablecarry.Carry` (`prior`: `_prior`), None when its tables are computed whole."""
+    if since is None or prior is None:
         return None
-    assert touched is not None  # the previous state names the members and hints (`_previous_tables`)
+    assert touched is not None  # the previous state names the members and hints (`_prior`)
     from subguard.audit import tablecarry
 
-    carry = tablecarry.plan(since.uri, previous[0], previous[1], touched, kept)
+    carry = tablecarry.plan(since.uri, prior[0], prior[1], touched, kept)
     progress(
         f"carry: the rows of {len(carry.kept)} repositories kept from {since.uri}; {len(carry.touched)} groups "
         f"judged or compared, {len(carry.regrouped)} groups' rows computed again"
@@ -651,7 +650,6 @@ def _plan_carry(
 
 def _groups_frame(
     spark: SparkSession,
-    since: inc.Since | None,
     carry: Carry | None,
     subs: DataFrame,
     findings: DataFrame,
@@ -659,11 +657,11 @@ def _groups_frame(
 ) -> DataFrame:
     """The groups table's rows; with a carry, those of the groups computed again (`Carry.regrouped`),
     each from all of its rows: those computed now and the previous ones that stand."""
-    if carry is None or since is None:
+    if carry is None:
         return T.groups(subs, findings, T.impacts(group_records))
     from subguard.audit import tablecarry
 
-    again = since.groups.where(prestamp.among("group", carry.regrouped - carry.touched))
+    again = carry.previous_groups(spark, carry.regrouped - carry.touched)
     return T.groups(
         subs.unionByName(carry.previous_rows(spark, "subscriptions", subs.schema)),
         findings.select(*tablecarry.FINDING_COUNTS).unionByName(carry.previous_findings(spark)),
@@ -673,7 +671,6 @@ def _groups_frame(
 
 def _regrouped(
     spark: SparkSession,
-    since: inc.Since | None,
     carry: Carry,
     judged: Any,
     table: Any,
@@ -682,8 +679,6 @@ def _regrouped(
     """The groups table of a carry (`table`), checked: a group task's finding computed now (`judged`:
     the group records collected) names a group the carry computed again, else the groups table is
     computed again with those groups too (a finding's group is not always its task's)."""
-    import dataclasses
-
     named = {
         json.loads(r["payload"]).get("group")
         for r in arrowtables.rows(judged, ["kind", "payload"])
@@ -692,8 +687,8 @@ def _regrouped(
     missing = frozenset(str(g) for g in named if g is not None) - carry.regrouped
     if not missing:
         return table
-    wider = dataclasses.replace(carry, regrouped=carry.regrouped | missing)
-    return wider.merged("groups", arrowtables.collect(_groups_frame(spark, since, wider, *frames)))
+    wider = replace(carry, regrouped=carry.regrouped | missing)
+    return wider.merged("groups", arrowtables.collect(_groups_frame(spark, wider, *frames)))
 
 
 def _kept_records(cached: DataFrame) -> Any:
@@ -770,7 +765,13 @@ def _judge_and_write(x: Extracted) -> dict[str, Any]:
     members_df = consumers if carried is None else consumers.unionByName(carried)
     # the inline waivers, collected with the notes, looked up by the group inputs (no broadcast job)
     judged, held = inc.judge_groups(
-        members_df, inc.waivers_by_repo(kept), options, since, touched, others=carry is None
+        members_df,
+        inc.waivers_by_repo(kept),
+        options,
+        since,
+        touched,
+        others=carry is None,
+        compared=carry.previous_groups(spark, carry.touched) if carry is not None else None,
     )
     group_records = judged.persist(StorageLevel.MEMORY_AND_DISK)
     # the one heavy stage, run once (before the outputs read it side by side) and collected in one job
@@ -782,64 +783,21 @@ def _judge_and_write(x: Extracted) -> dict[str, Any]:
         f"output(s) in {time.monotonic() - t_extract:.1f} s"
     )
     t_groups = time.monotonic()
-    owned = {
-        r.repo: (json.loads(r.payload)["path"], json.loads(r.payload)["text"]) for r in notes if r.kind == "owners"
-    }
-
-    found = T.table(records, "finding", T.FINDINGS).unionByName(T.table(group_records, "finding", T.FINDINGS))
-    if args.evidence:
-        found = found.unionByName(evidence_findings(spark, args.evidence, consumers, found, progress))
-    findings = T.with_owners(T.with_hints(found, hints), owned).persist()
-    subs = T.with_owners(T.with_hints(declared, hints, env=False), owned).persist()
-    # collected once: not cached
-    groups_df = _groups_frame(spark, since, carry, subs, findings, group_records)
+    parquet = "parquet" in args.formats
+    writes: list[Future[Any]] = []
 
     def write_small(name: str, df: DataFrame, table: Any) -> None:
         """A table the driver collected (with a carry, in the Spark schema of the previous table: a full audit's)."""
         schema = carry.spark_schema(name) if carry is not None and name in carry.previous else df.schema.json()
         arrowtables.write_schema(schema, table, name, lambda rel, data: output.write_bytes(rel, data, fs.write_bytes))
 
-    def small_table(name: str, df: DataFrame, write: bool = True) -> Any:
-        """One collect: the table written from the driver (when `write`), and returned for its aggregates;
-        with a carry, the previous rows that stand and the rows computed now."""
-        table = arrowtables.collect(df)
-        if carry is not None:
-            table = carry.merged(name, table)
-        if write:
-            write_small(name, df, table)
-        return table
-
-    parquet = "parquet" in args.formats
-    # the tables' jobs are submitted at once, behind the group job (FIFO): they are planned while it
-    # runs. The groups table first: its job has the most stages, one after another (Spark's FIFO
-    # scheduler gives the first job submitted the free task slots first)
-    # with a carry, the groups table is written once its groups are checked (`_regrouped`)
-    groups_f = pool.submit(small_table, "groups", groups_df, parquet and carry is None)
-    findings_f = pool.submit(small_table, "findings", findings, parquet)
-    subs_f = pool.submit(small_table, "subscriptions", subs) if parquet else None
     # the files table of the repositories scanned now (state/repos holds no file rows), with its part:
-    # planned once the groups table's job is under way (its stages are the longest chain)
+    # its jobs (the counts, the table) need no group result, so they are submitted behind the group job
+    # and fill the task slots it leaves while the driver plans the tables
     parts = inc.parts_for(len({r.repo for r in notes if r.kind == "repo"}))
     files_df = T.files_table(records).withColumn("part", inc.part_of(F.col("repo"), parts)).persist()
     # the reused repositories are filtered on by one parsed IN
     counts_df = inc.file_counts(files_df, since, reused_repos, parts)  # collected once: not cached
-    repo_roots = [(r.repo, json.loads(r.payload)["root"]) for r in notes if r.kind == "repo"]
-    writes: list[Future[Any]] = []
-    if "org-map" in args.formats:  # the org map for `check --org-map`, written beside the other jobs
-        writes.append(
-            pool.submit(
-                orgmap.write_audit,
-                consumers
-                if carry is None
-                else T.effective_environment(T.with_hints(T.table(records, "consumer", T.CONSUMERS), hints)),
-                [(r.repo, r.payload) for r in notes if r.kind == "waiver"],
-                src.merge_hints(plan.hints),
-                repo_roots,
-                output,
-                args.sources,
-                progress,
-            )
-        )
     files_at = "files" if parquet else inc.STATE_FILES
 
     def write_files(touched: Sequence[int]) -> None:
@@ -863,6 +821,54 @@ def _judge_and_write(x: Extracted) -> dict[str, Any]:
     if gone is not None:
         writes.append(pool.submit(write_files, gone))
 
+    owned = {
+        r.repo: (json.loads(r.payload)["path"], json.loads(r.payload)["text"]) for r in notes if r.kind == "owners"
+    }
+
+    found = T.table(records, "finding", T.FINDINGS).unionByName(T.table(group_records, "finding", T.FINDINGS))
+    if args.evidence:
+        found = found.unionByName(evidence_findings(spark, args.evidence, consumers, found, progress))
+    findings = T.with_owners(T.with_hints(found, hints), owned).persist()
+    subs = T.with_owners(T.with_hints(declared, hints, env=False), owned).persist()
+    # collected once: not cached
+    groups_df = _groups_frame(spark, carry, subs, findings, group_records)
+
+    idle = carry.idle(kept) if carry is not None else frozenset()  # no job for a table with no row to compute
+
+    def small_table(name: str, df: DataFrame, write: bool = True) -> Any:
+        """One collect: the table written from the driver (when `write`), and returned for its aggregates;
+        with a carry, the previous rows that stand and the rows computed now."""
+        table = carry.empty(name) if carry is not None and name in idle else arrowtables.collect(df)
+        if carry is not None:
+            table = carry.merged(name, table)
+        if write:
+            write_small(name, df, table)
+        return table
+
+    # the tables' jobs are submitted at once, behind the group job (FIFO): they are planned while it
+    # runs. The groups table first: its job has the most stages, one after another (Spark's FIFO
+    # scheduler gives the first job submitted the free task slots first)
+    # with a carry, the groups table is written once its groups are checked (`_regrouped`)
+    groups_f = pool.submit(small_table, "groups", groups_df, parquet and carry is None)
+    findings_f = pool.submit(small_table, "findings", findings, parquet)
+    subs_f = pool.submit(small_table, "subscriptions", subs) if parquet else None
+    repo_roots = [(r.repo, json.loads(r.payload)["root"]) for r in notes if r.kind == "repo"]
+    if "org-map" in args.formats:  # the org map for `check --org-map`, written beside the other jobs
+        writes.append(
+            pool.submit(
+                orgmap.write_audit,
+                # with a carry, the consumers computed now and those of K (Spark never read their records)
+                consumers
+                if carry is None
+                else consumers.unionByName(carry.previous_all(spark, "consumers", consumers.schema)),
+                [(r.repo, r.payload) for r in notes if r.kind == "waiver"],
+                src.merge_hints(plan.hints),
+                repo_roots,
+                output,
+                args.sources,
+                progress,
+            )
+        )
     write_small(inc.REPOS, cached, arrowtables.from_rows(inc.state_rows(kept, settings, parts), cached))
     stamped = [(n.repo, n.key) for n in notes if n.kind == "stamp"]
     if parquet:
@@ -886,7 +892,7 @@ def _judge_and_write(x: Extracted) -> dict[str, Any]:
     n_subs = subs_f.result().num_rows if subs_f is not None else subs.count()
     groups_table = groups_f.result()
     if carry is not None:
-        groups_table = _regrouped(spark, since, carry, judged_table, groups_table, (subs, findings, group_records))
+        groups_table = _regrouped(spark, carry, judged_table, groups_table, (subs, findings, group_records))
         if parquet:
             write_small("groups", groups_df, groups_table)
     groups_rows = arrowtables.rows(groups_table)

@@ -2,23 +2,27 @@
 state/groups as the previous output's rows where nothing they rest on changed, plus the rows
 computed now for the rest: each table costs in proportion to the change, not to the organisation.
 
-Which previous rows stand (`Carry.keep`), with K the repositories reused whose inventory hints are
-unchanged and T the groups whose input may have changed (`incremental.touched_groups`):
+Which previous rows stand (`Carry.keep`), with K the repositories reused on the driver's stamps
+(`prestamp`: clones at their inventory's commit; their records never reach Spark, the driver reads
+them, `reused_records`) whose inventory hints are unchanged, and T the groups whose input may have
+changed (`incremental.touched_groups`):
 
 - consumers, subscriptions, deployments: a row of a repository in K (its records, hints and
   CODEOWNERS file are the previous ones);
-- findings: a row of a repository in K whose group is not in T (a repository task's finding of an
-  unchanged repository, or a group task's finding of an unchanged group: T also holds every group
-  with a group finding of a repository not in K, `plan`);
+- findings: a repository task's finding of a repository in K; a group task's finding (scope `group`)
+  whose fingerprint is no previous finding of a group in T (T also holds every group with a group
+  finding of a repository not in K, and every group sharing a fingerprint with one in T, `plan`);
 - state/groups: a row of a group not in T (its records are the previous ones);
 - groups: a row of a group not in R: T, the empty name, and every group of a row not kept above
-  (previous or new), so that each group whose members, findings or impact may differ is computed
-  again from all of its rows.
+  (previous or new; a group finding computed now that names another group widens R, `job._regrouped`),
+  so that each group whose members, findings or impact may differ is computed again from all of its
+  rows.
 
-The rows computed now are exactly the others (`fresh`: the records of repositories not in K, the
-findings of a group in T), so each table equals a full audit's. The previous tables are read with
-pyarrow on the driver (a few MB for a million files); a row kept is written as it was read, a row
-computed now cast to the previous table's schema, which a full audit of the same code wrote.
+The rows computed now are exactly the others (from the records Spark holds: those of the
+repositories not in K; and the group tasks of T), so each table equals a full audit's. The previous
+tables are read with pyarrow on the driver (a few MB for a million files); a row kept is written as
+it was read, a row computed now cast to the previous table's schema, which a full audit of the same
+code wrote.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from subguard.audit import arrowtables, prestamp
+from subguard.audit import transforms as T
 from subguard.audit.arrowtables import SPARK_SCHEMA_KEY
 from subguard.audit.output import local_path
 
@@ -125,6 +130,44 @@ class Carry:
         path = f"{self.uri.rstrip('/')}/{name}"
         groups = prestamp.among("group", frozenset(_names(rows["group"])))
         return spark.read.schema(schema).parquet(path).where(groups & prestamp.among("repo", repos))
+
+    def previous_all(self, spark: SparkSession, name: str, schema: Any) -> DataFrame:
+        """Every previous row of `name` (consumers, subscriptions, deployments) that stands, as a Spark
+        frame (the org map reads every consumer): the filter names the smaller side of the table's
+        repositories, those in K or the others."""
+        assert name in BY_REPO
+        repos = _names(self.previous[name]["repo"])
+        inside, others = repos & self.kept, repos - self.kept
+        path = f"{self.uri.rstrip('/')}/{name}"
+        rows = spark.read.schema(schema).parquet(path)
+        if len(others) < len(inside):
+            return rows.where(F.col("repo").isNotNull() & ~prestamp.among("repo", frozenset(others)))
+        return rows.where(prestamp.among("repo", frozenset(inside)))
+
+    def previous_groups(self, spark: SparkSession, groups: frozenset[str]) -> DataFrame:
+        """The previous state/groups records of `groups` (`incremental.GROUP_RECORDS` without `reused`)
+        as a relation the driver made: no scan of state/groups."""
+        t = self.previous[STATE_GROUPS]
+        names = [n for n in t.column_names if n != "files"]
+        rows = t.filter(_in(t["group"], groups))
+        frame = arrowtables.text_frame(
+            spark,
+            list(zip(*(rows[n].to_pylist() for n in names), strict=True)),
+            ", ".join(f"{n} string" for n in names),
+        )
+        return frame.withColumn("files", F.lit(None).cast(T.FILE_LIST))
+
+    def idle(self, records: Iterable[Mapping[str, Any]]) -> frozenset[str]:
+        """The tables with no row to compute now: no record of their kind outside K (`records`: the
+        run's records without file rows, collected)."""
+        kinds = {r["kind"] for r in records if r["repo"] is None or r["repo"] not in self.kept}
+        by = (("consumers", "consumer"), ("subscriptions", "consumer"), ("deployments", "deployment"))
+        return frozenset(name for name, kind in by if kind not in kinds)
+
+    def empty(self, name: str) -> pa.Table:
+        """No rows, in the previous table's schema: the rows computed now of a table the run knows has
+        none (no record of its kind outside K), without a Spark job."""
+        return self.previous[name].schema.empty_table()
 
     def previous_findings(self, spark: SparkSession) -> DataFrame:
         """The columns of the previous findings that stand and name a group in R which the groups table

@@ -69,3 +69,24 @@ def spark_schemas(out: Path, tables: tuple[str, ...] = SMALL_TABLES) -> dict[str
         for name in tables
         for part in sorted((out / name).glob("*.parquet"))
     }
+
+
+def org_map(out: Path) -> dict[str, list[str]]:
+    """The org map's rows (org-map.sqlite), a subscription with its consumer's row for the consumer's
+    id (numbered in the order the consumers were collected), the meta rows but the run's own."""
+    import sqlite3
+
+    conn = sqlite3.connect(out / "org-map.sqlite")
+    try:
+        consumers = {r[0]: list(r[1:]) for r in conn.execute("SELECT * FROM consumers")}
+        subs = [[consumers[r[0]], *r[1:]] for r in conn.execute("SELECT * FROM subscriptions")]
+        tables = {
+            "repos": list(conn.execute("SELECT * FROM repos")),
+            "consumers": list(consumers.values()),
+            "subscriptions": subs,
+            "waivers": list(conn.execute("SELECT * FROM waivers")),
+            "meta": list(conn.execute("SELECT * FROM meta WHERE key NOT IN ('written', 'sources')")),
+        }
+    finally:
+        conn.close()
+    return {name: _canonical([{"row": list(r)} for r in rows]) for name, rows in tables.items()}

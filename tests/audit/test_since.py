@@ -472,26 +472,48 @@ def audit(spark: Any, org: Path, out: Path, since: Path | None = None) -> tuple[
 
 
 def same_tables(full: Path, since: Path) -> None:
-    """`same`, and each small table's Spark schema is a full audit's (a carried table keeps it)."""
+    """`same`, each small table's Spark schema is a full audit's (a carried table keeps it), and the org
+    map holds the same rows (every consumer: those of the repositories carried too)."""
     same(full, since)
     assert equality.spark_schemas(since) == equality.spark_schemas(full)
+    assert equality.org_map(since) == equality.org_map(full)
+
+
+def clone_org(org: Path) -> None:
+    """Every repository of `org` a git clone at the commit its inventory.csv names (as a nightly fetch
+    leaves them): the driver stamps each by that commit and reuses an unchanged one without a task,
+    so its rows are carried (`tablecarry`)."""
+    names = sorted(p.name for p in org.iterdir() if p.is_dir() and not p.name.startswith("."))
+    for name in names:
+        if not (org / name / ".git").exists():
+            git(org / name, "init", "-q", "-b", "main")
+        status = subprocess.run(
+            ["git", "-C", str(org / name), "status", "--porcelain"], check=True, capture_output=True, text=True
+        )
+        if status.stdout.strip():
+            commit_all(org / name, "state of the test")
+    rows = [f"{name},{head(org / name)}" for name in names]
+    (org / "inventory.csv").write_text("repo,commit\n" + "\n".join(rows) + "\n")
 
 
 def test_since_carries_the_tables(spark: Any, org: Path, tmp_path: Path) -> None:
     """The small tables of a --since run are the previous rows of the repositories and groups nothing
     changed plus rows computed now: a repository whose group moved (the old group gone, a new one),
     a group a changed repository shares with an unchanged one, a removed repository and a group
-    nobody touched all give a full audit's rows, twice in a row (a carried output carried again)."""
+    nobody touched all give a full audit's rows and org map, twice in a row (a carried output carried
+    again)."""
+    clone_org(org)
     first, _ = audit(spark, org, tmp_path / "first")
     # orders-py: its audit trail's group renamed (GID_ORDER_AUDIT gone, GID_ORDER_AUDIT_V2 new) and the
     # group it shares with orders-loadtest (unchanged) subscribing one tag more
     consumer = org / "orders-py" / "orders" / "consumer.py"
     text = consumer.read_text().replace('"GID_ORDER_AUDIT"', '"GID_ORDER_AUDIT_V2"')
     consumer.write_text(text.replace('"created||paid"', '"created||paid||refunded"'))
-    commit_all(org / "orders-py", "audit trail in a group of its own")
     shutil.rmtree(org / "legacy-broken")  # a removed repository (with findings of its own)
+    clone_org(org)
     since, lines = audit(spark, org, tmp_path / "since", tmp_path / "first")
-    assert any(line.startswith("carry: ") for line in lines), lines
+    kept = [line for line in lines if line.startswith("carry: ")]
+    assert kept and f"the rows of {len(REPOS) - 2} repositories kept" in kept[0], lines
     audit(spark, org, tmp_path / "full")
     same_tables(tmp_path / "full", tmp_path / "since")
     groups = {json.loads(r)["group"] for r in equality.table_rows(tmp_path / "since", "groups")}
@@ -501,8 +523,66 @@ def test_since_carries_the_tables(spark: Any, org: Path, tmp_path: Path) -> None
     pom = org / "billing-java" / "pom.xml"
     pom.write_text(pom.read_text() + "\n<!-- edited -->\n")
     consumer.write_text(consumer.read_text().replace('"GID_ORDER_AUDIT_V2"', '"GID_ORDER_AUDIT"'))
-    commit_all(org / "orders-py", "audit trail back")
+    clone_org(org)
     _, lines = audit(spark, org, tmp_path / "again", tmp_path / "since")
-    assert any(line.startswith("carry: ") for line in lines), lines
+    assert any(line.startswith(f"carry: the rows of {len(REPOS) - 3} repositories kept") for line in lines), lines
     audit(spark, org, tmp_path / "full2")
     same_tables(tmp_path / "full2", tmp_path / "again")
+
+
+def test_carry_plan() -> None:
+    """What a carry keeps of the previous tables: a repository's rows by whether it is in K; a group
+    task's findings by their fingerprint, its group judged again when a finding of it names a
+    repository not in K or shares a fingerprint with a group judged again; the groups table's rows
+    of every group a row not kept or computed now names."""
+    import pyarrow as pa
+
+    from subguard.audit import tablecarry
+
+    def table(**cols: list[Any]) -> pa.Table:
+        return pa.table({k: pa.array(v, pa.string()) for k, v in cols.items()})
+
+    previous = {
+        "consumers": table(repo=["a", "b", "gone"], group=["G1", "G2", "G5"]),
+        "subscriptions": table(repo=["a", "b", "gone"], group=["G1", "G2", "G5"]),
+        "deployments": table(repo=["a", "gone"]),
+        "findings": table(
+            repo=["a", "b", "b", "a", "a"],
+            group=["G1", "G2", "G6", "G3", None],
+            scope=["group", "group", "consumer", "group", "consumer"],
+            fingerprint=["f1", "f2", "f3", "f4", "f5"],
+        ),
+        "groups": table(group=["G1", "G2", "G3", "G4", "G5", "G6"]),
+        "state/groups": table(
+            group=["G1", "G2", "G3", "G4", "G4"],
+            repo=[
+                "a",
+                "b",
+                "a",
+                "gone",
+                "",
+            ],
+            kind=["finding", "finding", "finding", "finding", "group"],
+            key=["f1", "f2", "f4", "f1", "G4"],
+        ),
+    }
+    records = [
+        {"repo": "new", "kind": "consumer", "payload": '{"group": "G7"}'},
+        {"repo": "new", "kind": "finding", "payload": '{"group": "G8"}'},
+        {"repo": "a", "kind": "finding", "payload": '{"group": "G9"}'},  # K's: not computed now
+    ]
+    carry = tablecarry.plan("out", previous, frozenset({"a", "b"}), frozenset({"G2"}), records)
+    # G4: a group finding of a removed repository; G1: shares fingerprint f1 with G4
+    assert carry.touched == {"G1", "G2", "G4"}
+    assert carry.dropped == {"f1", "f2"}
+    assert carry.keep("consumers").to_pylist() == [True, True, False]
+    assert carry.keep("deployments").to_pylist() == [True, False]
+    assert carry.keep("findings").to_pylist() == [False, False, True, True, True]
+    assert carry.keep("state/groups").to_pylist() == [False, False, True, False, False]
+    # R: T, "", G5 (a removed repository's rows), G7 and G8 (rows computed now)
+    assert carry.regrouped == {"", "G1", "G2", "G4", "G5", "G7", "G8"}
+    assert carry.keep("groups").to_pylist() == [False, False, True, False, False, True]
+    assert carry.idle(records) == {"deployments"}  # no deployment outside K: no job for its table
+    assert carry.empty("deployments").schema == previous["deployments"].schema
+    fresh = table(group=["G7"])
+    assert carry.merged("groups", fresh).column("group").to_pylist() == ["G3", "G6", "G7"]
