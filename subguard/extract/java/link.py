@@ -35,6 +35,14 @@ class _Template:
     decl: ConsumerDecl
 
 
+TEMPLATES = "templates"  # the question `Linker.asked` is told of
+
+
+def _told(templates: list[_Template]) -> tuple[tuple[str, str], ...]:
+    """A class's templates as a question's answer: (file, the construction's place) of each."""
+    return tuple((t.path, f"{t.decl.method}:{t.decl.line}:{t.decl.column}") for t in templates)
+
+
 def class_of(facts: JavaFacts, name: str) -> ClassFacts | None:
     return next((c for c in facts.classes if c.name == name), None)
 
@@ -50,10 +58,27 @@ class Linker:
         self.symbols = symbols
         self.module_of = module_of
         self.templates: dict[tuple[str, str], list[_Template]] = {}  # (path, class) -> templates
+        self.asked: Callable[[tuple[str, ...], object], None] | None = None  # told of each class's templates asked for
 
-    def add(self, path: str, facts: JavaFacts, decl: ConsumerDecl, made: list[Consumer]) -> None:
+    def add(self, path: str, facts: JavaFacts, decl: ConsumerDecl, made: list[Consumer]) -> bool:
+        """Keep `decl` of `path` as a template when what it made is one; whether it was."""
         if any(c.template for c in made):
-            self.templates.setdefault((path, decl.class_name), []).append(_Template(path, facts, decl))
+            self.add_template(path, facts, decl)
+            return True
+        return False
+
+    def add_template(self, path: str, facts: JavaFacts, decl: ConsumerDecl) -> None:
+        self.templates.setdefault((path, decl.class_name), []).append(_Template(path, facts, decl))
+
+    def _templates(self, key: tuple[str, str]) -> list[_Template]:
+        found = self.templates.get(key, [])
+        if self.asked is not None:
+            self.asked((TEMPLATES, *key), _told(found))
+        return found
+
+    def answer(self, question: tuple[str, ...]) -> object:
+        """The templates of a class `asked` was told of, asked again (untold)."""
+        return _told(self.templates.get((question[1], question[2]), []))
 
     def instances(self, path: str, facts: JavaFacts) -> Iterator[Consumer]:
         if not self.templates:
@@ -75,7 +100,7 @@ class Linker:
             key = (entry.path, entry.cls.name)
         else:
             key = (caller.path, inv.class_name)
-        templates = self.templates.get(key, [])
+        templates = self._templates(key)
         if inv.method != "<init>":
             for tpl in templates:
                 if tpl.decl.method == inv.method and len(tpl.decl.params) == len(inv.args):

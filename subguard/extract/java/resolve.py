@@ -23,6 +23,8 @@ OPTION_GETTERS = frozenset({"getOptionValue"})
 _JDK_TYPES = frozenset({"Serializable", "Cloneable", "Runnable", "AutoCloseable", "Closeable", "Comparable", "Object"})
 _Hit = tuple[Expr, "Where", str, Resolution | None]
 _RANK = {Resolution.LITERAL: 0, Resolution.CONSTANT: 1, Resolution.IMPORTED_CONSTANT: 2}
+# the questions `Symbols.asked` is told of
+LOOKUP, REGISTERED, IN_MODULE, ANNOTATED = "lookup", "registered", "in-module", "annotated"
 
 
 @dataclass(frozen=True)
@@ -55,6 +57,10 @@ class Symbols:
         grep: Callable[[bytes], bool] | None = None,
     ) -> None:
         self._grep = grep  # whether any source file of the repository matches a regex
+        # told of every question whose answer the files of the run decide, with the answer
+        # (`answer` asks it again): which class a name resolves to, which file of a module declares
+        # a type, whether an annotation is written (`subguard.extract.java.linkmemo`)
+        self.asked: Callable[[tuple[str, ...], object], None] | None = None
         self._annotated: dict[str, bool] = {}
         self._classes: dict[str, _Entry] = {}
         self._by_base: dict[str, list[str]] = {}
@@ -75,6 +81,35 @@ class Symbols:
             self._classes.setdefault(prefix + cls.name, _Entry(path, facts, cls))
 
     def _lookup(self, fq: str) -> _Entry | None:
+        found = self._find(fq)
+        if self.asked is not None:
+            self.asked((LOOKUP, fq), _told(found))
+        return found
+
+    def _registered(self, fq: str) -> _Entry | None:
+        """The class registered so far under `fq` (no file loaded for it)."""
+        found = self._classes.get(fq)
+        if self.asked is not None:
+            self.asked((REGISTERED, fq), _told(found))
+        return found
+
+    def answer(self, question: tuple[str, ...]) -> object:
+        """What the run's files answer to a question `asked` was told of, asked again (untold); it
+        loads what asking it first loaded."""
+        told, self.asked = self.asked, None
+        try:
+            kind = question[0]
+            if kind == LOOKUP:
+                return _told(self._lookup(question[1]))
+            if kind == REGISTERED:
+                return _told(self._registered(question[1]))
+            if kind == IN_MODULE:
+                return _told(self._declared_in(question[1], question[2]))
+            return self.annotation_used(question[1])
+        finally:
+            self.asked = told
+
+    def _find(self, fq: str) -> _Entry | None:
         found = self._classes.get(fq)
         if found is not None:
             return found
@@ -171,7 +206,7 @@ class Symbols:
         pkg = f"{facts.package}." if facts.package else ""
         outer = where.class_name
         while outer:
-            entry = self._classes.get(pkg + outer)
+            entry = self._registered(pkg + outer)
             if entry is not None:
                 hit = self._member(entry, name, 0)
                 if hit is not None:
@@ -268,6 +303,8 @@ class Symbols:
             return True
         if name not in self._annotated:
             self._annotated[name] = self._grep(rb"@(?:[\w$]+\.)*" + re.escape(name.encode()) + rb"\b")
+        if self.asked is not None:
+            self.asked((ANNOTATED, name), self._annotated[name])
         return self._annotated[name]
 
     def _config_property(self, expr: Expr, where: Where, loc: Location) -> Value | None:
@@ -299,6 +336,12 @@ class Symbols:
         """The class `typ` declared in a `typ.java` of the same module as `where` (modules often repeat a
         package and class name, each with its own configuration class), else None."""
         module = _module(where.path)
+        found = self._declared_in(typ, module)
+        if self.asked is not None:
+            self.asked((IN_MODULE, typ, module), _told(found))
+        return found
+
+    def _declared_in(self, typ: str, module: str) -> _Entry | None:
         for path in self._by_base.get(typ, ()):
             if _module(path) != module:
                 continue
@@ -354,6 +397,11 @@ class Symbols:
             if hit is not None:
                 return hit
         return None
+
+
+def _told(entry: _Entry | None) -> tuple[tuple[str, str], ...] | None:
+    """A class found, as a question's answer: ((its file, its name),), or None."""
+    return None if entry is None else ((entry.path, entry.cls.name),)
 
 
 def _module(path: str) -> str:

@@ -1,0 +1,116 @@
+"""The Java extractor makes again only the steps an edit reaches (`subguard.extract.java.linkmemo`),
+on the Java shapes of public code (tests/fixtures/java-shapes: factories in other classes, wrapper
+classes, constants of third classes, Spring placeholders): each cached scan equals a scan without a
+cache, and a kept step is one whose file, place and answers are as they were."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from subguard.core.config import Config
+from subguard.extract.java import extractor
+from subguard.scan.extraction import scan_repo
+
+SHAPES = Path(__file__).resolve().parent.parent / "fixtures" / "java-shapes"
+JAVA = "src/main/java/com/acme/demo"
+
+
+class _Tree:
+    def __init__(self, root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.root = root
+        self.clock = 1_700_000_000_000_000_000
+        self.made: dict[str, set[str]] = {"first": set(), "second": set()}
+        declared, instances = extractor.JavaExtractor._declared, extractor._instances
+
+        def first(path: str, *args: object) -> object:
+            self.made["first"].add(path.removeprefix(JAVA + "/"))
+            return declared(path, *args)  # type: ignore[arg-type]
+
+        def second(linker: object, path: str, facts: object) -> object:
+            self.made["second"].add(path.removeprefix(JAVA + "/"))
+            return instances(linker, path, facts)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(extractor.JavaExtractor, "_declared", staticmethod(first))
+        monkeypatch.setattr(extractor, "_instances", second)
+
+    def write(self, rel: str, text: str) -> None:
+        path = self.root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        self.clock += 1_000_000_000
+        os.utime(path, ns=(self.clock, self.clock))
+
+    def edit(self, rel: str, old: str, new: str) -> None:
+        text = (self.root / rel).read_text(encoding="utf-8")
+        assert old in text, (rel, old)
+        self.write(rel, text.replace(old, new, 1))
+
+    def scan(self) -> tuple[set[str], set[str]]:
+        """The files whose first and second steps were made by a cached scan (equal to a cold one)."""
+        for made in self.made.values():
+            made.clear()
+        warm = scan_repo(self.root, Config(), cache_key="k")
+        made = (set(self.made["first"]), set(self.made["second"]))
+        assert warm == scan_repo(self.root, Config())
+        return made
+
+
+@pytest.fixture
+def tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> _Tree:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    monkeypatch.delenv("SUBGUARD_CACHE_DIR", raising=False)
+    shutil.copytree(SHAPES, tmp_path / "repo")
+    return _Tree(tmp_path / "repo", monkeypatch)
+
+
+def test_an_edit_makes_again_only_the_steps_it_reaches(tree: _Tree) -> None:
+    everything = tree.scan()
+    assert len(everything[0]) > 20 and everything[0] == everything[1]
+    assert tree.scan() == (set(), set())
+    broadcast = f"{JAVA}/factory/BroadcastConsumer1.java"
+    tree.write(broadcast, (tree.root / broadcast).read_text(encoding="utf-8") + "\n")
+    assert tree.scan() == ({"factory/BroadcastConsumer1.java"}, {"factory/BroadcastConsumer1.java"})
+    # a constant of a third class (loaded to resolve it, no consumer of its own): its readers only
+    tree.edit(f"{JAVA}/common/Names.java", '"TOPIC_SQL"', '"TOPIC_SQL_2"')
+    first, second = tree.scan()
+    assert "factory/SqlPushConsumer.java" in first | second and len(first | second) < len(everything[0]) // 2
+    # the factory in another class: its own first step, and the second steps of its callers
+    tree.edit(f"{JAVA}/common/ClientCreater.java", "http://rocketmq.example:9876", "http://rocketmq.example:9877")
+    first, second = tree.scan()
+    assert "common/ClientCreater.java" in first and "factory/BroadcastConsumer1.java" in second
+    assert len(second) < len(everything[1]) // 2
+    # a new file no answer names, then one more consumer
+    tree.write(f"{JAVA}/extra/Unrelated.java", "package com.acme.demo.extra;\n\npublic class Unrelated {}\n")
+    assert tree.scan() == (set(), set())
+    listener = (tree.root / JAVA / "spring/OrderPaidListener.java").read_text(encoding="utf-8")
+    tree.write(f"{JAVA}/extra/OrderPaidListener2.java", listener.replace("OrderPaidListener", "OrderPaidListener2"))
+    assert tree.scan() == ({"extra/OrderPaidListener2.java"}, {"extra/OrderPaidListener2.java"})
+    # the Spring config every file's placeholders resolve against: every step again
+    props = "src/main/resources/application.properties"
+    tree.write(props, (tree.root / props).read_text(encoding="utf-8") + "\nacme.unused=1\n")
+    every = everything[0] | {"extra/OrderPaidListener2.java"}
+    assert tree.scan() == (every, every)
+
+
+_STRING = re.compile(r'"([A-Za-z_][\w.-]*)"')
+
+
+def test_every_literal_edit_equals_a_cold_scan(tree: _Tree) -> None:
+    """Each Java file's first string literal changed in turn (a group, a topic, a tag, a constant),
+    then changed back: every cached scan equals a scan without a cache."""
+    tree.scan()
+    for path in sorted((tree.root / JAVA).rglob("*.java")):
+        rel = str(path.relative_to(tree.root))
+        text = path.read_text(encoding="utf-8")
+        found = _STRING.search(text)
+        if found is None:
+            continue
+        tree.write(rel, text[: found.start(1)] + found.group(1) + "_E" + text[found.end(1) :])
+        tree.scan()
+        tree.write(rel, text)
+        tree.scan()
