@@ -114,3 +114,44 @@ def test_every_literal_edit_equals_a_cold_scan(tree: _Tree) -> None:
         tree.scan()
         tree.write(rel, text)
         tree.scan()
+
+
+FACTORY = """package demo;
+
+import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
+
+public class Factory {{
+    public static DefaultMQPushConsumer make(String group) throws Exception {{
+        DefaultMQPushConsumer consumer = new DefaultMQPushConsumer({group});
+        consumer.subscribe("TopicF", "TagA");
+        return consumer;
+    }}
+}}
+"""
+
+CALLER = """package demo;
+
+import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
+
+public class Caller {
+    public void start() throws Exception {
+        DefaultMQPushConsumer consumer = Factory.make("GID_CALLER");
+        consumer.start();
+    }
+}
+"""
+
+
+def test_a_first_template_makes_the_callers_instances(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run without any template asks no class for its templates: a call is kept only while there
+    is still none. The factory turning into a template makes its caller's instance."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    monkeypatch.delenv("SUBGUARD_CACHE_DIR", raising=False)
+    tree = _Tree(tmp_path / "repo", monkeypatch)
+    tree.write(f"{JAVA}/Factory.java", FACTORY.format(group='"GID_FIXED"'))
+    tree.write(f"{JAVA}/Caller.java", CALLER)
+    tree.scan()
+    tree.write(f"{JAVA}/Factory.java", FACTORY.format(group="group"))
+    assert tree.scan() == ({"Factory.java"}, {"Factory.java", "Caller.java"})
+    consumers = scan_repo(tree.root, Config(), cache_key="k").consumers
+    assert "GID_CALLER" in {c.group.value for c in consumers}

@@ -77,10 +77,14 @@ class Linker:
         return found
 
     def answer(self, question: tuple[str, ...]) -> object:
-        """The templates of a class `asked` was told of, asked again (untold)."""
+        """The templates of a class `asked` was told of (or whether there is any), asked again (untold)."""
+        if len(question) == 1:
+            return bool(self.templates)
         return _told(self.templates.get((question[1], question[2]), []))
 
     def instances(self, path: str, facts: JavaFacts) -> Iterator[Consumer]:
+        if self.asked is not None:
+            self.asked((TEMPLATES,), bool(self.templates))
         if not self.templates:
             return
         for inv in facts.invocations:
