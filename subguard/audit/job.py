@@ -669,6 +669,19 @@ def _groups_frame(
     ).where(prestamp.among("group", carry.regrouped))
 
 
+def _collected(carry: Carry | None, idle: frozenset[str], name: str, df: DataFrame) -> Any:
+    """A small table's rows, collected in one job (none for a table with no row to compute now,
+    `idle`); with a carry, after the previous rows that stand."""
+    table = carry.empty(name) if carry is not None and name in idle else arrowtables.collect(df)
+    return carry.merged(name, table) if carry is not None else table
+
+
+def _spark_schema(carry: Carry | None, name: str, df: DataFrame) -> str:
+    """The Spark schema (JSON) a small table is written with: a carried table's is the previous one's
+    (a full audit's), any other its frame's."""
+    return carry.spark_schema(name) if carry is not None and name in carry.previous else df.schema.json()
+
+
 def _regrouped(
     spark: SparkSession,
     carry: Carry,
@@ -788,12 +801,13 @@ def _judge_and_write(x: Extracted) -> dict[str, Any]:
 
     def write_small(name: str, df: DataFrame, table: Any) -> None:
         """A table the driver collected (with a carry, in the Spark schema of the previous table: a full audit's)."""
-        schema = carry.spark_schema(name) if carry is not None and name in carry.previous else df.schema.json()
-        arrowtables.write_schema(schema, table, name, lambda rel, data: output.write_bytes(rel, data, fs.write_bytes))
+        arrowtables.write_schema(
+            _spark_schema(carry, name, df), table, name, lambda rel, data: output.write_bytes(rel, data, fs.write_bytes)
+        )
 
     # the files table of the repositories scanned now (state/repos holds no file rows), with its part:
-    # its jobs (the counts, the table) need no group result, so they are submitted behind the group job
-    # and fill the task slots it leaves while the driver plans the tables
+    # its jobs (the counts, the table) need no group result, so with --since they are submitted behind
+    # the group job and fill the task slots it leaves while the driver plans the tables
     parts = inc.parts_for(len({r.repo for r in notes if r.kind == "repo"}))
     files_df = T.files_table(records).withColumn("part", inc.part_of(F.col("repo"), parts)).persist()
     # the reused repositories are filtered on by one parsed IN
@@ -817,9 +831,15 @@ def _judge_and_write(x: Extracted) -> dict[str, Any]:
             write_files(inc.touched_parts(arrowtables.rows(counted, ["part", "origin"])))
         return live, inc.repo_parts(arrowtables.rows(counted, ["repo", "part", "origin"]))
 
-    counts_f = pool.submit(files_and_counts)
-    if gone is not None:
-        writes.append(pool.submit(write_files, gone))
+    def submit_files() -> Future[tuple[Any, dict[str, int]]]:
+        counted = pool.submit(files_and_counts)
+        if gone is not None:
+            writes.append(pool.submit(write_files, gone))
+        return counted
+
+    # with --since, submitted now (a small job); a full audit's (a row per file) after the tables' jobs,
+    # which would otherwise queue behind it and hold their memory beside it
+    counts_f = submit_files() if since is not None else None
 
     owned = {
         r.repo: (json.loads(r.payload)["path"], json.loads(r.payload)["text"]) for r in notes if r.kind == "owners"
@@ -838,9 +858,7 @@ def _judge_and_write(x: Extracted) -> dict[str, Any]:
     def small_table(name: str, df: DataFrame, write: bool = True) -> Any:
         """One collect: the table written from the driver (when `write`), and returned for its aggregates;
         with a carry, the previous rows that stand and the rows computed now."""
-        table = carry.empty(name) if carry is not None and name in idle else arrowtables.collect(df)
-        if carry is not None:
-            table = carry.merged(name, table)
+        table = _collected(carry, idle, name, df)
         if write:
             write_small(name, df, table)
         return table
@@ -852,6 +870,7 @@ def _judge_and_write(x: Extracted) -> dict[str, Any]:
     groups_f = pool.submit(small_table, "groups", groups_df, parquet and carry is None)
     findings_f = pool.submit(small_table, "findings", findings, parquet)
     subs_f = pool.submit(small_table, "subscriptions", subs) if parquet else None
+    counts_f = counts_f or submit_files()
     repo_roots = [(r.repo, json.loads(r.payload)["root"]) for r in notes if r.kind == "repo"]
     if "org-map" in args.formats:  # the org map for `check --org-map`, written beside the other jobs
         writes.append(
