@@ -806,8 +806,9 @@ def _judge_and_write(x: Extracted) -> dict[str, Any]:
         )
 
     # the files table of the repositories scanned now (state/repos holds no file rows), with its part:
-    # its jobs (the counts, the table) need no group result, so with --since they are submitted behind
-    # the group job and fill the task slots it leaves while the driver plans the tables
+    # its jobs (the counts, the table) need no group result, so they are submitted behind the group job
+    # and fill the task slots it leaves while the driver plans the tables (the fixed cost's outputs
+    # 1.6-1.8 s -> 0.8 s; a full audit's peak memory did not follow the order, docs/audit-incremental.md)
     parts = inc.parts_for(len({r.repo for r in notes if r.kind == "repo"}))
     files_df = T.files_table(records).withColumn("part", inc.part_of(F.col("repo"), parts)).persist()
     # the reused repositories are filtered on by one parsed IN
@@ -831,15 +832,9 @@ def _judge_and_write(x: Extracted) -> dict[str, Any]:
             write_files(inc.touched_parts(arrowtables.rows(counted, ["part", "origin"])))
         return live, inc.repo_parts(arrowtables.rows(counted, ["repo", "part", "origin"]))
 
-    def submit_files() -> Future[tuple[Any, dict[str, int]]]:
-        counted = pool.submit(files_and_counts)
-        if gone is not None:
-            writes.append(pool.submit(write_files, gone))
-        return counted
-
-    # with --since, submitted now (a small job); a full audit's (a row per file) after the tables' jobs,
-    # which would otherwise queue behind it and hold their memory beside it
-    counts_f = submit_files() if since is not None else None
+    counts_f = pool.submit(files_and_counts)
+    if gone is not None:
+        writes.append(pool.submit(write_files, gone))
 
     owned = {
         r.repo: (json.loads(r.payload)["path"], json.loads(r.payload)["text"]) for r in notes if r.kind == "owners"
@@ -870,7 +865,6 @@ def _judge_and_write(x: Extracted) -> dict[str, Any]:
     groups_f = pool.submit(small_table, "groups", groups_df, parquet and carry is None)
     findings_f = pool.submit(small_table, "findings", findings, parquet)
     subs_f = pool.submit(small_table, "subscriptions", subs) if parquet else None
-    counts_f = counts_f or submit_files()
     repo_roots = [(r.repo, json.loads(r.payload)["root"]) for r in notes if r.kind == "repo"]
     if "org-map" in args.formats:  # the org map for `check --org-map`, written beside the other jobs
         writes.append(
