@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -42,6 +43,30 @@ def no_last(key: str) -> Any:
 
 def no_keep(key: str, value: Any) -> None:
     """The default `RepoContext.keep`: nothing is kept."""
+
+
+def digest_of(data: bytes | None) -> bytes:
+    """A file's content digest (b"" when it cannot be read)."""
+    return b"" if data is None else hashlib.blake2b(data, digest_size=16).digest()
+
+
+def content_digests(repo: RepoContext, files: Sequence[SourceFile]) -> Callable[[str], bytes] | None:
+    """Each file's content digest, made once: the given files' from their bytes, the others' as
+    `repo.read` gives them; what an extractor's kept work is checked against (`RepoContext.last`).
+    None when the scan keeps nothing."""
+    if repo.last is no_last and repo.keep is no_keep:
+        return None
+    given = {f.path: f.data for f in files}
+    digests: dict[str, bytes] = {}
+
+    def digest(path: str) -> bytes:
+        got = digests.get(path)
+        if got is None:
+            data = given.get(path)
+            got = digests[path] = digest_of(data if data is not None else repo.read(path))
+        return got
+
+    return digest
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from subguard.core.model import Consumer, FileRecord, FileStatus
 from subguard.deploy.service import module_dir
 from subguard.extract import NEEDLES
-from subguard.extract.base import ExtractResult, RepoContext, SourceFile, no_keep, no_last
+from subguard.extract.base import ExtractResult, RepoContext, SourceFile, content_digests
 from subguard.extract.java import running
 from subguard.extract.java.consumers import code_consumers, listener_consumers, refused_listener
 from subguard.extract.java.facts import JavaFacts, java_facts
@@ -29,7 +29,6 @@ from subguard.extract.java.linkmemo import (
     Question,
     Step,
     Store,
-    digest_of,
     settings_digest,
 )
 from subguard.extract.java.resolve import Symbols, Where
@@ -230,18 +229,9 @@ def _instances(linker: Linker, path: str, facts: JavaFacts) -> _Made:
 def _store(repo: RepoContext, files: Sequence[SourceFile]) -> Store | None:
     """Where the steps are kept for the next run, with this run's content digests (None: the scan
     keeps nothing)."""
-    if repo.last is no_last and repo.keep is no_keep:
+    digest = content_digests(repo, files)
+    if digest is None:
         return None
-    given = {f.path: f.data for f in files}
-    digests: dict[str, bytes] = {}
-
-    def digest(path: str) -> bytes:
-        got = digests.get(path)
-        if got is None:
-            data = given.get(path)
-            got = digests[path] = digest_of(data if data is not None else repo.read(path))
-        return got
-
     return Store(repo.last, repo.keep, digest)
 
 

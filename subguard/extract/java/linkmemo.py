@@ -57,11 +57,6 @@ def settings_digest(*settings: object) -> bytes:
     return hashlib.blake2b(repr(settings).encode("utf-8", "surrogateescape"), digest_size=16).digest()
 
 
-def digest_of(data: bytes | None) -> bytes:
-    """A file's content digest (b"" when it cannot be read)."""
-    return b"" if data is None else hashlib.blake2b(data, digest_size=16).digest()
-
-
 def paths_of(answer: Answer) -> list[str]:
     """The files an answer names."""
     return [path for path, _name in answer] if isinstance(answer, tuple) else []

@@ -18,11 +18,11 @@ from collections.abc import Sequence
 from subguard.core.model import ClientFamily, FileRecord, FileStatus
 from subguard.extract import NEEDLES
 from subguard.extract import SUFFIXES as EXTRACTOR_SUFFIXES
-from subguard.extract.base import ExtractResult, RepoContext, SourceFile, no_keep, no_last
+from subguard.extract.base import ExtractResult, RepoContext, SourceFile, content_digests
 from subguard.extract.python.attrs import parse_attrs
 from subguard.extract.python.ir import Failure, ModuleFacts, ParseOutcome
 from subguard.extract.python.link import Linker
-from subguard.extract.python.linkmemo import Store, digest_of, paths_digest
+from subguard.extract.python.linkmemo import Store, paths_digest
 from subguard.extract.python.resolve import ModuleSource
 
 LOADED_FOR_CONSTANTS = "loaded to resolve imported constants"
@@ -205,18 +205,9 @@ def _memo(repo: RepoContext, kind: str, path: str, data: bytes, full: bool) -> P
 def _store(repo: RepoContext, files: Sequence[SourceFile]) -> Store | None:
     """Where the linker keeps its units for the next run, with this run's content digests (None:
     the scan keeps nothing)."""
-    if repo.last is no_last and repo.keep is no_keep:
+    digest = content_digests(repo, files)
+    if digest is None:
         return None
-    given = {f.path: f.data for f in files}
-    digests: dict[str, bytes] = {}
-
-    def digest(path: str) -> bytes:
-        got = digests.get(path)
-        if got is None:
-            data = given.get(path)
-            got = digests[path] = digest_of(data if data is not None else repo.read(path))
-        return got
-
     return Store(repo.last, repo.keep, digest, paths_digest(repo.paths_ending(SUFFIXES)))
 
 

@@ -98,11 +98,6 @@ class Store:
             self.keep(LINKED, linked)
 
 
-def digest_of(data: bytes | None) -> bytes:
-    """A module's content digest (b"" when it cannot be read)."""
-    return b"" if data is None else hashlib.blake2b(data, digest_size=16).digest()
-
-
 def paths_digest(paths: Iterable[str]) -> bytes:
     return hashlib.blake2b("\0".join(paths).encode("utf-8", "surrogateescape"), digest_size=16).digest()
 
