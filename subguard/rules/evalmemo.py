@@ -18,7 +18,7 @@ import functools
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, cast
+from typing import cast
 
 try:  # hashlib would load OpenSSL for a digest the interpreter has built in
     from _blake2 import blake2b
@@ -31,6 +31,7 @@ from subguard.core.config import Config
 from subguard.core.model import Consumer, Finding
 from subguard.core.recordjson import json_of
 from subguard.rules.policy import Policy
+from subguard.rules.subjects import Unknown
 from subguard.scan.extraction import ScanResult
 
 KEEP = 8
@@ -86,7 +87,7 @@ def store(memo_key: str, findings: Sequence[Finding]) -> None:
         return
 
 
-Judgement = tuple[tuple[Finding, ...], tuple[tuple[Any, str], ...]]  # findings, (unknown value, rule needing it)
+Judgement = tuple[tuple[Finding, ...], tuple[tuple[Unknown, str], ...]]  # findings, (unknown value, rule needing it)
 
 
 class Parts:
