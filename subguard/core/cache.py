@@ -234,7 +234,7 @@ class ContentCache:
     def save(self) -> None:
         """Write what changed: one frame appended to the log, or (no snapshot yet, or a log grown
         past half of it) a new snapshot that drops the parses this run replaced and those of paths
-        no longer scanned."""
+        no longer scanned, and the entries put away (None)."""
         if not self.enabled or not (self._dirty or self._results_dirty):
             return
         try:
@@ -283,6 +283,9 @@ class ContentCache:
         }
         if present is not None:
             self._stats = {p: v for p, v in self.stats.items() if p in present}
+        for section in self._incremental.values():  # None: an entry put away (`put(section, key, None)`)
+            for key in [k for k, v in section.items() if v is None] if isinstance(section, dict) else ():
+                del section[key]
         self._generation = os.urandom(8).hex()
         body = {
             "stats": self.stats,

@@ -31,9 +31,10 @@ from subguard.core.model import WAIVER_PATTERN, Consumer, Deployment, FileRecord
 from subguard.deploy.service import ModuleRoots, attribute, know_roots, module_roots
 from subguard.extract import NEEDLES, REGISTRY, load_extractors
 from subguard.extract.base import Extractor, ExtractResult, RepoContext, SourceFile, no_keep, no_last, no_memo
-from subguard.scan import globs, passedover, watch
+from subguard.scan import globs, passedover, pathlists, watch
 from subguard.scan.discover import Candidate, Index, discover, excluded_record, index, made_indexes, read_limited
 from subguard.scan.parallel import Prefetcher, worker_count
+from subguard.scan.pathlists import Stamped
 from subguard.scan.records import PLAIN as PLAIN_RECORDS
 from subguard.scan.records import plain_text
 from subguard.scan.records import skipped as skipped_record
@@ -654,12 +655,12 @@ watch.AFTER.append(_search_ahead)
 @dataclass(frozen=True)
 class _State:
     """What one extractor read in the run that produced `blob` (its pickled result): the files it was
-    given and the files it read (path, size, mtime; None: not a file of the scan), the digest of the
+    given and the files it read, with their size and mtime (`pathlists.Stamped`), the digest of the
     scan's path set, and the earlier extractors whose results it looked at. The result's facts are
     pickled one by one (`Facts`): reusing a result does not import the extractor that defines them."""
 
-    chosen: tuple[tuple[str, int, int], ...]
-    reads: tuple[tuple[str, tuple[int, int] | None], ...]
+    chosen: Stamped  # its list is not kept: a run compares the files it gives the extractor
+    reads: Stamped
     paths: str
     priors: frozenset[str]
     blob: bytes
@@ -766,9 +767,7 @@ class _Incremental:
         state = self.states.get(name)
         if not isinstance(state, _State) or state.paths != self.paths or state.priors & self.changed:
             return None
-        if state.chosen != tuple((c.path, c.size, c.mtime_ns) for c in chosen):
-            return None
-        if any(self.stat.get(path) != stat for path, stat in state.reads):
+        if state.chosen != _stamped(chosen) or not pathlists.holds(self.cache, state.reads, self.stat.get):
             return None
         try:
             result = self.cache.unpickle(state.blob)
@@ -843,10 +842,12 @@ class _Incremental:
         if isolated or not blob or any(not c.mtime_ns for c in chosen):  # a failure may be a timeout: never reused
             if name in self.states:
                 self.cache.put(_STATES, name, None)
+                self._forget_reads(old)
             return
+        before = old.reads if isinstance(old, _State) else None
         state = _State(
-            tuple((c.path, c.size, c.mtime_ns) for c in chosen),
-            _sorted_reads(reads, old.reads if isinstance(old, _State) else ()),
+            _stamped(chosen),
+            pathlists.stamp(self.cache, reads, before),
             self.paths,
             frozenset(priors),
             blob,
@@ -856,19 +857,20 @@ class _Incremental:
         )
         if state != old:
             self.cache.put(_STATES, name, state)
+            self._forget_reads(old)
+
+    def _forget_reads(self, old: object) -> None:
+        """Drop the list of files `old` read when no extractor's state names it any more."""
+        if isinstance(old, _State):
+            states = self.states.values()
+            pathlists.forget(self.cache, old.reads.key, [s.reads for s in states if isinstance(s, _State)])
 
 
-_ABSENT = object()
-
-
-def _sorted_reads(
-    reads: Mapping[str, tuple[int, int] | None], before: tuple[tuple[str, tuple[int, int] | None], ...]
-) -> tuple[tuple[str, tuple[int, int] | None], ...]:
-    """`reads` as a sorted tuple: `before` itself when it holds the same (a search reads every Python
-    file of a repo, so sorting them again after every edit costs more than comparing them)."""
-    if len(before) == len(reads) and all(reads.get(path, _ABSENT) == stat for path, stat in before):
-        return before
-    return tuple(sorted(reads.items()))
+def _stamped(chosen: Sequence[Candidate]) -> Stamped:
+    """The files an extractor is given, with their size and mtime."""
+    return Stamped(
+        pathlists.key_of([c.path for c in chosen]), pathlists.stats_digest([(c.size, c.mtime_ns) for c in chosen])
+    )
 
 
 def _extract_isolated(
