@@ -1,11 +1,13 @@
 """Interleaved before/after runs of `subguard check` from two checkouts, on one tree.
 
-    python bench/check_ab.py TREE CHECKOUT_A CHECKOUT_B [--rounds 3]
+    python bench/check_ab.py TREE CHECKOUT_A CHECKOUT_B [--rounds 3] [--edits 3]
 
 Each checkout is installed as `check_speed.py` installs it (not editable, its own cache and user
 cache). Every round runs, alternating between the checkouts: a cold check (caches emptied), a warm
-check (the run memo answers), then three edits of `check_speed.edit_target(TREE)` (a line added,
-then taken away again), each followed by one check of each checkout. Which checkout goes first
+check (the run memo answers), then `--edits` edits of `check_speed.edit_target(TREE)` (a line added,
+then taken away again), each followed by one check of each checkout: many edits measure the steady
+state of a day's commits, where the content cache's appended log has grown and been folded into its
+snapshot again (`subguard.core.cache`). Which checkout goes first
 alternates from round to round and edit to edit. Prints, per checkout and kind, the median, lowest
 and highest wall time and CPU seconds (the child's and its children's). On a shared machine the
 load moves during a run; alternating puts both sides under the same load.
@@ -42,6 +44,7 @@ def main() -> int:
     ap.add_argument("tree", type=Path)
     ap.add_argument("checkouts", nargs=2)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--edits", type=int, default=3, help="edits (each checked by both checkouts) per round")
     args = ap.parse_args()
     tree = args.tree.resolve()
     work = Path(tempfile.mkdtemp(prefix="sg-ab-"))
@@ -77,7 +80,7 @@ def main() -> int:
                 run(cmd, env)
                 read_tree()
                 times.setdefault((n, "warm"), []).append(run(cmd, env))
-            for e in range(3):
+            for e in range(args.edits):
                 target.write_bytes(original + b"\n" if target.read_bytes() == original else original)
                 time.sleep(0.15)  # past the run memo's racy window
                 for n, (_, env, cmd) in order if e % 2 == 0 else order[::-1]:
@@ -87,7 +90,7 @@ def main() -> int:
         target.write_bytes(original)
         os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns))
         shutil.rmtree(work, ignore_errors=True)
-    print(f"tree: {tree}, rounds: {args.rounds}, load average: {os.getloadavg()[0]:.2f}")
+    print(f"tree: {tree}, rounds: {args.rounds}, edits per round: {args.edits}, load average: {os.getloadavg()[0]:.2f}")
     for (n, kind), values in sorted(times.items(), key=lambda item: (item[0][1], item[0][0])):
         walls, cpus = sorted(v[0] for v in values), sorted(v[1] for v in values)
         print(
