@@ -148,7 +148,7 @@ def unparseable(results: Sequence[ScanResult], policies: Mapping[str, Policy]) -
     severity, template = _tool(policies, UNPARSEABLE)
     out = []
     for res in results:
-        for rec in res.files:
+        for rec in res.read_files():
             if rec.status is not FileStatus.FAILED:
                 continue
             repo = rec.repo or res.repo
@@ -298,11 +298,12 @@ def evaluate(
     """Every finding of every selected policy over all results, in a deterministic order; the
     last answer for the same records, policies, config and code when the scans were cached, and
     else the last judgement of each unchanged group (`subguard.rules.evalmemo`)."""
-    memo_key = evalmemo.key(results, policies, config, beyond)
+    judged_by = evalmemo.settings(policies, config)
+    memo_key = evalmemo.key(results, judged_by, beyond)
     kept = evalmemo.load(memo_key) if memo_key is not None else None
     if kept is not None:
         return kept
-    parts = evalmemo.Parts(policies, config) if memo_key is not None else None
+    parts = evalmemo.Parts(judged_by) if memo_key is not None else None
     findings = _evaluate(results, policies, config, beyond, parts)
     if memo_key is not None and parts is not None:  # for the next run, once this one has answered
         afterwards.later(functools.partial(evalmemo.store, memo_key, list(findings)))  # a copy: callers extend theirs

@@ -44,20 +44,22 @@ def _code() -> str:
     return code_stamp(*(pkg / name for name in ("rules", "core", "rocketmq", "deploy")))
 
 
-def _settings(policies: Sequence[Policy], config: Config) -> bytes:
-    """What judges the records: the policies (their pickles differ run to run), the config and the code."""
+def settings(policies: Sequence[Policy], config: Config) -> bytes:
+    """What judges the records: the policies (their pickles differ run to run), the config and the
+    code (made once per evaluation: `key` and `Parts` take it)."""
     text = f"{list(policies)!r}\0{config.model_dump_json()}\0{__version__}\0{_code()}"
     return text.encode("utf-8", "surrogateescape")
 
 
-def key(results: Sequence[ScanResult], policies: Sequence[Policy], config: Config, beyond: bool) -> str | None:
-    """The memo key of one evaluation; None when a result has no digest (nothing to reuse)."""
+def key(results: Sequence[ScanResult], judged_by: bytes, beyond: bool) -> str | None:
+    """The memo key of one evaluation under `settings` (`judged_by`); None when a result has no
+    digest (nothing to reuse)."""
     if not results or any(not r.digest for r in results):
         return None
     h = blake2b(digest_size=20)
     for r in results:
         h.update(f"{r.digest}\0{r.root}\0{r.repo}\0".encode("utf-8", "surrogateescape"))
-    h.update(_settings(policies, config))
+    h.update(judged_by)
     h.update(f"\0{beyond}".encode())
     return h.hexdigest()
 
@@ -91,12 +93,11 @@ Judgement = tuple[tuple[Finding, ...], tuple[tuple[Unknown, str], ...]]  # findi
 
 
 class Parts:
-    """The part judgements of one set of policies, config and code: judgement by part digest."""
+    """The part judgements of one set of policies, config and code (`settings`: `judged_by`):
+    judgement by part digest."""
 
-    def __init__(self, policies: Sequence[Policy], config: Config) -> None:
-        self._memo = MemoFile(
-            f"evaluated-parts-{blake2b(_settings(policies, config), digest_size=16).hexdigest()}", PARTS_KEPT
-        )
+    def __init__(self, judged_by: bytes) -> None:
+        self._memo = MemoFile(f"evaluated-parts-{blake2b(judged_by, digest_size=16).hexdigest()}", PARTS_KEPT)
         self._used: list[str] = []
 
     @staticmethod

@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from subguard.core.config import Config
-from subguard.core.model import WAIVER_PATTERN, FileStatus, Finding, Location
+from subguard.core.model import WAIVER_PATTERN, Finding, Location
 from subguard.rules import suppress
 from subguard.rules.judge import Waivers, WaiverSource
 from subguard.scan.discover import read_limited
@@ -39,7 +39,7 @@ def in_memory(result: ScanResult, read: Reader, config: Config, today: dt.date) 
 
 def inline_of(result: ScanResult, read: Reader) -> list[suppress.InlineWaiver]:
     """Inline waivers of the repo's parsed and failed files (what `check` reads for them)."""
-    texts = ((rec.path, read(rec.path)) for rec in result.files if rec.status != FileStatus.SKIPPED)
+    texts = ((rec.path, read(rec.path)) for rec in result.read_files())
     return suppress.collect_inline(
         (result.repo, path, data.decode("utf-8-sig", errors="replace"))
         for path, data in sorted((p, d) for p, d in texts if d is not None)
@@ -62,9 +62,8 @@ def _disk_sources(
     """(repo, path, text) of every file that may hold an inline waiver: parsed/failed files and finding files."""
     wanted: dict[tuple[str, str], ScanResult] = {}
     for res in results:
-        for rec in res.files:
-            if rec.status != FileStatus.SKIPPED:
-                wanted[(res.repo, rec.path)] = res
+        for rec in res.read_files():
+            wanted[(res.repo, rec.path)] = res
     scanned = frozenset(wanted)  # what a scan's `marked` answers for
     for f in findings:
         for loc in (f.location, *(r.location for r in f.related)):

@@ -10,12 +10,10 @@ import dataclasses
 import functools
 import hashlib
 import marshal
-import operator
 import os
 import pickle
 import re
 import sys
-from collections import Counter
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -74,9 +72,29 @@ class ScanResult:
     # searched them (None: not searched, read them); never part of equality
     marked: frozenset[str] | None = field(default=None, compare=False)
 
+    def read_files(self) -> tuple[FileRecord, ...]:
+        """The records of the files an extractor parsed or failed on (not skipped), in order: one
+        pass over `files`, kept on the result (most files of a large tree are skipped, and a run
+        asks for these several times: counts, SG901, the inline waivers' sources)."""
+        got: tuple[FileRecord, ...] | None = self.__dict__.get(_READ_FILES)
+        if got is None:
+            skipped = FileStatus.SKIPPED
+            got = tuple([r for r in self.files if r.status != skipped])
+            object.__setattr__(self, _READ_FILES, got)
+        return got
+
     def counts(self) -> dict[str, int]:
-        tally = Counter(map(operator.attrgetter("status"), self.files))  # no enum `.value` per file
-        return {s.value: tally[s] for s in FileStatus}
+        read = self.read_files()
+        failed = sum(1 for r in read if r.status == FileStatus.FAILED)
+        return {"parsed": len(read) - failed, "skipped": len(self.files) - len(read), "failed": failed}
+
+    def __getstate__(self) -> dict[str, object]:
+        """Pickled without what `read_files` kept (it follows from `files`)."""
+        return {k: v for k, v in self.__dict__.items() if k != _READ_FILES}
+
+
+_READ_FILES = "_read_files"
+assert [s.value for s in FileStatus] == ["parsed", "skipped", "failed"]  # noqa: S101 - `counts` names each
 
 
 NO_EXTRACTOR = "not a file type subguard reads"
