@@ -158,7 +158,9 @@ class Index:
     @functools.cached_property
     def names(self) -> str:
         """A digest of the path set."""
-        listed = "".join([f"{path}\0" for path in sorted(self.paths)])  # each path, NUL-ended: one C hash
+        # each path, NUL-ended: one C hash; sorted from the listing's order, whose runs (each folder's
+        # entries by name) make the sort about ten times faster than from the set's order
+        listed = "".join([f"{path}\0" for path in sorted(self.by_path)])
         return hashlib.sha256(listed.encode("utf-8", "surrogateescape")).hexdigest()
 
     @functools.cached_property
@@ -175,7 +177,7 @@ class Index:
         """The paths that end with one of `suffixes`, sorted."""
         made = self._endings.get(suffixes)
         if made is None:
-            made = self._endings[suffixes] = tuple(sorted([p for p in self.paths if p.endswith(suffixes)]))
+            made = self._endings[suffixes] = tuple(sorted([p for p in self.by_path if p.endswith(suffixes)]))
         return made
 
     def complete(self) -> Index:
