@@ -127,6 +127,6 @@ class Parts:
     def save(self) -> None:
         """Write the memo when a part was judged anew, this run's parts as the newest; never fails."""
         if self._memo.dirty:
-            for digest in dict.fromkeys(self._used):
-                self._memo.put(digest, self._memo.data.pop(digest))
+            for digest in dict.fromkeys(self._used):  # put again: the newest (`MemoFile.put`)
+                self._memo.put(digest, self._memo.get(digest))
             self._memo.save()
