@@ -213,7 +213,7 @@ def _note_unread(
         return
     cited = {f.location.path for f in findings} | {r.location.path for f in findings for r in f.related}
     for root, result in zip(roots, results):
-        parsed = {r.path: r.extractor for r in result.files if r.status is FileStatus.PARSED and r.extractor}
+        parsed = {r.path: r.extractor for r in result.read_files() if r.status is FileStatus.PARSED and r.extractor}
         runrecord.note_unread(
             root, unread_files(result, cited), NEEDLES, result.looked.patterns, config.max_file_size, parsed
         )
