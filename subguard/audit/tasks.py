@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from subguard.audit import codeowners, local
+from subguard.core.branches import one_of
 from subguard.core.config import Config, ConfigError, parse_config
 from subguard.core.inventory import group_name, sort_consumers
 from subguard.core.model import (
@@ -394,7 +395,7 @@ def consumer_from_rows(rows: Sequence[Mapping[str, Any]], repo_hint: str) -> Con
             path=r.get("path") or "", line=int(r.get("line") or 1), column=int(r.get("column") or 1), repo=repo
         )
 
-    subs = []
+    subs: list[Subscription] = []
     for r in rows:
         if r.get("topic") is None and "topic" not in (r.get("unresolved") or {}):
             continue
@@ -408,6 +409,16 @@ def consumer_from_rows(rows: Sequence[Mapping[str, Any]], repo_hint: str) -> Con
                 location=loc(r),
             )
         )
+    # a consumer registers one subscription per topic: rows of one topic are its alternatives
+    by_topic: dict[str, list[Subscription]] = {}
+    for sub in subs:
+        if sub.topic.value is not None:
+            by_topic.setdefault(sub.topic.value, []).append(sub)
+    subs = [
+        one_of(tuple(by_topic[sub.topic.value])) if sub.topic.value is not None else sub
+        for sub in subs
+        if sub.topic.value is None or by_topic[sub.topic.value][0] is sub
+    ]
     model = head.get("message_model")
     return Consumer(
         consumer_id=str(head.get("consumer_id") or f"{repo}:{head.get('path')}:{head.get('line')}"),

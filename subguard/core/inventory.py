@@ -37,8 +37,7 @@ ROW_KEYS = (
 )
 
 
-def _resolution(consumer: Consumer, sub_index: int) -> dict[str, str]:
-    sub = consumer.subscriptions[sub_index]
+def _resolution(consumer: Consumer, sub: Subscription) -> dict[str, str]:
     return {
         "group": consumer.group.resolution.value,
         "topic": sub.topic.resolution.value,
@@ -47,7 +46,8 @@ def _resolution(consumer: Consumer, sub_index: int) -> dict[str, str]:
 
 
 def subscription_rows(consumers: Iterable[Consumer]) -> list[dict[str, Any]]:
-    """One flat dict per subscription (consumers without one give a row with topic None)."""
+    """One flat dict per subscription (consumers without one give a row with topic None; a topic
+    subscribed as one of several alternatives, one per alternative, its `unresolved` expression saying so)."""
     rows: list[dict[str, Any]] = []
     for c in consumers:
         subs = c.subscriptions or ()
@@ -81,31 +81,36 @@ def subscription_rows(consumers: Iterable[Consumer]) -> list[dict[str, Any]]:
                 }
             )
             continue
-        for i, s in enumerate(subs):
-            rows.append(
-                {
-                    **common,
-                    "topic": s.topic.value,
-                    "expression": s.expression.value,
-                    "expression_type": s.expression_type.value,
-                    "tags": list(s.tags),
-                    "path": s.location.path,
-                    "line": s.location.line,
-                    "column": s.location.column,
-                    "resolution": _resolution(c, i),
-                    "unresolved": _unresolved(c, i),
-                }
-            )
+        for sub in subs:
+            # a topic subscribed as one of several: a row for each, which says so
+            for s in sub.alternatives or (sub,):
+                unresolved = _unresolved(c, s)
+                if s is not sub:
+                    own = unresolved.get("expression")
+                    unresolved["expression"] = sub.expression.detail + (f"; this one: {own}" if own else "")
+                rows.append(
+                    {
+                        **common,
+                        "topic": s.topic.value,
+                        "expression": s.expression.value,
+                        "expression_type": s.expression_type.value,
+                        "tags": list(s.tags),
+                        "path": s.location.path,
+                        "line": s.location.line,
+                        "column": s.location.column,
+                        "resolution": _resolution(c, s),
+                        "unresolved": unresolved,
+                    }
+                )
     return [{k: r.get(k) for k in ROW_KEYS} for r in rows]
 
 
-def _unresolved(consumer: Consumer, sub_index: int | None) -> dict[str, str]:
+def _unresolved(consumer: Consumer, sub: Subscription | None) -> dict[str, str]:
     """Reasons for every unknown value of the row, by field."""
     out: dict[str, str] = {}
     if not consumer.group.known:
         out["group"] = consumer.group.detail
-    if sub_index is not None:
-        sub = consumer.subscriptions[sub_index]
+    if sub is not None:
         if not sub.topic.known:
             out["topic"] = sub.topic.detail
         if not sub.expression.known:

@@ -141,6 +141,15 @@ class Subscription(Record):
     expression_type: ExpressionType = ExpressionType.TAG
     tags: tuple[str, ...] = ()
     location: Location
+    # the subscriptions of this topic written in branches of one another (`if` / `else`, `switch`
+    # cases), in order, when the consumer registers one of them, chosen at run time: `expression` is
+    # then unknown, and `expression_type` too when theirs differ (`type_known`)
+    alternatives: tuple[Subscription, ...] = ()
+
+    @property
+    def type_known(self) -> bool:
+        """Whether `expression_type` is the type registered: not when the alternatives' types differ."""
+        return len({s.expression_type for s in self.alternatives}) <= 1
 
 
 class StartupFailure(Record):

@@ -397,7 +397,7 @@ def _sub_fields(c: Consumer, s: Subscription) -> dict[str, Any]:
         "group": _val(c.group),
         "topic": _val(s.topic),
         "expression": _val(expr),
-        "expression_type": s.expression_type.value,
+        "expression_type": s.expression_type.value if s.type_known else UNKNOWN,
         "tags": list(s.tags),
         "smells": [sm.code for sm in smells(expr.value)]
         if expr.known and s.expression_type is ExpressionType.TAG
@@ -889,10 +889,10 @@ def _build_group_topics(u: Universe) -> Iterable[Subject]:
             tag_sets, tag_set_count = _variants(_expr_entries(g, topic, _tag_set_key, tags_label))
             orders, order_count = _variants(_expr_entries(g, topic, _tag_order_key, _order_label))
             raws, raw_count = _variants(_expr_entries(g, topic, _raw_key, lambda s: repr(s.expression.value)))
-            types, _ = _variants(
+            types, type_count = _variants(
                 [
                     (
-                        s.expression_type.value,
+                        s.expression_type.value if s.type_known else UNKNOWN,
                         s.expression_type.value,
                         Member(s.location, f"subscribes '{topic}' as {s.expression_type.value} {s.expression.value!r}"),
                     )
@@ -908,7 +908,7 @@ def _build_group_topics(u: Universe) -> Iterable[Subject]:
                 "tag_order_count": order_count,
                 "raw_expression_count": raw_count,
                 "expression_types": [v.label for v in types],
-                "expression_type_count": len(types),
+                "expression_type_count": type_count,
                 "expressions": _sorted_known(s.expression.value for _, s in subs),
                 "generations": sorted({generation(c.client) for c, _ in subs}),
             }

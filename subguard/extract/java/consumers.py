@@ -9,9 +9,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
+from subguard.core.branches import Branch, one_of, runs_after
 from subguard.core.model import (
     ClientFamily,
     ConsumeMode,
@@ -320,20 +321,26 @@ def _constant(arg: Expr, what: str) -> Value:
 
 
 def _variant_subscriptions(
-    subs: list[_CodeSub], vals: Mapping[str, Value | None]
+    subs: list[_CodeSub], vals: Mapping[str, Value | None], branches: Sequence[Branch]
 ) -> tuple[tuple[Subscription, ...], tuple[Subscription, ...]]:
-    """(current, overridden) subscriptions of one environment variant: a later one for a topic replaces the earlier."""
-    current: dict[str, Subscription] = {}
+    """(current, overridden) subscriptions of one environment variant: a later one for a topic
+    replaces each earlier one it runs after whenever that one ran (`runs_after`); the others stay
+    possible beside it, and a topic left with several is subscribed as one of them (`one_of`)."""
+    current: dict[str, list[tuple[Subscription, Branch]]] = {}
     overridden: list[Subscription] = []
     for i, (_, _, etype, sloc) in enumerate(subs):
         topic_v, expr_v = vals[f"topic{i}"], vals[f"expr{i}"]
         topic = topic_v or Value.unknown("no topic", sloc)
         sub = _subscription(topic, expr_v or Value.default("*"), etype, sloc)
         key = topic.value if topic.value is not None else f"?{i}"
-        if key in current:
-            overridden.append(current[key])
-        current[key] = sub
-    return tuple(current.values()), tuple(overridden)
+        live: list[tuple[Subscription, Branch]] = []
+        for old, where in current.get(key, ()):
+            if runs_after(branches[i], where):
+                overridden.append(old)
+            else:
+                live.append((old, where))
+        current[key] = [*live, (sub, branches[i])]
+    return tuple(one_of(tuple(s for s, _ in alive)) for alive in current.values()), tuple(overridden)
 
 
 @dataclass(frozen=True)
@@ -593,6 +600,7 @@ class _Build:
             else Location(path=where.path, line=decl.line, column=decl.column)
         )
         self.subs: list[_CodeSub] = []
+        self.branches: list[Branch] = []  # the branches each of `subs` was written in
         self.fields: dict[str, Value | None] = {"name_server": None, "instance_name": None, "client_ip": None}
         self.model = Value.default(MessageModel.CLUSTERING.value)
         self.mode = (
@@ -751,7 +759,9 @@ class _Build:
         if self.site is not None:
             calls += [(c, _within(c, self.site.where)) for c in self.site.calls]
         for call, where in calls:
+            made = len(self.subs)
             self.on_call(call, where)
+            self.branches += [tuple((where.path, *arm) for arm in call.branch)] * (len(self.subs) - made)
         registers = self.registers()
         template = () if self.read.other_unknown else tuple(self.read.template)
         raw: dict[str, Value | None] = {"group": self.group, "namespace": self.namespace, **self.fields}
@@ -765,7 +775,7 @@ class _Build:
             else f"{self.where.path}:{self.decl.line}:{self.decl.column}"
         )
         for env, vals in variants(raw, module, PLAIN_NOTE):
-            current, overridden = _variant_subscriptions(self.subs, vals)
+            current, overridden = _variant_subscriptions(self.subs, vals, self.branches)
             group_v = vals["group"] or Value.unknown("no consumer group", self.loc)
             out.append(
                 Consumer(

@@ -101,6 +101,8 @@ class Call:
     # the parameters of the method the call is written in, when that is not the method that made the
     # consumer (`registerPullTaskCallback(String topic, ...)` subscribing a field's consumer); else None
     params: tuple[str, ...] | None = None
+    # the exclusive branches of its method the call is in, outermost first (`_branch`)
+    branch: tuple[tuple[int, int], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -798,8 +800,56 @@ def _call(n: Node, fp: _FileParser) -> Call:
     """A call record positioned at the method name (chained calls keep their own lines)."""
     name = n.child_by_field_name("name") or n
     return Call(
-        _method(n), fp._args(n, 0), name.start_point[0] + 1, name.start_point[1] + 1, _text(n)[:200], n.end_point[0] + 1
+        _method(n),
+        fp._args(n, 0),
+        name.start_point[0] + 1,
+        name.start_point[1] + 1,
+        _text(n)[:200],
+        n.end_point[0] + 1,
+        branch=_branch(n),
     )
+
+
+# what ends a `case` group without falling into the next one
+_STOPS = frozenset({"break_statement", "return_statement", "throw_statement", "continue_statement", "yield_statement"})
+_BODIES = frozenset({"method_declaration", "constructor_declaration", "compact_constructor_declaration"})
+
+
+def _branch(node: Node) -> tuple[tuple[int, int], ...]:
+    """The exclusive branches of its method that `node` is in (a lambda written in one is in it too),
+    outermost first: per `if` / `else`, `?:` and `switch` around it, (the branching node's start
+    byte, the arm taken). Cases that fall through share the arm of the case they fall into: one runs
+    after the other."""
+    out: list[tuple[int, int]] = []
+    child, n = node, node.parent
+    while n is not None and n.type not in _BODIES and n.type not in _CLASSES:
+        if n.type in ("if_statement", "ternary_expression"):
+            if child == n.child_by_field_name("consequence"):
+                out.append((n.start_byte, 0))
+            elif child == n.child_by_field_name("alternative"):
+                out.append((n.start_byte, 1))
+        elif n.type in ("switch_block_statement_group", "switch_rule") and n.parent is not None:
+            out.append((n.parent.start_byte, _case_arm(n, n.parent)))
+        child, n = n, n.parent
+    return tuple(reversed(out))
+
+
+def _case_arm(case: Node, block: Node) -> int:
+    """The index of the case `case` runs to the end of: itself, or the first later one that does not
+    fall through (a statement group without a closing break, return, throw, continue or yield)."""
+    cases = [c for c in block.named_children if c.type in ("switch_block_statement_group", "switch_rule")]
+    i = next((k for k, c in enumerate(cases) if c == case), 0)
+    while i < len(cases) - 1 and cases[i].type == "switch_block_statement_group" and not _stops(cases[i]):
+        i += 1
+    return i
+
+
+def _stops(group: Node) -> bool:
+    """Whether a `case` statement group's last statement (or its block's) leaves the switch."""
+    last = group.named_children[-1] if group.named_children else None
+    while last is not None and last.type == "block":
+        last = last.named_children[-1] if last.named_children else None
+    return last is not None and last.type in _STOPS
 
 
 def _calls_on(root: Node, name: str, fp: _FileParser, home: Node) -> list[Call]:

@@ -170,6 +170,9 @@ class MethodCall:
     method: str
     call: CallIR
     order: tuple[int, int]
+    # the exclusive branches the call is in (a function defined in one is in it too), outermost first:
+    # (the branching statement's number in the module, the arm taken) per `if` / `else`, `... if ... else ...`, `match` case
+    branch: tuple[tuple[int, int], ...] = ()
 
 
 @dataclass(frozen=True)

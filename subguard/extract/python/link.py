@@ -12,6 +12,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from subguard.core.branches import Branch, one_of, runs_after
 from subguard.core.model import (
     ClientFamily,
     ConsumeMode,
@@ -581,7 +582,7 @@ class Linker:
         elif method == "subscribe":
             sub = self._subscribe(kind, call, ev, frame, inst, draft.notes)
             if sub is not None:
-                draft.add(sub, True)
+                draft.add(sub, True, tuple((ev.module.path, *arm) for arm in ev.call.branch))
         elif method == "pull" and kind == "pull04":
             sub = self._subscription(
                 call, 0, ("topic",), _arg(call, 1, "expression"), ExpressionType.TAG, ev, frame, inst
@@ -591,9 +592,8 @@ class Linker:
         elif method == "unsubscribe":
             ir = _arg(call, 0, "topic")
             topic = self._rv(ir, frame).to_value("topic") if ir is not None else None
-            if topic is not None and topic.known:
-                for key in [k for k, s in draft.subs.items() if s.topic.value == topic.value]:
-                    del draft.subs[key]
+            if topic is not None and topic.value is not None:
+                draft.drop(topic.value)
 
     def _grpc_ctor(
         self, ctor: CallIR, frame: Frame, inst: Instance, add: Callable[[Subscription, bool], None], notes: list[str]
@@ -762,17 +762,34 @@ class _Draft:
     instance_name: Value | None = None
     subs: dict[object, Subscription] = field(default_factory=dict)
     overridden: list[Subscription] = field(default_factory=list)
+    # by key of `subs`: the subscriptions of the topic it may be, each with the branches it was written in
+    live: dict[object, list[tuple[Subscription, Branch]]] = field(default_factory=dict)
 
-    def add(self, sub: Subscription, replace: bool) -> None:
-        """Adds `sub`; with `replace`, it overrides (and keeps as overridden) the topic's earlier one."""
+    def add(self, sub: Subscription, replace: bool, branch: Branch = ()) -> None:
+        """Adds `sub`, written in the branches `branch`; with `replace`, it overrides (and keeps as
+        overridden) each earlier one of the topic it runs after whenever that one ran
+        (`core.branches`), and the topic is subscribed as one of those left."""
         key: object = (
             sub.topic.value if sub.topic.known else ("?", sub.location.path, sub.location.line, sub.location.column)
         )
         if not replace:
-            key = (key, sub.expression.value, sub.expression_type)
-        if key in self.subs and replace:
-            self.overridden.append(self.subs[key])
-        self.subs[key] = sub
+            self.subs[(key, sub.expression.value, sub.expression_type)] = sub
+            return
+        live: list[tuple[Subscription, Branch]] = []
+        for old, where in self.live.get(key, ()):
+            if runs_after(branch, where):
+                self.overridden.append(old)
+            else:
+                live.append((old, where))
+        live.append((sub, branch))
+        self.live[key] = live
+        self.subs[key] = one_of(tuple(s for s, _ in live))
+
+    def drop(self, topic: str) -> None:
+        """`unsubscribe(topic)`: the topic's subscriptions are gone."""
+        for key in [k for k, s in self.subs.items() if s.topic.value == topic]:
+            del self.subs[key]
+            self.live.pop(key, None)
 
     def read_group(self, rv: RV) -> None:
         self.group = rv.to_value("group")

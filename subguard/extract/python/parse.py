@@ -767,6 +767,8 @@ class _Collector:
         self.pending_key: dict[int, str] = {}
         self.pending_return: dict[int, str] = {}
         self.construct_of: dict[int, int] = {}
+        self.branch: list[tuple[int, int]] = []  # the exclusive branches the walk is in (`MethodCall.branch`)
+        self.branchings = 0  # branching statements met so far: the next one's number
 
     # helpers ----------------------------------------------------------------------------------
     def loc(self, node: cst.CSTNode) -> Loc:
@@ -995,7 +997,13 @@ class _Collector:
             key = self.key_of(func.value)
             if key:
                 self.methods.append(
-                    MethodCall(key, func.attr.value, self.conv.call_ir(Lit(func.attr.value), node), self.pos(node))
+                    MethodCall(
+                        key,
+                        func.attr.value,
+                        self.conv.call_ir(Lit(func.attr.value), node),
+                        self.pos(node),
+                        tuple(self.branch),
+                    )
                 )
             return
         if isinstance(func, cst.Attribute) and func.attr.value == "add_argument":
@@ -1134,6 +1142,10 @@ _HOOKS: dict[str, tuple[type, bool]] = {
 }
 
 
+# the children of a branching node that are its exclusive arms (`_walk`); a `match`'s cases each one
+_ARMS: dict[type, tuple[str, ...]] = {cst.If: ("body", "orelse"), cst.IfExp: ("body", "orelse"), cst.Match: ("cases",)}
+
+
 def _walk(collector: _Collector, module: cst.Module) -> None:
     """Call the collector's visit_X / leave_X hooks in libcst's visit order (without its machinery)."""
     visits: dict[type, Callable[[Any], None]] = {}
@@ -1149,16 +1161,40 @@ def _walk(collector: _Collector, module: cst.Module) -> None:
         hook = visits.get(t)
         if hook is not None:
             hook(node)
-        for name in orders.get(t) or order_of(node):
-            value = getattr(node, name)
-            if type(value) is tuple or type(value) is list:
-                for v in value:
-                    if type(v) not in skip:
-                        walk(v)
-            elif isinstance(value, cst.CSTNode) and type(value) not in skip:
-                walk(value)
+        arms = _ARMS.get(t)
+        if arms is not None:
+            branched(node, arms)
+        else:
+            for name in orders.get(t) or order_of(node):
+                value = getattr(node, name)
+                if type(value) is tuple or type(value) is list:
+                    for v in value:
+                        if type(v) not in skip:
+                            walk(v)
+                elif isinstance(value, cst.CSTNode) and type(value) not in skip:
+                    walk(value)
         hook = leaves.get(t)
         if hook is not None:
             hook(node)
+
+    def branched(node: cst.CSTNode, arms: tuple[str, ...]) -> None:
+        """A branching statement's children, each arm's in the collector's branch (`MethodCall.branch`):
+        the arms named by `arms` (each element of a case list an arm of its own)."""
+        collector.branchings += 1
+        number = collector.branchings
+        for name in orders.get(type(node)) or order_of(node):
+            value = getattr(node, name)
+            if value is None:
+                continue
+            parts = value if type(value) is tuple or type(value) is list else (value,)
+            for i, v in enumerate(parts):
+                if type(v) in skip or not isinstance(v, cst.CSTNode):
+                    continue
+                arm = arms.index(name) + i if name in arms else -1
+                if arm >= 0:
+                    collector.branch.append((number, arm))
+                walk(v)
+                if arm >= 0:
+                    collector.branch.pop()
 
     walk(module)
