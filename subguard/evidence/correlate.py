@@ -51,9 +51,12 @@ def _type(name: str) -> ExpressionType:
 
 
 def same_subscription(sub: Subscription, topic: str, expression: str, expression_type: str) -> bool:
-    """Does a declared subscription select what a live one does? Unknown declared values match."""
+    """Does a declared subscription select what a live one does? Unknown declared values match; a
+    subscription chosen at run time matches when one of its alternatives does."""
     if sub.topic.known and sub.topic.value != topic:
         return False
+    if sub.alternatives:
+        return any(same_subscription(a, topic, expression, expression_type) for a in sub.alternatives)
     if not sub.expression.known:
         return True
     return tag_set_equal(parse(sub.expression.value, sub.expression_type), parse(expression, _type(expression_type)))
