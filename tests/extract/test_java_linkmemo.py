@@ -155,3 +155,33 @@ def test_a_first_template_makes_the_callers_instances(tmp_path: Path, monkeypatc
     assert tree.scan() == ({"Factory.java"}, {"Factory.java", "Caller.java"})
     consumers = scan_repo(tree.root, Config(), cache_key="k").consumers
     assert "GID_CALLER" in {c.group.value for c in consumers}
+
+
+def test_a_carrier_of_an_in_house_annotation_edited_added_or_removed(tree: _Tree) -> None:
+    """The consumers a registrar builds from each class carrying its annotation (read by reflection)
+    follow every edit of a carrier, even one the prefilter passes over (no RocketMQ reference: it is
+    loaded), of the annotation's defaults, and a carrier added or removed: each cached scan equals a
+    cold one, and only the registrar's second step is made again."""
+    registrar, order = "plumbing/AnnotationRegistrar.java", f"{JAVA}/plumbing/OrderListener.java"
+    tree.scan()
+    assert tree.scan() == (set(), set())
+    tree.edit(order, '"TOPIC_ORDER_ACME"', '"TOPIC_ORDER_ACME_2"')
+    assert tree.scan() == (set(), {registrar})
+    topics = {s.topic.value for c in scan_repo(tree.root, Config(), cache_key="k").consumers for s in c.subscriptions}
+    assert "TOPIC_ORDER_ACME_2" in topics and "TOPIC_ORDER_ACME" not in topics
+    tree.write(
+        f"{JAVA}/plumbing/RefundListener.java",
+        (tree.root / order)
+        .read_text(encoding="utf-8")
+        .replace("OrderListener", "RefundListener")
+        .replace("GID_ORDER_ACME", "GID_REFUND_ACME"),
+    )
+    assert tree.scan() == (set(), {registrar})
+    tree.edit(f"{JAVA}/{registrar}", 'String tag() default "*";', 'String tag() default "TagA";')
+    first, second = tree.scan()
+    assert registrar in first and registrar in second
+    groups = {c.group.value: c for c in scan_repo(tree.root, Config(), cache_key="k").consumers}
+    assert groups["GID_PAY_ACME"].subscriptions[0].expression.value == "TagA"
+    (tree.root / f"{JAVA}/plumbing/RefundListener.java").unlink()
+    tree.scan()
+    assert "GID_REFUND_ACME" not in {c.group.value for c in scan_repo(tree.root, Config(), cache_key="k").consumers}

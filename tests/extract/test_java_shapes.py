@@ -14,7 +14,7 @@ shape in tests/fixtures/java-shapes/, each shaped like the public code it came f
 - framework plumbing (plumbing/): apache/rocketmq `MQPullConsumerScheduleService`, rocketmq-spring's
   auto-configuration + `RocketMQUtil` and 5.x `DefaultListenerContainer`, Spring Cloud Alibaba's
   `RocketMQMessageSource`, metaphysical-road's groups split from a config value in a loop, and wizhuo's
-  reflective annotation registrar (the one that keeps its note)
+  reflective annotation registrar (a consumer per class carrying its annotation)
 
 Every test asserts group, topic, expression, expression type, message model, registers, template and line.
 """
@@ -513,13 +513,25 @@ def test_binder_source_with_a_field_computed_from_a_parameter(shapes: ScanResult
     assert not _notes(shapes, rel)
 
 
-def test_an_annotation_read_by_reflection_keeps_its_one_note(shapes: ScanResult) -> None:
-    """wizhuo/springboot-rocketmq's in-house `@RocketMqListener` read at run time: no parameter feeds the
-    consumer, the subscriptions are on beans subguard does not read: exactly one note, naming the value."""
+def test_an_in_house_annotation_read_by_reflection_makes_a_consumer_of_each_carrier(shapes: ScanResult) -> None:
+    """wizhuo/springboot-rocketmq's in-house `@RocketMqListener`, read at run time by a registrar that
+    builds one consumer per bean carrying it: the registrar's construction is a template fed by the
+    annotation, and each class carrying it (read even when the prefilter passed it over) is a consumer
+    located at the annotation, with the values it writes (constants of nested classes) or the
+    annotation's defaults. No note: nothing goes unread."""
     rel = "plumbing/AnnotationRegistrar.java"
     [c] = in_file(shapes, rel)
-    assert c.template == () and c.group.value is None
-    assert _notes(shapes, rel) == [f"SG902:{line_of(rel, 'listener.consumerGroup()')}"]
+    assert c.template == ("@AcmeListener",) and c.group.value is None
+    assert not _notes(shapes, rel)
+    order = one(shapes, "GID_ORDER_ACME", "plumbing/OrderListener.java")
+    at = line_of("plumbing/OrderListener.java", "@AnnotationRegistrar.AcmeListener")
+    assert row(order) == ("GID_ORDER_ACME", "TOPIC_ORDER_ACME", "*", "TAG", "CLUSTERING", True, (), at)
+    pay = one(shapes, "GID_PAY_ACME", "plumbing/PayListener.java")
+    at = line_of("plumbing/PayListener.java", "@AnnotationRegistrar.AcmeListener")
+    assert row(pay) == ("GID_PAY_ACME", "TOPIC_PAY_ACME", "*", "TAG", "CLUSTERING", True, (), at)
+    assert pay.subscriptions[0].expression.detail.startswith('annotation element @AcmeListener.tag = "*" at ')
+    assert pay.group.resolution is Resolution.IMPORTED_CONSTANT
+    assert not _notes(shapes, "plumbing/PayListener.java") and not _notes(shapes, "plumbing/OrderListener.java")
 
 
 def test_an_annotation_nobody_carries_makes_a_template(shapes: ScanResult) -> None:

@@ -27,7 +27,15 @@ from subguard.core.model import (
     in_declaration,
 )
 from subguard.extract.java.facts import AnnotationUse, Call, ClassFacts, ConsumerDecl, Expr, collection
-from subguard.extract.java.resolve import OPTION_GETTERS, Symbols, Where, enum_name
+from subguard.extract.java.resolve import (
+    OPTION_GETTERS,
+    REFLECTION,
+    Symbols,
+    Where,
+    bound_name,
+    enum_name,
+    reflected_names,
+)
 from subguard.extract.java.spring import variants
 from subguard.extract.spring.extractor import ModuleConfig
 from subguard.rocketmq.expression import parse
@@ -448,19 +456,6 @@ def _fed_fields(where: Where) -> dict[str, str]:
     return {f: p for f, p in (*cls.derived_fields, *cls.param_fields)} if cls is not None else {}
 
 
-_REFLECTION = frozenset(
-    {
-        "getClass",
-        "getAnnotation",
-        "getDeclaredAnnotation",
-        "getAnnotationsByType",
-        "findAnnotation",
-        "findMergedAnnotation",
-        "findAnnotationOnBean",
-    }
-)
-
-
 def _state_getter(expr: Expr, where: Where, symbols: Symbols) -> list[str] | None:
     """The object whose state a getter reads (`config.getGroup()`, `this.getConsumerGroup()`,
     `getConsumerGroup()`, also further calls on what it returns: `config.getGroups().split(",")`):
@@ -471,8 +466,8 @@ def _state_getter(expr: Expr, where: Where, symbols: Symbols) -> list[str] | Non
     getter = False
     node: Expr | None = expr
     while node is not None and node.kind == "call":
-        if node.text in _REFLECTION:  # an annotation read at run time
-            return _reflected(node, symbols)
+        if node.text in REFLECTION:  # an annotation read at run time
+            return _reflected(node, symbols, where)
         getter = getter or (node.text.startswith("get") and node.text not in OPTION_GETTERS and not node.args)
         if node.qual is None:
             return ["this"] if getter else None
@@ -488,14 +483,25 @@ def _state_getter(expr: Expr, where: Where, symbols: Symbols) -> list[str] | Non
     return None
 
 
-def _reflected(call: Expr, symbols: Symbols) -> list[str] | None:
+def _reflected(call: Expr, symbols: Symbols, where: Where) -> list[str] | None:
     """`getDeclaredAnnotation(Listener.class)`, `findAnnotationOnBean(name, Listener.class)`: the values are
-    those of the classes annotated `@Listener`, which subguard does not read: a blind spot worth its note
-    when the repository has such classes (None); a template fed by the annotation when it has none."""
-    names = [a.source[: -len(".class")].rsplit(".", 1)[-1] for a in call.args if a.source.endswith(".class")]
-    if not names or any(symbols.annotation_used(n) for n in names):
+    those of the classes annotated `@Listener`. A template fed by the annotation when the repository
+    declares the annotation type: each class carrying it is an instance (`link.Linker`), and so is
+    none when no class does. Else a blind spot worth its note (None) when the repository has such
+    classes."""
+    names = reflected_names(call)
+    if not names:
         return None
-    return [f"@{n}" for n in names]
+    if all(_declared(n, symbols, where) for n in names) or not any(symbols.annotation_used(n) for n in names):
+        return [f"@{n}" for n in names]
+    return None
+
+
+def _declared(name: str, symbols: Symbols, where: Where) -> bool:
+    """Whether the repository declares the annotation type `name` (its elements known) and can tell
+    which files write it."""
+    entry = symbols.find_class(name, where)
+    return entry is not None and bool(entry.cls.elements) and symbols.reads_sources
 
 
 def _injected(where: Where) -> tuple[str, ...]:
@@ -517,8 +523,9 @@ def _within(call: Call, where: Where) -> Where:
 
 
 def _site_of(where: Where, site: Site | None, topic: Expr) -> Location | None:
-    """The instantiating call site when that site passes the topic (a bound parameter), else None."""
-    if site is not None and topic.kind == "name" and any(b == topic.text for b, _, _ in where.bindings):
+    """The instantiating call site (or annotation) when it gives the topic (a bound parameter or
+    annotation element), else None."""
+    if site is not None and any(b == bound_name(topic) for b, _, _ in where.bindings):
         return Location(path=site.where.path, line=site.line, column=site.column)
     return None
 

@@ -76,7 +76,7 @@ class JavaExtractor:
             return self._facts(repo, path, data) if data is not None else None
 
         sources = [p for p in repo.paths if p.endswith((".java", ".kt", ".groovy"))]
-        symbols = Symbols(parsed, repo.paths, load, lambda rx: bool(repo.matching(rx, sources)))
+        symbols = Symbols(parsed, repo.paths, load, lambda rx: repo.matching(rx, sources))
         spring = repo.prior.get("spring")
         modules: Mapping[str, ModuleConfig] = spring.facts.get("modules", {}) if spring is not None else {}
         versions = build_versions(repo)
@@ -100,7 +100,7 @@ class JavaExtractor:
             make = functools.partial(self._declared, path, facts, module, build_dir, symbols, linker, versions)
             made, kept = steps.first(path, places[path], make)
             for i in made.templates if kept else ():  # the templates making it would have added
-                linker.add_template(path, facts, facts.consumers[i])
+                linker.add_template(path, facts, facts.consumers[i], made.consumers)
             consumers.extend(made.consumers)
         for path, facts in parsed.items():
             instances = functools.partial(_instances, linker, path, facts)

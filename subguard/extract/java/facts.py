@@ -166,6 +166,11 @@ class ClassFacts:
     injected: tuple[str, ...] = ()
     field_types: tuple[tuple[str, str], ...] = ()  # every field -> its declared type (simple, no generics)
     config_prefix: Expr | None = None  # `@ConfigurationProperties(prefix = ...)` on the class
+    # the annotations on the class declaration besides RocketMQ's listener ones: an in-house listener
+    # annotation, which a registrar of the repository reads by reflection to build consumers
+    marks: tuple[AnnotationUse, ...] = ()
+    # an annotation type's elements, each with its default (None: none)
+    elements: tuple[tuple[str, Expr | None], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -504,6 +509,8 @@ class _ClassDraft:
     injected: list[str]  # fields annotated @Autowired, @Resource or @Inject
     field_types: list[tuple[str, str]]
     config_prefix: Expr | None
+    marks: list[AnnotationUse] = field(default_factory=list)
+    elements: list[tuple[str, Expr | None]] = field(default_factory=list)
 
 
 @dataclass
@@ -542,6 +549,8 @@ class _Collect:
                     tuple(d.injected),
                     tuple(d.field_types),
                     d.config_prefix,
+                    tuple(d.marks),
+                    tuple(d.elements),
                 )
             )
         return tuple(out)
@@ -634,13 +643,52 @@ def _class_facts(node: Node, fp: _FileParser) -> _ClassDraft:
     draft = _ClassDraft(
         name, [], _supers(node), [], [], [], bool(anns & _BOUND_CLASS), [], [], _config_prefix(mods, fp)
     )
+    for ann in mods.named_children if mods is not None else ():
+        if ann.type in ("annotation", "marker_annotation") and _annotation_name(ann).split(".")[-1] not in _NOT_MARKS:
+            draft.marks.append(_annotation(ann, fp))
     body = node.child_by_field_name("body")
     for member in body.named_children if body is not None else ():
         if member.type == "constructor_declaration":
             draft.ctors.append(_params(member))
         elif member.type in ("field_declaration", "constant_declaration"):
             _field_facts(member, interface, draft, fp)
+        elif member.type == "annotation_type_element_declaration":
+            element, default = member.child_by_field_name("name"), member.child_by_field_name("value")
+            if element is not None:
+                draft.elements.append((_text(element), fp.expr(default) if default is not None else None))
     return draft
+
+
+# annotations of the JDK, Spring and Lombok on a class: never an in-house listener annotation
+_PLAIN_MARKS = frozenset(
+    {
+        "Component",
+        "Service",
+        "Configuration",
+        "Repository",
+        "Controller",
+        "RestController",
+        "SpringBootApplication",
+        "Data",
+        "Getter",
+        "Setter",
+        "Slf4j",
+        "Builder",
+        "NoArgsConstructor",
+        "AllArgsConstructor",
+        "RequiredArgsConstructor",
+        "ToString",
+        "EqualsAndHashCode",
+        "Deprecated",
+        "SuppressWarnings",
+        "FunctionalInterface",
+        "Documented",
+        "Retention",
+        "Target",
+        "Inherited",
+    }
+)
+_NOT_MARKS = LISTENER_ANNOTATIONS | _PLAIN_MARKS
 
 
 _INJECT = frozenset({"Autowired", "Resource", "Inject"})

@@ -16,13 +16,13 @@ there too (one subscription per `new Wrapper("g", "t")`), else at its subscribe 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 from subguard.core.model import Consumer
 from subguard.extract.java.consumers import Site, code_consumers
 from subguard.extract.java.facts import ClassFacts, ConsumerDecl, Expr, Invocation, JavaFacts
-from subguard.extract.java.resolve import Symbols, Where
+from subguard.extract.java.resolve import ClassEntry, Symbols, Where
 from subguard.extract.spring.extractor import ModuleConfig
 
 ModuleOf = Callable[[str], ModuleConfig | None]
@@ -33,6 +33,13 @@ class _Template:
     path: str
     facts: JavaFacts
     decl: ConsumerDecl
+    # what feeds it (`Consumer.template`): when only annotations read by reflection, a call site
+    # binds none of it, and the classes carrying them are its instances
+    names: frozenset[str] = frozenset()
+
+    @property
+    def by_annotation(self) -> bool:
+        return bool(self.names) and all(n.startswith("@") for n in self.names)
 
 
 TEMPLATES = "templates"  # the question `Linker.asked` is told of
@@ -63,12 +70,15 @@ class Linker:
     def add(self, path: str, facts: JavaFacts, decl: ConsumerDecl, made: list[Consumer]) -> bool:
         """Keep `decl` of `path` as a template when what it made is one; whether it was."""
         if any(c.template for c in made):
-            self.add_template(path, facts, decl)
+            self.add_template(path, facts, decl, made)
             return True
         return False
 
-    def add_template(self, path: str, facts: JavaFacts, decl: ConsumerDecl) -> None:
-        self.templates.setdefault((path, decl.class_name), []).append(_Template(path, facts, decl))
+    def add_template(self, path: str, facts: JavaFacts, decl: ConsumerDecl, made: Iterable[Consumer]) -> None:
+        """Keep `decl` of `path` as a template of its class, with what feeds what it `made`."""
+        here = (path, decl.line, decl.column)
+        names = {n for c in made if (c.location.path, c.location.line, c.location.column) == here for n in c.template}
+        self.templates.setdefault((path, decl.class_name), []).append(_Template(path, facts, decl, frozenset(names)))
 
     def _templates(self, key: tuple[str, str]) -> list[_Template]:
         found = self.templates.get(key, [])
@@ -90,9 +100,42 @@ class Linker:
         for inv in facts.invocations:
             caller = Where(path, facts, inv.class_name, params=inv.params)
             for tpl, bindings in self._targets(inv, caller):
+                if tpl.by_annotation:
+                    continue  # the call binds none of what feeds it
                 where = Where(tpl.path, tpl.facts, tpl.decl.class_name, bindings=bindings, params=tpl.decl.params)
                 site = Site(caller, inv.line, inv.column, inv.calls)
                 yield from code_consumers(tpl.decl, where, self.symbols, self.module_of(path), site)
+        for cls in facts.classes:
+            for tpl in self._templates((path, cls.name)):
+                yield from self._carried(tpl)
+
+    def _carried(self, tpl: _Template) -> Iterator[Consumer]:
+        """The instances of a template fed by annotations it reads by reflection: every class of the
+        repository carrying one, each element bound to the value the class writes, else the
+        annotation's default; located at the annotation."""
+        reader = Where(tpl.path, tpl.facts, tpl.decl.class_name, params=tpl.decl.params)
+        for name in sorted(n[1:] for n in tpl.names if n.startswith("@")):
+            entry = self.symbols.find_class(name, reader)
+            if entry is None or not entry.cls.elements:
+                continue
+            declared = Where(entry.path, entry.facts, entry.cls.name)
+            for path, _ in self.symbols.carriers(name) or ():
+                facts = self.symbols.facts_of(path)
+                if facts is None:
+                    continue
+                for cls in facts.classes:
+                    here = Where(path, facts, cls.name)
+                    for mark in cls.marks:
+                        if mark.name.rsplit(".", 1)[-1] != name or not _same(
+                            self.symbols.find_class(mark.name, here), entry
+                        ):
+                            continue
+                        bindings = _elements(name, dict(mark.elements), here, entry.cls.elements, declared)
+                        where = Where(
+                            tpl.path, tpl.facts, tpl.decl.class_name, bindings=bindings, params=tpl.decl.params
+                        )
+                        site = Site(here, mark.line, mark.column, ())
+                        yield from code_consumers(tpl.decl, where, self.symbols, self.module_of(path), site)
 
     def _targets(
         self, inv: Invocation, caller: Where
@@ -123,3 +166,25 @@ class Linker:
                 if tpl.decl.method != "<init>" or len(tpl.decl.params) == len(ctor):
                     yield tpl, bindings
             return
+
+
+def _same(found: ClassEntry | None, entry: ClassEntry) -> bool:
+    return found is not None and (found.path, found.cls.name) == (entry.path, entry.cls.name)
+
+
+def _elements(
+    name: str,
+    written: dict[str, Expr],
+    here: Where,
+    elements: tuple[tuple[str, Expr | None], ...],
+    declared: Where,
+) -> tuple[tuple[str, Expr, Where], ...]:
+    """An annotation's elements as a template's bindings (`@name.element`): as written at `here`, else
+    the default its declaration gives."""
+    out: list[tuple[str, Expr, Where]] = []
+    for element, default in elements:
+        if element in written:
+            out.append((f"@{name}.{element}", written[element], here))
+        elif default is not None:
+            out.append((f"@{name}.{element}", default, declared))
+    return tuple(out)

@@ -24,7 +24,7 @@ _JDK_TYPES = frozenset({"Serializable", "Cloneable", "Runnable", "AutoCloseable"
 _Hit = tuple[Expr, "Where", str, Resolution | None]
 _RANK = {Resolution.LITERAL: 0, Resolution.CONSTANT: 1, Resolution.IMPORTED_CONSTANT: 2}
 # the questions `Symbols.asked` is told of
-LOOKUP, REGISTERED, IN_MODULE, ANNOTATED = "lookup", "registered", "in-module", "annotated"
+LOOKUP, REGISTERED, IN_MODULE, ANNOTATED, CARRIERS = "lookup", "registered", "in-module", "annotated", "carriers"
 
 
 @dataclass(frozen=True)
@@ -42,7 +42,7 @@ class Where:
 
 
 @dataclass(frozen=True)
-class _Entry:
+class ClassEntry:
     path: str
     facts: JavaFacts
     cls: ClassFacts
@@ -54,15 +54,15 @@ class Symbols:
         files: dict[str, JavaFacts],
         all_paths: Iterable[str],
         load: Callable[[str], JavaFacts | None],
-        grep: Callable[[bytes], bool] | None = None,
+        grep: Callable[[bytes], list[str]] | None = None,
     ) -> None:
-        self._grep = grep  # whether any source file of the repository matches a regex
+        self._grep = grep  # the source files of the repository a regex finds
         # told of every question whose answer the files of the run decide, with the answer
         # (`answer` asks it again): which class a name resolves to, which file of a module declares
         # a type, whether an annotation is written (`subguard.extract.java.linkmemo`)
         self.asked: Callable[[tuple[str, ...], object], None] | None = None
-        self._annotated: dict[str, bool] = {}
-        self._classes: dict[str, _Entry] = {}
+        self._annotated: dict[str, list[str]] = {}
+        self._classes: dict[str, ClassEntry] = {}
         self._by_base: dict[str, list[str]] = {}
         self._load = load
         self._tried: set[str] = set()
@@ -78,15 +78,15 @@ class Symbols:
     def _register(self, path: str, facts: JavaFacts) -> None:
         prefix = f"{facts.package}." if facts.package else ""
         for cls in facts.classes:
-            self._classes.setdefault(prefix + cls.name, _Entry(path, facts, cls))
+            self._classes.setdefault(prefix + cls.name, ClassEntry(path, facts, cls))
 
-    def _lookup(self, fq: str) -> _Entry | None:
+    def _lookup(self, fq: str) -> ClassEntry | None:
         found = self._find(fq)
         if self.asked is not None:
             self.asked((LOOKUP, fq), _told(found))
         return found
 
-    def _registered(self, fq: str) -> _Entry | None:
+    def _registered(self, fq: str) -> ClassEntry | None:
         """The class registered so far under `fq` (no file loaded for it)."""
         found = self._classes.get(fq)
         if self.asked is not None:
@@ -105,11 +105,13 @@ class Symbols:
                 return _told(self._registered(question[1]))
             if kind == IN_MODULE:
                 return _told(self._declared_in(question[1], question[2]))
+            if kind == CARRIERS:
+                return self.carriers(question[1])
             return self.annotation_used(question[1])
         finally:
             self.asked = told
 
-    def _find(self, fq: str) -> _Entry | None:
+    def _find(self, fq: str) -> ClassEntry | None:
         found = self._classes.get(fq)
         if found is not None:
             return found
@@ -129,7 +131,7 @@ class Symbols:
                 return self._classes[fq]
         return None
 
-    def find_class(self, dotted: str, where: Where) -> _Entry | None:
+    def find_class(self, dotted: str, where: Where) -> ClassEntry | None:
         """Resolve a type name as written at `where` (nested, imported, same package, wildcard, FQN)."""
         facts = where.facts
         head, _, rest = dotted.partition(".")
@@ -150,7 +152,7 @@ class Symbols:
                 return found
         return None
 
-    def _member(self, entry: _Entry, name: str, depth: int) -> _Hit | None:
+    def _member(self, entry: ClassEntry, name: str, depth: int) -> _Hit | None:
         """A constant of a class or (for interface-constant patterns) of its supertypes; also a non-final
         field whose literal initializer is never reassigned, and a command-line option's default."""
         here = Where(entry.path, entry.facts, entry.cls.name)
@@ -291,7 +293,7 @@ class Symbols:
             return self._option(expr, where, depth, loc)
         if expr.kind == "call" and expr.text in ("getenv", "getProperty"):
             return Value.unknown(f"`{expr.source}` is only known at run time", loc)
-        bound = self._config_property(expr, where, loc)
+        bound = self._element(expr, where, depth) or self._config_property(expr, where, loc)
         if bound is not None:
             return bound
         return Value.unknown(f"`{expr.source[:80]}` is computed at run time", loc)
@@ -301,10 +303,41 @@ class Symbols:
         subguard cannot tell (no reader)."""
         if self._grep is None:
             return True
+        used = bool(self._writing(name))
+        if self.asked is not None:
+            self.asked((ANNOTATED, name), used)
+        return used
+
+    @property
+    def reads_sources(self) -> bool:
+        """Whether the repository's source files can be searched (`carriers`, `annotation_used`)."""
+        return self._grep is not None
+
+    def carriers(self, name: str) -> tuple[tuple[str, str], ...] | None:
+        """The source files that write `@name` (each as (path, name)), or None when subguard cannot tell."""
+        if self._grep is None:
+            return None
+        found = tuple((path, name) for path in self._writing(name))
+        if self.asked is not None:
+            self.asked((CARRIERS, name), found)
+        return found
+
+    def facts_of(self, path: str) -> JavaFacts | None:
+        """The facts of a source file: one the extractor was given, else loaded (recorded in `loaded`)."""
+        if path in self._files:
+            return self._files[path]
+        if path not in self._tried:
+            self._tried.add(path)
+            facts = self.loaded[path] = self._load(path)
+            if facts is not None and facts.error is None:
+                self._register(path, facts)
+        return self.loaded.get(path)
+
+    def _writing(self, name: str) -> list[str]:
+        if self._grep is None:
+            return []
         if name not in self._annotated:
             self._annotated[name] = self._grep(rb"@(?:[\w$]+\.)*" + re.escape(name.encode()) + rb"\b")
-        if self.asked is not None:
-            self.asked((ANNOTATED, name), self._annotated[name])
         return self._annotated[name]
 
     def _config_property(self, expr: Expr, where: Where, loc: Location) -> Value | None:
@@ -332,7 +365,7 @@ class Symbols:
             location=loc,
         )
 
-    def _in_module(self, typ: str, where: Where) -> _Entry | None:
+    def _in_module(self, typ: str, where: Where) -> ClassEntry | None:
         """The class `typ` declared in a `typ.java` of the same module as `where` (modules often repeat a
         package and class name, each with its own configuration class), else None."""
         module = _module(where.path)
@@ -341,7 +374,7 @@ class Symbols:
             self.asked((IN_MODULE, typ, module), _told(found))
         return found
 
-    def _declared_in(self, typ: str, module: str) -> _Entry | None:
+    def _declared_in(self, typ: str, module: str) -> ClassEntry | None:
         for path in self._by_base.get(typ, ()):
             if _module(path) != module:
                 continue
@@ -353,16 +386,34 @@ class Symbols:
                     self._register(path, facts)
             cls = next((c for c in facts.classes if c.name == typ), None) if facts is not None else None
             if facts is not None and cls is not None:
-                return _Entry(path, facts, cls)
+                return ClassEntry(path, facts, cls)
+        return None
+
+    def _element(self, expr: Expr, where: Where, depth: int) -> Value | None:
+        """`listener.topic()` on a reflective read of `@Listener` (`getDeclaredAnnotation(Listener.class)`),
+        for one class carrying it: the element's value there, or its default (bound as
+        `@Listener.topic`, `link.Linker.instances`); None when nothing binds it."""
+        read = expr.qual
+        if expr.kind != "call" or expr.args or not where.bindings or read is None or read.kind != "call":
+            return None
+        if read.text not in REFLECTION:
+            return None
+        for name in reflected_names(read):
+            key = f"@{name}.{expr.text}"
+            for bname, bexpr, bwhere in where.bindings:
+                if bname == key:
+                    return self._bound(key, bexpr, bwhere, depth)
         return None
 
     def _bound(self, name: str, arg: Expr, there: Where, depth: int) -> Value:
-        """A template's parameter read as the argument one call site passes (provenance: both)."""
+        """A template's parameter read as the argument one call site passes, or an annotation element as
+        one carrier writes it (provenance: both)."""
         inner = self.string_value(arg, there, depth + 1)
         site = f"{there.path}:{arg.line}"
+        what = "annotation element" if name.startswith("@") else "parameter"
         if not inner.known:
-            return Value.unknown(f"parameter `{name}` is `{arg.source[:80]}` at {site}: {inner.detail}", inner.location)
-        detail = f"parameter {name} = {arg.source[:80]} at {site}" + (f" ({inner.detail})" if inner.detail else "")
+            return Value.unknown(f"{what} `{name}` is `{arg.source[:80]}` at {site}: {inner.detail}", inner.location)
+        detail = f"{what} {name} = {arg.source[:80]} at {site}" + (f" ({inner.detail})" if inner.detail else "")
         return inner.model_copy(update={"detail": detail})
 
     def _option(self, expr: Expr, where: Where, depth: int, loc: Location) -> Value:
@@ -399,7 +450,38 @@ class Symbols:
         return None
 
 
-def _told(entry: _Entry | None) -> tuple[tuple[str, str], ...] | None:
+# calls that read an annotation by reflection (`X.class.getAnnotation(...)`, Spring's `findAnnotation`)
+REFLECTION = frozenset(
+    {
+        "getClass",
+        "getAnnotation",
+        "getDeclaredAnnotation",
+        "getAnnotationsByType",
+        "findAnnotation",
+        "findMergedAnnotation",
+        "findAnnotationOnBean",
+    }
+)
+
+
+def bound_name(expr: Expr) -> str | None:
+    """The name a template's binding gives `expr` by: a parameter's (`topic`), or an annotation
+    element read by reflection (`listener.topic()` -> `@Listener.topic`)."""
+    if expr.kind == "name":
+        return expr.text
+    read = expr.qual
+    if expr.kind == "call" and not expr.args and read is not None and read.kind == "call" and read.text in REFLECTION:
+        names = reflected_names(read)
+        return f"@{names[0]}.{expr.text}" if len(names) == 1 else None
+    return None
+
+
+def reflected_names(call: Expr) -> list[str]:
+    """The annotation types a reflective call names by class literal (`Listener.class` -> Listener)."""
+    return [a.source[: -len(".class")].rsplit(".", 1)[-1] for a in call.args if a.source.endswith(".class")]
+
+
+def _told(entry: ClassEntry | None) -> tuple[tuple[str, str], ...] | None:
     """A class found, as a question's answer: ((its file, its name),), or None."""
     return None if entry is None else ((entry.path, entry.cls.name),)
 
