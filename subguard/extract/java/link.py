@@ -105,8 +105,8 @@ class Linker:
                 where = Where(tpl.path, tpl.facts, tpl.decl.class_name, bindings=bindings, params=tpl.decl.params)
                 site = Site(caller, inv.line, inv.column, inv.calls)
                 yield from code_consumers(tpl.decl, where, self.symbols, self.module_of(path), site)
-        for cls in facts.classes:
-            for tpl in self._templates((path, cls.name)):
+        for class_name in dict.fromkeys(d.class_name for d in facts.consumers):  # its own templates
+            for tpl in self._templates((path, class_name)):
                 yield from self._carried(tpl)
 
     def _carried(self, tpl: _Template) -> Iterator[Consumer]:
