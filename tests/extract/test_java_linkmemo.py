@@ -185,3 +185,20 @@ def test_a_carrier_of_an_in_house_annotation_edited_added_or_removed(tree: _Tree
     (tree.root / f"{JAVA}/plumbing/RefundListener.java").unlink()
     tree.scan()
     assert "GID_REFUND_ACME" not in {c.group.value for c in scan_repo(tree.root, Config(), cache_key="k").consumers}
+
+
+def test_a_carrier_in_another_language_keeps_the_registrar_unknown(tree: _Tree) -> None:
+    """A Kotlin class carrying the in-house annotation is not read: the registrar's consumer is not a
+    template (its values stay unknown, noted), and the Kotlin file is never parsed as Java."""
+    registrar = f"{JAVA}/plumbing/AnnotationRegistrar.java"
+    tree.write(
+        "src/main/kotlin/com/acme/demo/RefundListener.kt",
+        'package com.acme.demo\n\n@AnnotationRegistrar.AcmeListener(consumerGroup = "GID_KT", topic = "TOPIC_KT")\n'
+        "class RefundListener\n",
+    )
+    tree.scan()
+    result = scan_repo(tree.root, Config(), cache_key="k")
+    [made] = [c for c in result.consumers if c.location.path == registrar]
+    assert made.template == () and made.group.value is None
+    assert "GID_KT" not in {c.group.value for c in result.consumers}
+    assert not [r for r in result.files if r.path.endswith(".kt") and r.status.value == "failed"]

@@ -499,9 +499,9 @@ def _reflected(call: Expr, symbols: Symbols, where: Where) -> list[str] | None:
 
 def _declared(name: str, symbols: Symbols, where: Where) -> bool:
     """Whether the repository declares the annotation type `name` (its elements known) and can tell
-    which files write it."""
+    which files write it, all of them Java."""
     entry = symbols.find_class(name, where)
-    return entry is not None and bool(entry.cls.elements) and symbols.reads_sources
+    return entry is not None and bool(entry.cls.elements) and not symbols.written_elsewhere(name)
 
 
 def _injected(where: Where) -> tuple[str, ...]:

@@ -24,7 +24,8 @@ _JDK_TYPES = frozenset({"Serializable", "Cloneable", "Runnable", "AutoCloseable"
 _Hit = tuple[Expr, "Where", str, Resolution | None]
 _RANK = {Resolution.LITERAL: 0, Resolution.CONSTANT: 1, Resolution.IMPORTED_CONSTANT: 2}
 # the questions `Symbols.asked` is told of
-LOOKUP, REGISTERED, IN_MODULE, ANNOTATED, CARRIERS = "lookup", "registered", "in-module", "annotated", "carriers"
+LOOKUP, REGISTERED, IN_MODULE, ANNOTATED = "lookup", "registered", "in-module", "annotated"
+CARRIERS, FOREIGN = "carriers", "foreign"
 
 
 @dataclass(frozen=True)
@@ -107,6 +108,8 @@ class Symbols:
                 return _told(self._declared_in(question[1], question[2]))
             if kind == CARRIERS:
                 return self.carriers(question[1])
+            if kind == FOREIGN:
+                return self.written_elsewhere(question[1])
             return self.annotation_used(question[1])
         finally:
             self.asked = told
@@ -308,18 +311,21 @@ class Symbols:
             self.asked((ANNOTATED, name), used)
         return used
 
-    @property
-    def reads_sources(self) -> bool:
-        """Whether the repository's source files can be searched (`carriers`, `annotation_used`)."""
-        return self._grep is not None
-
     def carriers(self, name: str) -> tuple[tuple[str, str], ...] | None:
-        """The source files that write `@name` (each as (path, name)), or None when subguard cannot tell."""
+        """The Java files that write `@name` (each as (path, name)), or None when subguard cannot tell."""
         if self._grep is None:
             return None
-        found = tuple((path, name) for path in self._writing(name))
+        found = tuple((path, name) for path in self._writing(name) if path.endswith(".java"))
         if self.asked is not None:
             self.asked((CARRIERS, name), found)
+        return found
+
+    def written_elsewhere(self, name: str) -> bool:
+        """Whether a source file in another language (Kotlin, Groovy) writes `@name`: its classes are not
+        read (True when subguard cannot tell)."""
+        found = self._grep is None or any(not path.endswith(".java") for path in self._writing(name))
+        if self.asked is not None:
+            self.asked((FOREIGN, name), found)
         return found
 
     def facts_of(self, path: str) -> JavaFacts | None:
