@@ -25,8 +25,10 @@ from typing import Any
 
 from subguard.core import afterwards
 from subguard.core.config import Config
+from subguard.core.members import attach_members
 from subguard.core.model import SAMPLE, Consumer, FileStatus, Finding, Location, Related, Severity, fingerprint
 from subguard.rules import evalmemo
+from subguard.rules.baseline import with_fingerprint
 from subguard.rules.code_scope import member_key
 from subguard.rules.conditions import UNKNOWN
 from subguard.rules.conditions import evaluate as judge
@@ -381,7 +383,10 @@ def _judge(chosen: _Chosen, universe: Universe) -> evalmemo.Judgement:
                     findings.append(_finding(policy, subject))
                 elif verdict is None:
                     needed += [(unknown, policy.id) for unknown in subject.unknowns or (_fallback(subject),)]
-    return tuple(findings), tuple(needed)
+    # fingerprinted and with their members, as `judge` gives them: a part's judgement kept in the
+    # memo spares each later run this work for the groups nobody changed
+    ready = attach_members([with_fingerprint(f) for f in findings], universe.consumers)
+    return tuple(ready), tuple(needed)
 
 
 def _fallback(subject: Subject) -> Unknown:
