@@ -414,6 +414,32 @@ public class Escaped {
     assert (consumer.subscriptions[0].topic.value, consumer.subscriptions[0].location.line) == ("TOPIC_ESCAPED", 10)
 
 
+def test_old_mac_line_ends_are_line_ends_as_javac_reads_them(tmp_path: Path) -> None:
+    """A file whose lines end with a lone CR (lilishop's TradeServiceImpl.java) is valid Java: a `//`
+    comment ends at the CR, never an SG901, and every line is where an editor shows it."""
+    source = "\r".join(
+        [
+            "package com.acme;",
+            "",
+            "import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;",
+            "",
+            "// written on a classic Mac",
+            "public class OldMac {",
+            "    public void start() throws Exception {",
+            '        DefaultMQPushConsumer consumer = new DefaultMQPushConsumer("GID_OLD_MAC"); // the group',
+            '        consumer.subscribe("TOPIC_OLD_MAC", "a || b");',
+            "    }",
+            "}",
+            "",
+        ]
+    )
+    result = _scan_java(tmp_path, source)
+    assert [f for f in result.files if f.status.value == "failed"] == []
+    [consumer] = result.consumers
+    assert (consumer.group.value, consumer.location.line) == ("GID_OLD_MAC", 8)
+    assert (consumer.subscriptions[0].topic.value, consumer.subscriptions[0].location.line) == ("TOPIC_OLD_MAC", 9)
+
+
 def test_a_consumer_built_from_a_getter_of_its_own_state_is_a_template(tmp_path: Path) -> None:
     """A framework's container builds its consumer from a configuration object someone else fills
     (`this.getConsumerGroup()`, `properties.getGroup()`): a template, listed and never noted."""

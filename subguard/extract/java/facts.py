@@ -1069,9 +1069,15 @@ def _translate_unicode_escapes(data: bytes) -> bytes:
     return _UNICODE_ESCAPE.sub(one, data)
 
 
+_LONE_CR = re.compile(rb"\r(?!\n)")
+
+
 def java_facts(data: bytes) -> JavaFacts:
-    """Parse one Java file; a syntax error gives facts with `error` set (and nothing else). Unicode
-    escapes are translated first when the file only parses with them translated, as javac does."""
+    """Parse one Java file; a syntax error gives facts with `error` set (and nothing else). A lone CR
+    ends a line, as javac reads it (old Mac line ends; the grammar knows LF only), and Unicode
+    escapes are translated when the file only parses with them translated, as javac does."""
+    if b"\r" in data and _LONE_CR.search(data):  # one byte for one: every offset stays, lines are javac's
+        data = _LONE_CR.sub(b"\n", data)
     tree = _parser().parse(data)
     root = tree.root_node
     if root.has_error and b"\\u" in data:
