@@ -88,6 +88,8 @@ DEFAULT_EXAMPLE_REPOS = (
     "*-learning",
     "*-tutorial",
     "*-tutorials",
+    "*-labs",
+    "*_labs",
     "*-practice",
     "*-study",
     "*_study",
