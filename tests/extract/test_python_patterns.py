@@ -3,6 +3,8 @@ repo shaped like the code each came from: tests/fixtures/python/patterns."""
 
 from __future__ import annotations
 
+import os
+import shutil
 from functools import cache
 from pathlib import Path
 
@@ -71,6 +73,10 @@ CASES = [
     ("misc/workers.py", 37, None, None, None, "TAG", CL, True, NO),
     # PullConsumer registers no subscription with the broker
     ("misc/workers.py", 45, "GID_pull_only", "pull_topic", "a||b", "TAG", CL, False, NO),
+    # a service class's method as the factory (refreshing-wind/agent_prod): called on an attribute
+    # holding an instance, with settings read through an instance of a settings class, and on a local
+    ("services/rocketmq_service.py", 17, "GID_AGENT_PYTHON", "TopicTest", "*", "TAG", CL, True, NO),
+    ("services/rocketmq_service.py", 17, "GID_AUDIT_PYTHON", "TopicAudit", "created||paid", "TAG", CL, True, NO),
 ]
 
 
@@ -86,7 +92,7 @@ def test_pattern_table(
     registers: bool,
     template: tuple[str, ...],
 ) -> None:
-    matches = [r for r in rows() if r["path"] == path and r["line"] == line]
+    matches = [r for r in rows() if r["path"] == path and r["line"] == line and r["group"] == group]
     assert len(matches) == 1, f"{path}:{line} -> {[(r['path'], r['line']) for r in rows()]}"
     row = matches[0]
     assert (row["group"], row["topic"], row["expression"], row["expression_type"]) == (group, topic, expression, etype)
@@ -95,6 +101,21 @@ def test_pattern_table(
 
 def test_every_row_is_in_the_table() -> None:
     assert sorted((str(r["path"]), int(str(r["line"]))) for r in rows()) == sorted((c[0], c[1]) for c in CASES)
+
+
+def test_a_service_method_as_factory_reads_settings_through_instances() -> None:
+    """agent_prod: `self.mq_service = RocketMQService()` in `__init__`, then
+    `self.mq_service.create_consumer(consumer_group=Config.mq.GROUP_AGENT, ...)` where `Config.mq` is a
+    `RocketMQConfig()`: the method's parameters bound at the call, the settings' environment defaults
+    read through the instance's class attributes."""
+    c = consumer("services/rocketmq_service.py::RocketMQService.consumer@services/proxy_agent.py::ProxyAgent.start#1")
+    assert (c.group.value, c.group.resolution, c.group.detail) == (
+        "GID_AGENT_PYTHON",
+        Resolution.ENV_DEFAULT,
+        "MQ_GROUP_AGENT",
+    )
+    assert c.name_server is not None and c.name_server.value == "127.0.0.1:8081"
+    assert c.template == ()
 
 
 def test_every_construction_is_emitted_with_its_reasons() -> None:
@@ -208,3 +229,38 @@ def test_base_class_reader_never_raises() -> None:
     assert isinstance(facts, ModuleFacts)
     assert dict(facts.instance_attrs)["A.x"] == (AttrOf(Param("A.__init__", "q"), "name"),)
     assert dict(facts.bases)["A"] == (Glob("B"),)
+
+
+def test_a_service_method_factory_follows_every_edit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cached scan of the service-method shape equals a cold one after each edit: the settings
+    class's default, the method's default tag, the call's arguments, the attribute's class."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    monkeypatch.delenv("SUBGUARD_CACHE_DIR", raising=False)
+    root = tmp_path / "repo"
+    shutil.copytree(REPO / "services", root / "services")
+    clock = [1_700_000_000_000_000_000]
+
+    def edit(rel: str, old: str, new: str) -> None:
+        path = root / "services" / rel
+        text = path.read_text(encoding="utf-8")
+        assert old in text, (rel, old)
+        path.write_text(text.replace(old, new, 1), encoding="utf-8")
+        clock[0] += 1_000_000_000
+        os.utime(path, ns=(clock[0], clock[0]))
+
+    def groups() -> set[tuple[str | None, str | None, str | None]]:
+        warm = scan_repo(root, Config(), cache_key="k", extractors=[EXTRACTOR])
+        assert warm == scan_repo(root, Config(), extractors=[EXTRACTOR])
+        return {
+            (c.group.value, c.subscriptions[0].topic.value, c.subscriptions[0].expression.value) for c in warm.consumers
+        }
+
+    assert ("GID_AGENT_PYTHON", "TopicTest", "*") in groups()
+    edit("config.py", '"GID_AGENT_PYTHON"', '"GID_AGENT_2"')
+    assert ("GID_AGENT_2", "TopicTest", "*") in groups()
+    edit("rocketmq_service.py", 'tag: str = "*"', 'tag: str = "fresh"')
+    assert ("GID_AGENT_2", "TopicTest", "fresh") in groups()
+    edit("proxy_agent.py", '"TopicAudit"', '"TopicAudit2"')
+    assert ("GID_AUDIT_PYTHON", "TopicAudit2", "created||paid") in groups()
+    edit("proxy_agent.py", "self.mq_service = RocketMQService()", "self.mq_service = None")
+    assert {g for g, _, _ in groups()} == {"GID_AUDIT_PYTHON"}  # that call site no longer reaches the method

@@ -408,6 +408,8 @@ class Linker:
         if qual.endswith(".__init__"):
             cls = qual[: -len(".__init__")]
             return FunctionLike(qual, fn.params, fn.defaults), cls
+        if fn.is_method and qual.count(".") == 1:  # a method, called on an instance of its class
+            return FunctionLike(qual, fn.params, fn.defaults), qual
         if fn.is_method or "." in qual:
             return None
         return FunctionLike(qual, fn.params, fn.defaults), qual

@@ -1067,6 +1067,10 @@ class _Collector:
             dotted = self.conv.qualname(func)
             if dotted is not None and "." in dotted and not dotted.startswith(("rocketmq", "os.", "builtins")):
                 return Imp(dotted)
+            if dotted is None:  # a method of an object the module holds (`self.service.create_consumer(...)`)
+                receiver = self.conv.conv(func.value)
+                if isinstance(receiver, (SelfAttr, Local, Glob)):
+                    return AttrOf(receiver, func.attr.value)
         return None
 
     def facts(self) -> ModuleFacts:

@@ -70,6 +70,15 @@ class FuncRef:
 
 
 @dataclass(frozen=True)
+class InstanceRef:
+    """An instance of a repository class (`RocketMQConfig()`): its attributes are what the class's
+    methods assign to `self`, else its class attributes; its methods are the class's functions."""
+
+    path: str
+    qual: str
+
+
+@dataclass(frozen=True)
 class LibRef:
     """A name from outside the repo (a library such as rocketmq, or an unknown package)."""
 
@@ -134,6 +143,7 @@ Obj = (
     | ModRef
     | ClassRef
     | FuncRef
+    | InstanceRef
     | LibRef
     | DictVal
     | SeqVal
@@ -541,6 +551,8 @@ class Resolver:
                 if rv.known:
                     return rv
             return unknown(f"class {obj.qual} has no constant '{attr}'")
+        if isinstance(obj, InstanceRef):
+            return self._instance_attr(obj, attr, depth)
         if isinstance(obj, LibRef):
             if obj.dotted == "django.conf.settings":
                 return self._setting(attr, depth, origin)
@@ -552,6 +564,17 @@ class Resolver:
         if obj is UNKNOWN:
             return unknown(base.detail)
         return unknown(f"attribute '{attr}' of a {type(obj).__name__} value")
+
+    def _instance_attr(self, obj: InstanceRef, attr: str, depth: int) -> RV:
+        """An attribute of an instance of a repository class: its method (a factory's call site
+        names it so), else the attribute `self.attr` would read in the class's methods."""
+        target = self.modules.get(obj.path)
+        if target is None:
+            return unknown(f"module {obj.path} could not be read")
+        method = f"{obj.qual}.{attr}"
+        if any(f.qualname == method for f in target.functions):
+            return RV(FuncRef(obj.path, method))
+        return self._self_attr(SelfAttr(obj.qual, attr), Frame(target), depth)
 
     def _self_attr(self, ir: SelfAttr, frame: Frame, depth: int) -> RV:
         """`self.attr`: assigned in the class's methods (one distinct value), else its class attribute
@@ -736,7 +759,9 @@ class Resolver:
             # FilterExpression() of the SDK's own tree (or a vendored copy): the library's value class
             loc = location(frame.module.path, ir.loc) if frame.module.full else None
             return RV(CallVal(f"rocketmq.{func.obj.qual}", tuple(args), kwargs, loc))
-        if isinstance(func.obj, (FuncRef, ClassRef)):
+        if isinstance(func.obj, ClassRef):
+            return RV(InstanceRef(func.obj.path, func.obj.qual), Resolution.DYNAMIC, f"an instance of {func.obj.qual}")
+        if isinstance(func.obj, FuncRef):
             return unknown(f"return value of {func.obj.qual}()")
         if not func.known:
             return unknown(f"result of a call ({func.detail})")
