@@ -197,6 +197,9 @@ class Consumer(Record):
     # why the code provably never runs it ("" when it may run): a test asserts that its every start()
     # throws, or it is a listener-annotated class that can never be a bean. Listed, never judged
     never_runs: str = ""
+    # the construction runs once per item of something only known at run time (in a loop or lambda,
+    # or a helper called from one): one declaration, possibly several consumers, which can share a group
+    repeated: bool = False
 
     @property
     def model(self) -> str | None:

@@ -175,13 +175,13 @@ _DEPLOYMENT_SCOPES = frozenset({"deployment", "consumer+deployment"})
 def _could_share_a_group(owner: str, universe: Universe, beyond: bool) -> bool:
     """Whether a construction can meet another member of its group: its group has another member,
     or its group is unknown and any other consumer exists, here or `beyond` these results (it could
-    be any group)."""
+    be any group), or the construction itself makes several at run time (`Consumer.repeated`)."""
     consumer = universe.by_id.get(owner)
     if consumer is None:
         return True
     key = member_key(consumer, universe.config)
     if key is None:
-        return beyond or len(universe.consumers) > 1
+        return beyond or consumer.repeated or len(universe.consumers) > 1
     group = universe.groups.groups.get(key)
     return group is not None and len(group.members) > 1
 

@@ -194,6 +194,13 @@ def test_a_lone_construction_can_hide_no_group_finding() -> None:
     assert [f.rule for f in run(result(consumer(None, sub("T", "tag1", "a.py", 1))))] == []
 
 
+def test_a_lone_construction_that_makes_several_consumers_is_noted() -> None:
+    """doudoudrive's factory, called once per listener from a lambda: one declaration, several consumers
+    at run time, which can share their unknown group."""
+    lone = consumer(None, sub("T", "tag1", "a.py", 1)).model_copy(update={"repeated": True})
+    assert rules(run(result(lone))) == [("SG902", "a.py", 1)]
+
+
 def test_failed_files_are_sg901_with_line() -> None:
     res = ScanResult(
         root="/tmp/r",

@@ -440,6 +440,49 @@ def test_old_mac_line_ends_are_line_ends_as_javac_reads_them(tmp_path: Path) -> 
     assert (consumer.subscriptions[0].topic.value, consumer.subscriptions[0].location.line) == ("TOPIC_OLD_MAC", 9)
 
 
+def test_a_construction_made_per_item_is_repeated(tmp_path: Path) -> None:
+    """doudoudrive's `MqPushConsumerFactory`: a private method builds each consumer and a lambda over
+    the listeners calls it, so one declaration makes several consumers at run time (`repeated`); so
+    does a construction in a loop. One made once is not."""
+    source = """package com.acme;
+
+import java.util.List;
+import java.util.Map;
+
+import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
+
+public class Workers {
+    private Map<String, Listener> listeners;
+    private List<String> groups;
+
+    public void startAll() throws Exception {
+        listeners.forEach((topic, listener) -> {
+            DefaultMQPushConsumer consumer = create(listener);
+        });
+        for (String group : groups) {
+            DefaultMQPushConsumer looped = new DefaultMQPushConsumer(group);
+            looped.subscribe("TopicLooped", "*");
+        }
+        DefaultMQPushConsumer single = new DefaultMQPushConsumer("GID_SINGLE");
+        single.subscribe("TopicSingle", "*");
+    }
+
+    private DefaultMQPushConsumer create(Listener listener) throws Exception {
+        Config config = listener.getConfig();
+        DefaultMQPushConsumer consumer = new DefaultMQPushConsumer();
+        consumer.setConsumerGroup(config.getGroup());
+        consumer.subscribe(config.getTopic(), String.join("||", config.getTags()));
+        return consumer;
+    }
+}
+"""
+    result = _scan_java(tmp_path, source)
+    by_line = {c.location.line: c.repeated for c in result.consumers}
+    # repeated: the lambda's call of the helper (its instance), the helper's own construction (called
+    # from the lambda) and the loop's construction; the single one is not
+    assert by_line == {14: True, 17: True, 20: False, 26: True}, by_line
+
+
 def test_a_consumer_built_from_a_getter_of_its_own_state_is_a_template(tmp_path: Path) -> None:
     """A framework's container builds its consumer from a configuration object someone else fills
     (`this.getConsumerGroup()`, `properties.getGroup()`): a template, listed and never noted."""

@@ -360,6 +360,7 @@ class Site:
     line: int
     column: int
     calls: tuple[Call, ...] = ()
+    repeated: bool = False  # the site runs once per item (`Consumer.repeated`)
 
 
 class _Reader:
@@ -803,6 +804,7 @@ class _Build:
                     notes=tuple(self.notes),
                     registers=registers,
                     template=template,
+                    repeated=site.repeated if site is not None else self.decl.repeated,
                 )
             )
         return out

@@ -118,6 +118,8 @@ class ConsumerDecl:
     column: int
     method: str = ""  # the enclosing method ("<init>" for a constructor), "" at class level
     params: tuple[str, ...] = ()  # the enclosing method's parameter names, in order
+    # made in a loop or lambda of its method, or in a method of its class called from one (`_repeated`)
+    repeated: bool = False
 
 
 @dataclass(frozen=True)
@@ -134,6 +136,7 @@ class Invocation:
     target: str = ""
     calls: tuple[Call, ...] = ()
     params: tuple[str, ...] = ()  # the parameters of the method the call is written in
+    repeated: bool = False  # written in a loop or lambda of its method (`_in_a_loop`)
 
 
 @dataclass(frozen=True)
@@ -528,6 +531,7 @@ class _Collect:
     param_fields: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
     derived_fields: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
     plain_calls: list[Node] = field(default_factory=list)  # unqualified / this. calls: helper candidates
+    looped: set[tuple[str, str]] = field(default_factory=set)  # (class, method) called in a loop or lambda
 
     def finish(self) -> tuple[ClassFacts, ...]:
         out: list[ClassFacts] = []
@@ -954,6 +958,7 @@ def _decl(node: Node, kind: str, fp: _FileParser) -> ConsumerDecl:
         node.start_point[1] + 1,
         method,
         params,
+        _in_a_loop(node),
     )
 
 
@@ -1001,6 +1006,7 @@ def _plain_invocation(node: Node, fp: _FileParser, owner: str, method: str) -> I
         node.start_point[0] + 1,
         node.start_point[1] + 1,
         params=_enclosing_method(node)[1],
+        repeated=_in_a_loop(node),
     )
 
 
@@ -1024,6 +1030,29 @@ def _helpers(out: _Collect, fp: _FileParser) -> None:
         name = _method(n)
         if name in helpers and _declared_type(n) not in CONSUMER_VAR_TYPES:
             out.invocations.append(_plain_invocation(n, fp, "", name))
+
+
+_LOOPS = frozenset({"for_statement", "enhanced_for_statement", "while_statement", "do_statement", "lambda_expression"})
+
+
+def _in_a_loop(node: Node) -> bool:
+    """Whether `node` is in a loop or a lambda of its method (it may run once per item)."""
+    n = node.parent
+    while n is not None and n.type not in _BODIES and n.type not in _CLASSES:
+        if n.type in _LOOPS:
+            return True
+        n = n.parent
+    return False
+
+
+def _repeated(out: _Collect) -> None:
+    """Mark the constructions made in a method of their class that a loop or lambda of the class calls."""
+    looped = out.looped | {(_class_name(n), _method(n)) for n in out.plain_calls if _in_a_loop(n)}
+    if looped:
+        out.consumers = [
+            replace(d, repeated=True) if not d.repeated and (d.class_name, d.method) in looped else d
+            for d in out.consumers
+        ]
 
 
 def _builder(node: Node, fp: _FileParser) -> ConsumerDecl:
@@ -1051,6 +1080,7 @@ def _builder(node: Node, fp: _FileParser) -> ConsumerDecl:
         node.start_point[1] + 1,
         method,
         params,
+        _in_a_loop(node),
     )
 
 
@@ -1121,6 +1151,7 @@ def java_facts(data: bytes) -> JavaFacts:
         elif t in ("annotation", "marker_annotation") and _annotation_name(n).split(".")[-1] in LISTENER_ANNOTATIONS:
             out.annotations.append(_annotation(n, fp))
     _helpers(out, fp)
+    _repeated(out)
     return JavaFacts(
         out.package,
         tuple(out.imports),
@@ -1143,5 +1174,7 @@ def _method_facts(n: Node, out: _Collect, fp: _FileParser) -> None:
         out.consumers.append(_decl(n, kind, fp))
     elif (inv := _factory_call(n, fp)) is not None:
         out.invocations.append(inv)
+        if not inv.owner and inv.repeated:  # a method of this class, called per item
+            out.looped.add((inv.class_name, name))
     elif _owner(n) == "" and n.child_by_field_name("arguments") is not None:
         out.plain_calls.append(n)

@@ -103,7 +103,7 @@ class Linker:
                 if tpl.by_annotation:
                     continue  # the call binds none of what feeds it
                 where = Where(tpl.path, tpl.facts, tpl.decl.class_name, bindings=bindings, params=tpl.decl.params)
-                site = Site(caller, inv.line, inv.column, inv.calls)
+                site = Site(caller, inv.line, inv.column, inv.calls, inv.repeated)
                 yield from code_consumers(tpl.decl, where, self.symbols, self.module_of(path), site)
         for class_name in dict.fromkeys(d.class_name for d in facts.consumers):  # its own templates
             for tpl in self._templates((path, class_name)):
