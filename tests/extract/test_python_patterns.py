@@ -15,6 +15,7 @@ from subguard.core.inventory import sort_consumers, subscription_rows
 from subguard.core.model import Consumer, Resolution
 from subguard.extract.python.extractor import EXTRACTOR
 from subguard.extract.python.ir import AttrOf, Glob, Param
+from subguard.rules.engine import run
 from subguard.scan.extraction import ScanResult, scan_repo
 
 REPO = Path(__file__).resolve().parents[1] / "fixtures" / "python" / "patterns"
@@ -264,3 +265,47 @@ def test_a_service_method_factory_follows_every_edit(tmp_path: Path, monkeypatch
     assert ("GID_AUDIT_PYTHON", "TopicAudit2", "created||paid") in groups()
     edit("proxy_agent.py", "self.mq_service = RocketMQService()", "self.mq_service = None")
     assert {g for g, _, _ in groups()} == {"GID_AUDIT_PYTHON"}  # that call site no longer reaches the method
+
+
+REPEATED = """\
+from rocketmq.client import PushConsumer
+
+from settings import CONSUMERS, GROUPS
+
+
+def on_message(msg):
+    return None
+
+
+def make(group):
+    consumer = PushConsumer(group)
+    consumer.subscribe("Made", on_message)
+    return consumer
+
+
+for cfg in CONSUMERS:
+    looped = PushConsumer(cfg.group)
+    looped.subscribe("Looped", on_message)
+
+made = [make(g) for g in GROUPS]
+single = PushConsumer("GID_SINGLE")
+single.subscribe("Single", on_message)
+"""
+
+
+def test_a_construction_made_per_item_is_repeated(tmp_path: Path) -> None:
+    """A construction in a loop, and a factory's instance called from a comprehension, make several
+    consumers at run time (`repeated`); a construction made once does not. Alone in a repository, a
+    repeated one with an unknown group is still noted: its own consumers can share that group."""
+    (tmp_path / "workers.py").write_text(REPEATED, encoding="utf-8")
+    (tmp_path / "settings.py").write_text("CONSUMERS = load()\nGROUPS = load()\n", encoding="utf-8")
+    result = scan_repo(tmp_path, Config(), extractors=[EXTRACTOR])
+    by_topic = {c.subscriptions[0].topic.value: c.repeated for c in result.consumers}
+    assert by_topic == {"Looped": True, "Made": True, "Single": False}
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    (alone / "worker.py").write_text(REPEATED.split("\n\nmade = ")[0] + "\n", encoding="utf-8")
+    [looped] = [c for c in scan_repo(alone, Config(), extractors=[EXTRACTOR]).consumers if c.repeated]
+    assert looped.group.value is None
+    notes = [f for f in run([scan_repo(alone, Config(), extractors=[EXTRACTOR])], Config()) if f.rule == "SG902"]
+    assert [(f.location.path, f.location.line) for f in notes] == [("worker.py", 17)]

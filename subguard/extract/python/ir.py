@@ -160,6 +160,7 @@ class Construct:
     scope: str
     call: CallIR
     order: tuple[int, int]
+    repeated: bool = False  # made in a loop, a comprehension or a lambda: once per item
 
 
 @dataclass(frozen=True)
@@ -189,6 +190,7 @@ class FuncCall:
     order: tuple[int, int]
     arg_keys: tuple[str, ...] = ()  # the binding each positional argument names ("" when none)
     kw_keys: tuple[tuple[str, str], ...] = ()  # keyword -> the binding its argument names
+    repeated: bool = False  # made in a loop, a comprehension or a lambda: once per item
 
 
 @dataclass(frozen=True)

@@ -94,6 +94,7 @@ class Instance:
     consumer_id: str
     location: Location
     notes: tuple[str, ...] = ()
+    repeated: bool = False  # made once per item (`Consumer.repeated`)
 
 
 def _pick(constructs: list[Construct], order: tuple[int, int]) -> Construct:
@@ -308,7 +309,9 @@ class Linker:
     def _instances(self, plan: _Plan, callers: list[ModuleFacts]) -> list[Instance]:
         c, module, events = plan.construct, plan.module, plan.events
         base_id = _id_part(c, module)
-        plain = Instance(c, module, events, Frame(module), base_id, location(module.path, c.call.loc))
+        plain = Instance(
+            c, module, events, Frame(module), base_id, location(module.path, c.call.loc), repeated=c.repeated
+        )
         if plan.fixture:
             return self._fixture_instances(plan, plain, callers) or [plain]
         if plan.factory is None:
@@ -328,7 +331,8 @@ class Linker:
             extra += self._passed(site.key, caller, Frame(caller), site.order, 0) if site.key else ()
             cid = f"{base_id}@{caller.path}::{site.scope or '<module>'}#{n}"
             note = f"built by factory {func.qualname}() of {module.path}"
-            out.append(Instance(c, module, events + extra, frame, cid, location(caller.path, site.call.loc), (note,)))
+            at = location(caller.path, site.call.loc)
+            out.append(Instance(c, module, events + extra, frame, cid, at, (note,), site.repeated))
         return out
 
     def _passed(
@@ -527,6 +531,7 @@ class Linker:
             notes=tuple(dict.fromkeys(draft.notes)),
             registers=kind != "pull04",  # PullConsumer pulls queues with its own expression: no subscription
             template=template,
+            repeated=inst.repeated,
         )
 
     def _group(self, kind: str, inst: Instance) -> Value:

@@ -769,6 +769,7 @@ class _Collector:
         self.construct_of: dict[int, int] = {}
         self.branch: list[tuple[int, int]] = []  # the exclusive branches the walk is in (`MethodCall.branch`)
         self.branchings = 0  # branching statements met so far: the next one's number
+        self.loops = 0  # loops, comprehensions and lambdas the walk is in (`Construct.repeated`)
 
     # helpers ----------------------------------------------------------------------------------
     def loc(self, node: cst.CSTNode) -> Loc:
@@ -980,7 +981,7 @@ class _Collector:
         self.construct_of[id(node)] = index
         call = self.conv.call_ir(Imp(qn), node)
         self.constructs.append(
-            Construct(index, qn, self.pending_key.get(id(node), ""), self.scope, call, self.pos(node))
+            Construct(index, qn, self.pending_key.get(id(node), ""), self.scope, call, self.pos(node), self.loops > 0)
         )
         ret_func = self.pending_return.get(id(node))
         if ret_func is not None:
@@ -1027,7 +1028,16 @@ class _Collector:
             (a.keyword.value, k) for a in node.args if a.keyword is not None for k in [self.key_of(a.value)] if k
         )
         self.calls.append(
-            FuncCall(target, call, key, self.scope, self.pos(node), arg_keys if any(arg_keys) else (), kw_keys)
+            FuncCall(
+                target,
+                call,
+                key,
+                self.scope,
+                self.pos(node),
+                arg_keys if any(arg_keys) else (),
+                kw_keys,
+                self.loops > 0,
+            )
         )
 
     def _option(self, receiver: cst.BaseExpression, node: cst.Call) -> None:
@@ -1146,6 +1156,8 @@ _HOOKS: dict[str, tuple[type, bool]] = {
 }
 
 
+# what runs its body once per item: a construction in one is `repeated`
+_LOOPS = frozenset({cst.For, cst.While, cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp})
 # the children of a branching node that are its exclusive arms (`_walk`); a `match`'s cases each one
 _ARMS: dict[type, tuple[str, ...]] = {cst.If: ("body", "orelse"), cst.IfExp: ("body", "orelse"), cst.Match: ("cases",)}
 
@@ -1166,6 +1178,9 @@ def _walk(collector: _Collector, module: cst.Module) -> None:
         if hook is not None:
             hook(node)
         arms = _ARMS.get(t)
+        looped = t in _LOOPS
+        if looped:
+            collector.loops += 1
         if arms is not None:
             branched(node, arms)
         else:
@@ -1177,6 +1192,8 @@ def _walk(collector: _Collector, module: cst.Module) -> None:
                             walk(v)
                 elif isinstance(value, cst.CSTNode) and type(value) not in skip:
                     walk(value)
+        if looped:
+            collector.loops -= 1
         hook = leaves.get(t)
         if hook is not None:
             hook(node)
