@@ -9,16 +9,39 @@ chosen at run time, its expression unknown (`one_of`)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from subguard.core.model import Subscription, Value
 
 # where a call is among its method's branches, outermost first: (file, the branching statement, the arm taken)
 Branch = tuple[tuple[str, int, int], ...]
 
 
+# a subscription with the branches it was written in
+Written = tuple[Subscription, Branch]
+
+
 def runs_after(later: Branch, earlier: Branch) -> bool:
     """Whether a call in the branches `later`, made after one in `earlier`, runs whenever that one
     ran: `later`'s branches are the outermost of `earlier`'s (or none)."""
     return earlier[: len(later)] == later
+
+
+def subscribe_again(
+    earlier: Sequence[Written], sub: Subscription, branch: Branch
+) -> tuple[list[Written], list[Subscription]]:
+    """A later `subscribe` of a topic (`sub`, written in `branch`) after the subscriptions the topic
+    may be (`earlier`): those it may be now, and those `sub` overrides (each it runs after whenever
+    that one ran). The topic is subscribed as `one_of` the first."""
+    live: list[Written] = []
+    overridden: list[Subscription] = []
+    for old, where in earlier:
+        if runs_after(branch, where):
+            overridden.append(old)
+        else:
+            live.append((old, where))
+    live.append((sub, branch))
+    return live, overridden
 
 
 def one_of(subs: tuple[Subscription, ...]) -> Subscription:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from subguard.core.branches import Branch, one_of, runs_after
+from subguard.core.branches import Branch, Written, one_of, subscribe_again
 from subguard.core.model import (
     ClientFamily,
     ConsumeMode,
@@ -332,22 +332,17 @@ def _variant_subscriptions(
     subs: list[_CodeSub], vals: Mapping[str, Value | None], branches: Sequence[Branch]
 ) -> tuple[tuple[Subscription, ...], tuple[Subscription, ...]]:
     """(current, overridden) subscriptions of one environment variant: a later one for a topic
-    replaces each earlier one it runs after whenever that one ran (`runs_after`); the others stay
+    replaces each earlier one it runs after whenever that one ran (`subscribe_again`); the others stay
     possible beside it, and a topic left with several is subscribed as one of them (`one_of`)."""
-    current: dict[str, list[tuple[Subscription, Branch]]] = {}
+    current: dict[str, list[Written]] = {}
     overridden: list[Subscription] = []
     for i, (_, _, etype, sloc) in enumerate(subs):
         topic_v, expr_v = vals[f"topic{i}"], vals[f"expr{i}"]
         topic = topic_v or Value.unknown("no topic", sloc)
         sub = _subscription(topic, expr_v or Value.default("*"), etype, sloc)
         key = topic.value if topic.value is not None else f"?{i}"
-        live: list[tuple[Subscription, Branch]] = []
-        for old, where in current.get(key, ()):
-            if runs_after(branches[i], where):
-                overridden.append(old)
-            else:
-                live.append((old, where))
-        current[key] = [*live, (sub, branches[i])]
+        current[key], replaced = subscribe_again(current.get(key, ()), sub, branches[i])
+        overridden += replaced
     return tuple(one_of(tuple(s for s, _ in alive)) for alive in current.values()), tuple(overridden)
 
 

@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from subguard.core.branches import Branch, one_of, runs_after
+from subguard.core.branches import Branch, Written, one_of, subscribe_again
 from subguard.core.model import (
     ClientFamily,
     ConsumeMode,
@@ -770,7 +770,7 @@ class _Draft:
     subs: dict[object, Subscription] = field(default_factory=dict)
     overridden: list[Subscription] = field(default_factory=list)
     # by key of `subs`: the subscriptions of the topic it may be, each with the branches it was written in
-    live: dict[object, list[tuple[Subscription, Branch]]] = field(default_factory=dict)
+    live: dict[object, list[Written]] = field(default_factory=dict)
 
     def add(self, sub: Subscription, replace: bool, branch: Branch = ()) -> None:
         """Adds `sub`, written in the branches `branch`; with `replace`, it overrides (and keeps as
@@ -782,15 +782,9 @@ class _Draft:
         if not replace:
             self.subs[(key, sub.expression.value, sub.expression_type)] = sub
             return
-        live: list[tuple[Subscription, Branch]] = []
-        for old, where in self.live.get(key, ()):
-            if runs_after(branch, where):
-                self.overridden.append(old)
-            else:
-                live.append((old, where))
-        live.append((sub, branch))
-        self.live[key] = live
-        self.subs[key] = one_of(tuple(s for s, _ in live))
+        self.live[key], replaced = subscribe_again(self.live.get(key, ()), sub, branch)
+        self.overridden += replaced
+        self.subs[key] = one_of(tuple(s for s, _ in self.live[key]))
 
     def drop(self, topic: str) -> None:
         """`unsubscribe(topic)`: the topic's subscriptions are gone."""
