@@ -531,7 +531,6 @@ class _Collect:
     param_fields: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
     derived_fields: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
     plain_calls: list[Node] = field(default_factory=list)  # unqualified / this. calls: helper candidates
-    looped: set[tuple[str, str]] = field(default_factory=set)  # (class, method) called in a loop or lambda
 
     def finish(self) -> tuple[ClassFacts, ...]:
         out: list[ClassFacts] = []
@@ -1046,8 +1045,10 @@ def _in_a_loop(node: Node) -> bool:
 
 
 def _repeated(out: _Collect) -> None:
-    """Mark the constructions made in a method of their class that a loop or lambda of the class calls."""
-    looped = out.looped | {(_class_name(n), _method(n)) for n in out.plain_calls if _in_a_loop(n)}
+    """Mark the constructions made in a method of their class that a loop or lambda of the class calls
+    (an unqualified call: one whose result is a consumer, an invocation, or any other)."""
+    looped = {(i.class_name, i.method) for i in out.invocations if not i.owner and i.repeated}
+    looped |= {(_class_name(n), _method(n)) for n in out.plain_calls if _in_a_loop(n)}
     if looped:
         out.consumers = [
             replace(d, repeated=True) if not d.repeated and (d.class_name, d.method) in looped else d
@@ -1174,7 +1175,5 @@ def _method_facts(n: Node, out: _Collect, fp: _FileParser) -> None:
         out.consumers.append(_decl(n, kind, fp))
     elif (inv := _factory_call(n, fp)) is not None:
         out.invocations.append(inv)
-        if not inv.owner and inv.repeated:  # a method of this class, called per item
-            out.looped.add((inv.class_name, name))
     elif _owner(n) == "" and n.child_by_field_name("arguments") is not None:
         out.plain_calls.append(n)

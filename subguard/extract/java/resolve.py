@@ -399,13 +399,7 @@ class Symbols:
         """`listener.topic()` on a reflective read of `@Listener` (`getDeclaredAnnotation(Listener.class)`),
         for one class carrying it: the element's value there, or its default (bound as
         `@Listener.topic`, `link.Linker.instances`); None when nothing binds it."""
-        read = expr.qual
-        if expr.kind != "call" or expr.args or not where.bindings or read is None or read.kind != "call":
-            return None
-        if read.text not in REFLECTION:
-            return None
-        for name in reflected_names(read):
-            key = f"@{name}.{expr.text}"
+        for key in element_keys(expr) if where.bindings else ():
             for bname, bexpr, bwhere in where.bindings:
                 if bname == key:
                     return self._bound(key, bexpr, bwhere, depth)
@@ -475,11 +469,18 @@ def bound_name(expr: Expr) -> str | None:
     element read by reflection (`listener.topic()` -> `@Listener.topic`)."""
     if expr.kind == "name":
         return expr.text
+    keys = element_keys(expr)
+    return keys[0] if len(keys) == 1 else None
+
+
+def element_keys(expr: Expr) -> list[str]:
+    """The bindings an annotation element read by reflection may be given by (`listener.topic()` on
+    `getDeclaredAnnotation(Listener.class)` -> `@Listener.topic`, one per annotation named); none
+    for any other expression."""
     read = expr.qual
-    if expr.kind == "call" and not expr.args and read is not None and read.kind == "call" and read.text in REFLECTION:
-        names = reflected_names(read)
-        return f"@{names[0]}.{expr.text}" if len(names) == 1 else None
-    return None
+    if expr.kind != "call" or expr.args or read is None or read.kind != "call" or read.text not in REFLECTION:
+        return []
+    return [f"@{name}.{expr.text}" for name in reflected_names(read)]
 
 
 def reflected_names(call: Expr) -> list[str]:
