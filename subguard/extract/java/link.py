@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from subguard.core.model import Consumer
 from subguard.extract.java.consumers import Site, code_consumers
-from subguard.extract.java.facts import ClassFacts, ConsumerDecl, Expr, Invocation, JavaFacts
+from subguard.extract.java.facts import AnnotationUse, ClassFacts, ConsumerDecl, Expr, Invocation, JavaFacts
 from subguard.extract.java.resolve import ClassEntry, Symbols, Where
 from subguard.extract.spring.extractor import ModuleConfig
 
@@ -119,23 +119,24 @@ class Linker:
             if entry is None or not entry.cls.elements:
                 continue
             declared = Where(entry.path, entry.facts, entry.cls.name)
-            for path, _ in self.symbols.carriers(name) or ():
-                facts = self.symbols.facts_of(path)
-                if facts is None:
-                    continue
-                for cls in facts.classes:
-                    here = Where(path, facts, cls.name)
-                    for mark in cls.marks:
-                        if mark.name.rsplit(".", 1)[-1] != name or not _same(
-                            self.symbols.find_class(mark.name, here), entry
-                        ):
-                            continue
-                        bindings = _elements(name, dict(mark.elements), here, entry.cls.elements, declared)
-                        where = Where(
-                            tpl.path, tpl.facts, tpl.decl.class_name, bindings=bindings, params=tpl.decl.params
-                        )
-                        site = Site(here, mark.line, mark.column, ())
-                        yield from code_consumers(tpl.decl, where, self.symbols, self.module_of(path), site)
+            for here, mark in self._carriers(name, entry):
+                bindings = _elements(name, dict(mark.elements), here, entry.cls.elements, declared)
+                where = Where(tpl.path, tpl.facts, tpl.decl.class_name, bindings=bindings, params=tpl.decl.params)
+                site = Site(here, mark.line, mark.column, ())
+                yield from code_consumers(tpl.decl, where, self.symbols, self.module_of(here.path), site)
+
+    def _carriers(self, name: str, entry: ClassEntry) -> Iterator[tuple[Where, AnnotationUse]]:
+        """Each class of the repository carrying the annotation type `entry` (written `@name`, any
+        qualification), with that annotation."""
+        for path, _ in self.symbols.carriers(name) or ():
+            facts = self.symbols.facts_of(path)
+            if facts is None:
+                continue
+            for cls in facts.classes:
+                here = Where(path, facts, cls.name)
+                for mark in cls.marks:
+                    if mark.name.rsplit(".", 1)[-1] == name and _same(self.symbols.find_class(mark.name, here), entry):
+                        yield here, mark
 
     def _targets(
         self, inv: Invocation, caller: Where
