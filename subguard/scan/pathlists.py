@@ -11,7 +11,7 @@ on a 20,000-file tree about 0.4 MB appended to the cache per edit, unpickled by 
 from __future__ import annotations
 
 import marshal
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -56,14 +56,12 @@ def stamp(cache: ContentCache, stats: Mapping[str, Stat], before: Stamped | None
     paths are sorted, in the order of `before`'s list when it lists the same paths (sorting a
     search's 10,000 paths again after every edit costs more than that check)."""
     old = listed(cache, before.key) if before is not None else None
-    if old is not None and len(old) == len(stats) and all(map(stats.__contains__, old)):
-        paths: Sequence[str] = old
-        key = before.key if before is not None else key_of(old)
-    else:
-        paths = sorted(stats)
-        key = key_of(paths)
-        if listed(cache, key) is None:
-            cache.put(SECTION, key, tuple(paths))
+    if before is not None and old is not None and len(old) == len(stats) and all(map(stats.__contains__, old)):
+        return Stamped(before.key, stats_digest(map(stats.__getitem__, old)))
+    paths = sorted(stats)
+    key = key_of(paths)
+    if listed(cache, key) is None:
+        cache.put(SECTION, key, tuple(paths))
     return Stamped(key, stats_digest(map(stats.__getitem__, paths)))
 
 
