@@ -123,13 +123,8 @@ class Symbols:
             top, pkg = parts[i], parts[:i]
             suffix = "/".join([*pkg, top + ".java"])
             for path in self._by_base.get(top, ()):
-                if path in self._tried or not (path == suffix or path.endswith("/" + suffix)):
-                    continue
-                self._tried.add(path)
-                facts = self._load(path)
-                self.loaded[path] = facts
-                if facts is not None and facts.error is None:
-                    self._register(path, facts)
+                if path not in self._tried and (path == suffix or path.endswith("/" + suffix)):
+                    self.facts_of(path)
             if fq in self._classes:
                 return self._classes[fq]
         return None
@@ -329,7 +324,8 @@ class Symbols:
         return found
 
     def facts_of(self, path: str) -> JavaFacts | None:
-        """The facts of a source file: one the extractor was given, else loaded (recorded in `loaded`)."""
+        """The facts of a source file: one the extractor was given, else loaded once (recorded in
+        `loaded`, its classes registered when it parses)."""
         if path in self._files:
             return self._files[path]
         if path not in self._tried:
@@ -384,12 +380,7 @@ class Symbols:
         for path in self._by_base.get(typ, ()):
             if _module(path) != module:
                 continue
-            facts = self._files.get(path) or self.loaded.get(path)
-            if facts is None and path not in self._tried:
-                self._tried.add(path)
-                facts = self.loaded[path] = self._load(path)
-                if facts is not None and facts.error is None:
-                    self._register(path, facts)
+            facts = self.facts_of(path)
             cls = next((c for c in facts.classes if c.name == typ), None) if facts is not None else None
             if facts is not None and cls is not None:
                 return ClassEntry(path, facts, cls)
