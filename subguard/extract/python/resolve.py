@@ -572,7 +572,7 @@ class Resolver:
         if target is None:
             return unknown(f"module {obj.path} could not be read")
         method = f"{obj.qual}.{attr}"
-        if any(f.qualname == method for f in target.functions):
+        if function_of(target, method) is not None:
             return RV(FuncRef(obj.path, method))
         return self._self_attr(SelfAttr(obj.qual, attr), Frame(target), depth)
 
