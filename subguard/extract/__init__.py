@@ -27,8 +27,9 @@ NEEDLES: dict[str, tuple[bytes, ...]] = {
     "python": (b"rocketmq",),
     "build": (b"rocketmq", b"spring-cloud-alibaba"),
     "spring": (),
-    # ONSFactory: the Aliyun ONS client (com.aliyun.openservices.ons.api) names no RocketMQ package
-    "java": (b"rocketmq", b"RocketMQ", b"ONSFactory"),
+    # ONSFactory and its Spring beans' package: the Aliyun ONS client (com.aliyun.openservices.ons.api)
+    # names no RocketMQ package; RocketMq: the casing of many in-house classes (RocketMqConsumerContainer)
+    "java": (b"rocketmq", b"RocketMQ", b"RocketMq", b"ONSFactory", b"openservices.ons"),
     "manifests": (),  # on purpose: see `subguard.extract.manifests.extractor`
 }
 

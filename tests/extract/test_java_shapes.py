@@ -551,3 +551,63 @@ def test_the_applications_injected_config_is_read_at_run_time_and_noted_once(sha
     [c] = in_file(shapes, rel)
     assert c.template == () and c.group.value is None and c.subscriptions[0].topic.value is None
     assert _notes(shapes, rel) == [f"SG902:{line_of(rel, 'new DefaultMQPushConsumer(item)')}"]
+
+
+# ---- Aliyun ONS Spring beans, relays and injected parameters (keepRealTech/madagascar, FoodMate-Agent) ----
+
+
+def test_ons_consumer_beans_read_their_properties_and_subscription_table(shapes: ScanResult) -> None:
+    rel = "onsbean/FeedEventConsumerConfiguration.java"
+    feed = one(shapes, "GID-feed", rel)
+    # `this.getTopic()` / a field of the bound class: the class's own @ConfigurationProperties prefix
+    assert row(feed) == (
+        "GID-feed",
+        "feed-event",
+        "created || deleted",
+        "TAG",
+        "CLUSTERING",
+        True,
+        (),
+        line_of(rel, "subscription.setTopic("),
+    )
+    assert feed.location.line == line_of(rel, "new ConsumerBean()")
+    assert feed.client is ClientFamily.JAVA_PUSH_4X and feed.consume_mode.value == "CONCURRENTLY"
+    audit = one(shapes, "GID-audit", rel)
+    assert [row(audit, i) for i in range(2)] == [
+        ("GID-audit", "audit-event", "level > 2", "SQL92", "BROADCASTING", True, (), line_of(rel, "audit.setTopic(")),
+        ("GID-audit", "audit-all", "*", "TAG", "BROADCASTING", True, (), line_of(rel, "all.setTopic(")),
+    ]
+    assert audit.consume_mode.value == "ORDERLY"
+    # the repository's own `ConsumerBean` (not ONS's) makes no consumer
+    assert in_file(shapes, "onsbean/Registry.java") == []
+
+
+def test_a_factory_followed_through_the_methods_that_pass_their_parameters_on(shapes: ScanResult) -> None:
+    rel = "relay/MqBeans.java"
+    event = one(shapes, "GID_RELAY_EVENT", rel)
+    # MqBeans -> RocketMqContainer.orderly -> baseConsumer: the calls made on the way apply (orderly)
+    assert row(event) == (
+        "GID_RELAY_EVENT",
+        "relay-event",
+        "*",
+        "TAG",
+        "CLUSTERING",
+        True,
+        (),
+        line_of(rel, ".orderly("),
+    )
+    assert event.consume_mode.value == "ORDERLY"
+    # three calls deep, through `retrying` calling `concurrent` of its own class
+    retry = one(shapes, "GID_RELAY_EVENT-retry", rel)
+    assert row(retry)[1:3] == ("%RETRY%GID_RELAY_EVENT", "*") and retry.consume_mode.value == "CONCURRENTLY"
+    assert retry.location.line == line_of(rel, ".retrying(")
+    # `@Value` parameters of a @Bean method are the placeholders' values
+    result = one(shapes, "GID_RELAY_RESULT", rel)
+    assert row(result)[:3] == ("GID_RELAY_RESULT", "relay-result", "*")
+    # the relays themselves are templates, never judged
+    relays = [c for c in in_file(shapes, "relay/RocketMqContainer.java") if c.template]
+    assert {c.location.line for c in relays} == {
+        line_of("relay/RocketMqContainer.java", n, nth)
+        for n, nth in (("= baseConsumer(", 0), ("= baseConsumer(", 1), ("return concurrent(", 0), ("new DefaultMQ", 0))
+    }
+    assert not [c for c in in_file(shapes, "relay/RocketMqContainer.java") if not c.template]

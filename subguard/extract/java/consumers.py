@@ -56,6 +56,9 @@ FAMILIES = {
     "ons": ClientFamily.JAVA_PUSH_4X,
     "ons-order": ClientFamily.JAVA_PUSH_4X,
     "ons-batch": ClientFamily.JAVA_PUSH_4X,
+    "ons-bean": ClientFamily.JAVA_PUSH_4X,
+    "ons-order-bean": ClientFamily.JAVA_PUSH_4X,
+    "ons-batch-bean": ClientFamily.JAVA_PUSH_4X,
     "oms-push": ClientFamily.JAVA_PUSH_4X,
     "oms-pull": ClientFamily.JAVA_PULL,
 }
@@ -356,6 +359,9 @@ class Site:
     column: int
     calls: tuple[Call, ...] = ()
     repeated: bool = False  # the site runs once per item (`Consumer.repeated`)
+    # the calls made on the consumer in the methods the site's call was followed through (`Linker._targets`),
+    # innermost first, each with where it is read
+    hops: tuple[tuple[tuple[Call, ...], Where], ...] = ()
 
 
 class _Reader:
@@ -608,7 +614,7 @@ class _Build:
         self.model = Value.default(MessageModel.CLUSTERING.value)
         self.mode = (
             Value.default(ConsumeMode.ORDERLY.value, "an ONS OrderConsumer")
-            if decl.kind == "ons-order"
+            if decl.kind in ("ons-order", "ons-order-bean")
             else Value.default(ConsumeMode.CONCURRENTLY.value)
         )
         self.cfw: Value | None = None
@@ -630,10 +636,15 @@ class _Build:
                 self.read.other_unknown = True
         return group, namespace
 
-    def _vendor_group(self) -> tuple[Value, Value | None]:
+    def _vendor_group(self, props: Expr | None = None) -> tuple[Value, Value | None]:
+        """The group and namespace of the vendor properties `props` (the factory's argument by default),
+        and the message model and fields they set."""
+        if self.decl.kind.endswith("-bean") and props is None:
+            return Value.unknown("no properties set on the ONS consumer bean (`setProperties`)", self.loc), None
+        props = props if props is not None else self.decl.ctor_args[0] if self.decl.ctor_args else None
         group: Value = Value.unknown(f"no consumer group property given to {self.decl.kind} factory", self.loc)
         namespace: Value | None = None
-        for key, val in _vendor_props(self.decl.ctor_args[0]) if self.decl.ctor_args else ():
+        for key, val in _vendor_props(props) if props is not None else ():
             name = key.text if key.kind in ("field", "name") else key.text if key.kind == "str" else ""
             slot = "group" if name == "CONSUMER_ID" else _ONS_KEYS.get(name)
             if slot == "group":
@@ -720,6 +731,46 @@ class _Build:
             topic = self.read.value(key, where)
             self.subs.append((topic, expr, etype, _site_of(where, self.site, key) or kloc))
 
+    def on_properties(self, call: Call, where: Where) -> None:
+        """An ONS consumer bean's `setProperties(properties)`: its group, model and fields."""
+        if self.decl.kind.endswith("-bean") and call.args:
+            self.group, self.namespace = self._vendor_group(call.args[0])
+
+    def on_table(self, call: Call, where: Where) -> None:
+        """An ONS consumer bean's `setSubscriptionTable(map)`: each `Subscription` key's topic and
+        expression (TAG unless its type is SQL92; no expression subscribes '*'), placed where its
+        topic is set."""
+        if not self.decl.kind.endswith("-bean"):
+            return
+        entries = _map_entries(call.args[0]) if call.args else None
+        cloc = in_declaration(Location(path=where.path, line=call.line, column=call.column), call.line, call.end_line)
+        if entries is None:
+            self.notes.append(f"{call.method}(...) at line {call.line}: the subscription table is not statically known")
+            unknown = Value.unknown("subscription table is built at run time", cloc)
+            self.subs.append((unknown, unknown, ExpressionType.TAG, cloc))
+            return
+        for key, _ in entries:
+            fields = dict(_map_entries(key) or ()) if key.text == "Subscription" else {}
+            named = {k.text: v for k, v in fields.items() if k.kind == "str"}
+            if "topic" not in named:
+                unknown = Value.unknown(f"`{key.source}` is not a Subscription whose topic is set here", cloc)
+                self.subs.append((unknown, Value.default("*"), ExpressionType.TAG, cloc))
+                continue
+            topic_expr = named["topic"]
+            etype, expr = ExpressionType.TAG, Value.default("*", "a Subscription without an expression subscribes '*'")
+            if "type" in named:
+                kind = self.read.symbols.string_value(named["type"], where)
+                name = enum_name(named["type"]) or kind.value
+                if name == ExpressionType.SQL92.value:
+                    etype = ExpressionType.SQL92
+                elif name != ExpressionType.TAG.value:
+                    expr = Value.unknown(f"the expression type `{named['type'].source}` is not statically known", cloc)
+            if "expression" in named and expr.known:
+                expr = self._expression(self.read.value(named["expression"], where), named["expression"], where)
+            at = Location(path=where.path, line=topic_expr.line or call.line, column=topic_expr.column or call.column)
+            topic = self.read.value(topic_expr, where)
+            self.subs.append((topic, expr, etype, _site_of(where, self.site, topic_expr) or at))
+
     def on_setter(self, call: Call, where: Where) -> None:
         method, arg = call.method, call.args[0]
         if method == "setConsumerGroup":
@@ -760,6 +811,7 @@ class _Build:
     def consumers(self, module: ModuleConfig | None) -> list[Consumer]:
         calls = [(c, _within(c, self.where)) for c in self.decl.calls]
         if self.site is not None:
+            calls += [(c, _within(c, w)) for hop, w in self.site.hops for c in hop]
             calls += [(c, _within(c, self.site.where)) for c in self.site.calls]
         for call, where in calls:
             made = len(self.subs)
@@ -816,4 +868,6 @@ _HANDLERS: dict[str, Callable[[_Build, Call, Where], None]] = {
     "registerMessageQueueListener": _Build.on_star,
     "attachQueue": _Build.on_star,
     "setRegisterTopics": _Build.on_topics,
+    "setProperties": _Build.on_properties,
+    "setSubscriptionTable": _Build.on_table,
 }

@@ -25,6 +25,10 @@ BUILDER_METHODS = frozenset({"newPushConsumerBuilder", "newSimpleConsumerBuilder
 # OpenMessaging (`accessPoint.createPushConsumer(OMS.newKeyValue().put(OMSBuiltinKeys.CONSUMER_ID, g))`)
 ONS_FACTORIES = {"createConsumer": "ons", "createOrderedConsumer": "ons-order", "createBatchConsumer": "ons-batch"}
 OMS_FACTORIES = {"createPushConsumer": "oms-push", "createPullConsumer": "oms-pull"}
+# Aliyun ONS's Spring beans (`com.aliyun.openservices.ons.api.bean`): `new ConsumerBean()`, given
+# `setProperties(properties)` and `setSubscriptionTable(map of Subscription -> listener)`
+ONS_BEANS = {"ConsumerBean": "ons-bean", "OrderConsumerBean": "ons-order-bean", "BatchConsumerBean": "ons-batch-bean"}
+ONS_BEAN_PACKAGE = "com.aliyun.openservices.ons.api.bean"
 # declared types of a variable that holds a consumer made elsewhere (a factory method's result)
 CONSUMER_VAR_TYPES = CONSUMER_TYPES | frozenset(
     {
@@ -34,6 +38,7 @@ CONSUMER_VAR_TYPES = CONSUMER_TYPES | frozenset(
         "PushConsumer",
         "SimpleConsumer",
         "LitePushConsumer",
+        *ONS_BEANS,
     }
 )
 # class annotations under which Spring or Lombok may set a non-final field without an assignment in the source
@@ -137,6 +142,7 @@ class Invocation:
     calls: tuple[Call, ...] = ()
     params: tuple[str, ...] = ()  # the parameters of the method the call is written in
     repeated: bool = False  # written in a loop or lambda of its method (`_in_a_loop`)
+    in_method: str = ""  # the method the call is written in ("<init>" a constructor, "" at class level)
 
 
 @dataclass(frozen=True)
@@ -249,6 +255,13 @@ class _Scope:
         self.node = body
         if body is None:
             return
+        params = body.child_by_field_name("parameters")
+        for p in params.named_children if params is not None and body.type in _BODIES else ():
+            mods = _modifiers(p)
+            value = _value_literal(mods) if mods is not None else None
+            name = p.child_by_field_name("name")
+            if value is not None and name is not None:  # `@Value("${key}") String topic`: Spring injects it
+                self.inits[_text(name)] = value
         for n in _walk(body):
             if (
                 n.type == "variable_declarator"
@@ -387,6 +400,15 @@ class _FileParser:
         if init is not None and name not in scope.reassigned:
             value = self.expr(init, depth + 1)
             if value.kind == "new" and scope.node is not None:
+                if value.text == "Subscription" and not value.args:  # an ONS subscription bean: its setters
+                    return Expr(
+                        "map",
+                        "Subscription",
+                        args=self._setters(scope.node, name, depth),
+                        line=line,
+                        column=col,
+                        source=name,
+                    )
                 if value.text.endswith("Map") or value.text == "Properties":
                     return Expr(
                         "map",
@@ -425,6 +447,21 @@ class _FileParser:
                 if len(args) == arity:  # an entry is placed at its put/add call (where it is created)
                     out.append(replace(args[0], line=n.start_point[0] + 1, column=n.start_point[1] + 1))
                     out.extend(args[1:])
+        return tuple(out)
+
+    def _setters(self, body: Node, name: str, depth: int) -> tuple[Expr, ...]:
+        """`name.setTopic(t); name.setExpression(e)` in `body` as map entries ("topic", t, "expression", e)."""
+        out: list[Expr] = []
+        for n in _walk(body):
+            method = _method(n) if n.type == "method_invocation" else ""
+            if method.startswith("set") and len(method) > 3 and _receiver(n) == name:
+                args = self._args(n, depth)
+                if len(args) == 1:
+                    key = method[3].lower() + method[4:]
+                    out += [
+                        Expr("str", key, line=n.start_point[0] + 1, column=n.start_point[1] + 1, source=key),
+                        args[0],
+                    ]
         return tuple(out)
 
 
@@ -780,8 +817,8 @@ def _assignment(node: Node, out: _Collect) -> None:
         out.derived_fields.setdefault(cls, []).append((name, read))
 
 
-def _value_annotation(mods: Node) -> Expr | None:
-    """`@Value("${key}")` on a field: the field holds the placeholder's value."""
+def _value_literal(mods: Node) -> Node | None:
+    """The string literal of an `@Value("${key}")` among `mods`, else None."""
     for ann in mods.named_children:
         if ann.type == "annotation" and _annotation_name(ann).split(".")[-1] == "Value":
             args = ann.child_by_field_name("arguments")
@@ -790,14 +827,18 @@ def _value_annotation(mods: Node) -> Expr | None:
                 if first.type == "element_value_pair":
                     first = first.child_by_field_name("value") or first
                 if first.type == "string_literal":
-                    return Expr(
-                        "str",
-                        _string(first),
-                        line=first.start_point[0] + 1,
-                        column=first.start_point[1] + 1,
-                        source=_text(first),
-                    )
+                    return first
     return None
+
+
+def _value_annotation(mods: Node) -> Expr | None:
+    """`@Value("${key}")` on a field: the field holds the placeholder's value."""
+    first = _value_literal(mods)
+    if first is None:
+        return None
+    return Expr(
+        "str", _string(first), line=first.start_point[0] + 1, column=first.start_point[1] + 1, source=_text(first)
+    )
 
 
 def _annotation(node: Node, fp: _FileParser) -> AnnotationUse:
@@ -982,21 +1023,27 @@ def _owner(node: Node) -> str | None:
 
 
 def _factory_call(node: Node, fp: _FileParser) -> Invocation | None:
-    """`T c = Owner.make(args)` with T a consumer type (or `c = make...Consumer(args)`), with the calls on c."""
+    """`T c = Owner.make(args)` with T a consumer type (or `c = make...Consumer(args)`), with the calls on
+    c; or any call with arguments of a static method of a class (`RocketMqContainer.orderly(args)`, whose
+    result may wrap the consumer it makes), assigned, returned or not: the linker follows those of the
+    repository's classes."""
     declared = _declared_type(node)
     name = _method(node)
-    if declared not in CONSUMER_VAR_TYPES and not (not declared and "Consumer" in name):
-        return None
     owner = _owner(node)
     if owner is None:
         return None
+    args = node.child_by_field_name("arguments")
+    by_owner = owner.rsplit(".", 1)[-1][:1].isupper() and args is not None and bool(args.named_children)
+    if declared not in CONSUMER_VAR_TYPES and not (not declared and "Consumer" in name) and not by_owner:
+        return None
     target, calls = _calls_on_target(node, fp)
-    if not target:
+    if not target and not by_owner:
         return None
     return replace(_plain_invocation(node, fp, owner, name), target=target, calls=tuple(calls))
 
 
 def _plain_invocation(node: Node, fp: _FileParser, owner: str, method: str) -> Invocation:
+    in_method, params = _enclosing_method(node)
     return Invocation(
         owner,
         method,
@@ -1004,8 +1051,9 @@ def _plain_invocation(node: Node, fp: _FileParser, owner: str, method: str) -> I
         _class_name(node),
         node.start_point[0] + 1,
         node.start_point[1] + 1,
-        params=_enclosing_method(node)[1],
+        params=params,
         repeated=_in_a_loop(node),
+        in_method=in_method,
     )
 
 
@@ -1021,14 +1069,32 @@ def _wrapper_candidate(node: Node) -> bool:
 
 
 def _helpers(out: _Collect, fp: _FileParser) -> None:
-    """Calls of this file's own methods that build a consumer from their parameters."""
+    """Calls of this file's own methods that build a consumer from their parameters, or that pass their
+    own parameters on to such a method (a relay: `retrying(g)` calling `concurrent(g + "-retry", ...)`)."""
     helpers = {d.method for d in out.consumers if d.params and d.method not in ("", "<init>")}
     if not helpers:
         return
-    for n in out.plain_calls:
-        name = _method(n)
-        if name in helpers and _declared_type(n) not in CONSUMER_VAR_TYPES:
-            out.invocations.append(_plain_invocation(n, fp, "", name))
+    calls = [(n, _method(n)) for n in out.plain_calls if _declared_type(n) not in CONSUMER_VAR_TYPES]
+    made: set[int] = set()
+    while True:
+        known = len(helpers)
+        for n, name in calls:
+            if name in helpers and n.id not in made:
+                made.add(n.id)
+                out.invocations.append(_plain_invocation(n, fp, "", name))
+        for inv in out.invocations:
+            if not inv.owner and inv.method in helpers and inv.in_method not in ("", "<init>"):
+                if any(reads(a, inv.params) for a in inv.args):
+                    helpers.add(inv.in_method)
+        if len(helpers) == known:
+            return
+
+
+def reads(expr: Expr, names: tuple[str, ...]) -> bool:
+    """Whether `expr` reads one of `names` (a parameter)."""
+    if expr.kind == "name":
+        return expr.text in names
+    return (expr.qual is not None and reads(expr.qual, names)) or any(reads(a, names) for a in expr.args)
 
 
 _LOOPS = frozenset({"for_statement", "enhanced_for_statement", "while_statement", "do_statement", "lambda_expression"})
@@ -1054,6 +1120,16 @@ def _repeated(out: _Collect) -> None:
             replace(d, repeated=True) if not d.repeated and (d.class_name, d.method) in looped else d
             for d in out.consumers
         ]
+
+
+def _ons_beans(out: _Collect) -> None:
+    """Keep an `ons-*-bean` construction only when the file imports that type from ONS's bean package
+    (a class of the repository may be called `ConsumerBean` too)."""
+    imported = {i.rsplit(".", 1)[-1] for i in out.imports if i.startswith(ONS_BEAN_PACKAGE + ".")}
+    if ONS_BEAN_PACKAGE in out.wildcards or out.package == ONS_BEAN_PACKAGE:
+        imported |= set(ONS_BEANS)
+    beans = {v: k for k, v in ONS_BEANS.items()}
+    out.consumers = [d for d in out.consumers if d.kind not in beans or beans[d.kind] in imported]
 
 
 def _builder(node: Node, fp: _FileParser) -> ConsumerDecl:
@@ -1136,6 +1212,8 @@ def java_facts(data: bytes) -> JavaFacts:
             typ = _type_name(n.child_by_field_name("type"))
             if typ in CONSUMER_TYPES:
                 out.consumers.append(_decl(n, typ, fp))
+            elif typ in ONS_BEANS:
+                out.consumers.append(_decl(n, ONS_BEANS[typ], fp))
             elif _wrapper_candidate(n):
                 out.invocations.append(
                     _plain_invocation(n, fp, _text(n.child_by_field_name("type") or n).split("<")[0], "<init>")
@@ -1153,6 +1231,7 @@ def java_facts(data: bytes) -> JavaFacts:
             out.annotations.append(_annotation(n, fp))
     _helpers(out, fp)
     _repeated(out)
+    _ons_beans(out)
     return JavaFacts(
         out.package,
         tuple(out.imports),

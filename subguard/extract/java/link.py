@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from subguard.core.model import Consumer
 from subguard.extract.java.consumers import Site, code_consumers
-from subguard.extract.java.facts import AnnotationUse, ClassFacts, ConsumerDecl, Expr, Invocation, JavaFacts
+from subguard.extract.java.facts import AnnotationUse, ClassFacts, ConsumerDecl, Expr, Invocation, JavaFacts, reads
 from subguard.extract.java.resolve import ClassEntry, Symbols, Where
 from subguard.extract.spring.extractor import ModuleConfig
 
@@ -45,9 +45,28 @@ class _Template:
 TEMPLATES = "templates"  # the question `Linker.asked` is told of
 
 
-def _told(templates: list[_Template]) -> tuple[tuple[str, str], ...]:
-    """A class's templates as a question's answer: (file, the construction's place) of each."""
-    return tuple((t.path, f"{t.decl.method}:{t.decl.line}:{t.decl.column}") for t in templates)
+def _told(templates: list[_Template], relays: list[_Relay]) -> tuple[tuple[str, str], ...]:
+    """A class's templates and relays as a question's answer: (file, the construction's or call's
+    place) of each."""
+    return tuple((t.path, f"{t.decl.method}:{t.decl.line}:{t.decl.column}") for t in templates) + tuple(
+        (r.path, f"relay {r.call.in_method}:{r.call.line}:{r.call.column}") for r in relays
+    )
+
+
+@dataclass(frozen=True)
+class _Relay:
+    """A call in a method of a class that passes that method's parameters on to another call (which may
+    make a consumer): a call of the method is followed through it (`Linker._targets`)."""
+
+    path: str
+    facts: JavaFacts
+    call: Invocation
+
+
+# a call followed on the way to a template: the calls made on its result and where they are read
+Hop = tuple[Invocation, Where]
+
+_HOPS = 4  # how many relays deep a call is followed
 
 
 def class_of(facts: JavaFacts, name: str) -> ClassFacts | None:
@@ -80,17 +99,31 @@ class Linker:
         names = {n for c in made if (c.location.path, c.location.line, c.location.column) == here for n in c.template}
         self.templates.setdefault((path, decl.class_name), []).append(_Template(path, facts, decl, frozenset(names)))
 
-    def _templates(self, key: tuple[str, str]) -> list[_Template]:
-        found = self.templates.get(key, [])
+    def _templates(self, key: tuple[str, str]) -> tuple[list[_Template], list[_Relay]]:
+        found, relays = self.templates.get(key, []), self._relays(key)
         if self.asked is not None:
-            self.asked((TEMPLATES, *key), _told(found))
-        return found
+            self.asked((TEMPLATES, *key), _told(found, relays))
+        return found, relays
+
+    def _relays(self, key: tuple[str, str]) -> list[_Relay]:
+        """The calls in the methods of a class that pass their method's parameters on."""
+        facts = self.symbols.facts_of(key[0])
+        if facts is None:
+            return []
+        return [
+            _Relay(key[0], facts, inv)
+            for inv in facts.invocations
+            if inv.class_name == key[1]
+            and inv.in_method not in ("", "<init>")
+            and any(reads(a, inv.params) for a in inv.args)
+        ]
 
     def answer(self, question: tuple[str, ...]) -> object:
         """The templates of a class `asked` was told of (or whether there is any), asked again (untold)."""
         if len(question) == 1:
             return bool(self.templates)
-        return _told(self.templates.get((question[1], question[2]), []))
+        key = (question[1], question[2])
+        return _told(self.templates.get(key, []), self._relays(key))
 
     def instances(self, path: str, facts: JavaFacts) -> Iterator[Consumer]:
         if self.asked is not None:
@@ -99,14 +132,16 @@ class Linker:
             return
         for inv in facts.invocations:
             caller = Where(path, facts, inv.class_name, params=inv.params)
-            for tpl, bindings in self._targets(inv, caller):
+            for tpl, bindings, hops in self._targets(inv, caller, _HOPS):
                 if tpl.by_annotation:
                     continue  # the call binds none of what feeds it
                 where = Where(tpl.path, tpl.facts, tpl.decl.class_name, bindings=bindings, params=tpl.decl.params)
-                site = Site(caller, inv.line, inv.column, inv.calls, inv.repeated)
+                repeated = inv.repeated or any(h.repeated for h, _ in hops)
+                inner = tuple((h.calls, w) for h, w in reversed(hops))
+                site = Site(caller, inv.line, inv.column, inv.calls, repeated, inner)
                 yield from code_consumers(tpl.decl, where, self.symbols, self.module_of(path), site)
         for class_name in dict.fromkeys(d.class_name for d in facts.consumers):  # its own templates
-            for tpl in self._templates((path, class_name)):
+            for tpl in self._templates((path, class_name))[0]:
                 yield from self._carried(tpl)
 
     def _carried(self, tpl: _Template) -> Iterator[Consumer]:
@@ -139,8 +174,11 @@ class Linker:
                         yield here, mark
 
     def _targets(
-        self, inv: Invocation, caller: Where
-    ) -> Iterator[tuple[_Template, tuple[tuple[str, Expr, Where], ...]]]:
+        self, inv: Invocation, caller: Where, depth: int
+    ) -> Iterator[tuple[_Template, tuple[tuple[str, Expr, Where], ...], tuple[Hop, ...]]]:
+        """The templates a call instantiates, with their parameters' bindings and the relays it was
+        followed through (outermost first): a call of a method that passes its parameters on to a
+        factory is followed into that call, its parameters bound to the arguments."""
         if inv.owner:
             entry = self.symbols.find_class(inv.owner, caller)
             if entry is None:
@@ -148,11 +186,18 @@ class Linker:
             key = (entry.path, entry.cls.name)
         else:
             key = (caller.path, inv.class_name)
-        templates = self._templates(key)
+        templates, relays = self._templates(key)
         if inv.method != "<init>":
             for tpl in templates:
                 if tpl.decl.method == inv.method and len(tpl.decl.params) == len(inv.args):
-                    yield tpl, tuple((p, a, caller) for p, a in zip(tpl.decl.params, inv.args, strict=True))
+                    yield tpl, tuple((p, a, caller) for p, a in zip(tpl.decl.params, inv.args, strict=True)), ()
+            for relay in relays if depth else ():
+                call = relay.call
+                if call.in_method == inv.method and len(call.params) == len(inv.args):
+                    passed = tuple((p, a, caller) for p, a in zip(call.params, inv.args, strict=True))
+                    mid = Where(relay.path, relay.facts, call.class_name, bindings=passed, params=call.params)
+                    for tpl, bindings, hops in self._targets(call, mid, depth - 1):
+                        yield tpl, bindings, ((call, mid), *hops)
             return
         cls = class_of(templates[0].facts, key[1]) if templates else None
         if cls is None:
@@ -165,7 +210,7 @@ class Linker:
             bindings = tuple((n, a, caller) for n, a in [*bound.items(), *fields])
             for tpl in templates:
                 if tpl.decl.method != "<init>" or len(tpl.decl.params) == len(ctor):
-                    yield tpl, bindings
+                    yield tpl, bindings, ()
             return
 
 

@@ -255,6 +255,9 @@ class Symbols:
                 lib = self._library(expr, where)
                 if lib is not None:
                     return Value(value=lib[0], resolution=Resolution.IMPORTED_CONSTANT, detail=lib[1], location=loc)
+                bound = self._config_property(expr, where, loc)
+                if bound is not None:
+                    return bound
                 return Value.unknown(
                     f"`{expr.source}` is not a constant subguard can resolve (field, parameter or computed value)", loc
                 )
@@ -344,18 +347,26 @@ class Symbols:
 
     def _config_property(self, expr: Expr, where: Where, loc: Location) -> Value | None:
         """`config.getConsumerGroup()` on a field whose type is a `@ConfigurationProperties("p")` class of
-        the same module with a field `consumerGroup`: the placeholder `${p.consumer-group}`, which the
-        module's Spring config resolves (relaxed binding) or leaves unknown naming the key."""
-        if expr.kind != "call" or expr.args or len(expr.text) < 4 or not expr.text.startswith("get"):
-            return None
-        if expr.qual is None or expr.qual.kind != "name" or where.params and expr.qual.text in where.params:
-            return None
+        the same module with a field `consumerGroup` (or `getConsumerGroup()` / `this.getConsumerGroup()`
+        in that class): the placeholder `${p.consumer-group}`, which the module's Spring config resolves
+        (relaxed binding) or leaves unknown naming the key."""
         here = next((c for c in where.facts.classes if c.name == where.class_name), None)
-        typ = dict(here.field_types).get(expr.qual.text) if here is not None else None
-        entry = self._in_module(typ, where) if typ else None
+        if here is None:
+            return None
+        entry: ClassEntry | None
+        if expr.kind == "name" and expr.text not in where.params:  # a field of the class itself (`this.x` too)
+            entry, prop = ClassEntry(where.path, where.facts, here), expr.text
+        elif expr.kind != "call" or expr.args or len(expr.text) < 4 or not expr.text.startswith("get"):
+            return None
+        elif expr.qual is None or expr.qual.text == "this":
+            entry, prop = ClassEntry(where.path, where.facts, here), expr.text[3].lower() + expr.text[4:]
+        elif expr.qual.kind != "name" or where.params and expr.qual.text in where.params:
+            return None
+        else:
+            typ = dict(here.field_types).get(expr.qual.text)
+            entry, prop = self._in_module(typ, where) if typ else None, expr.text[3].lower() + expr.text[4:]
         if entry is None or entry.cls.config_prefix is None:
             return None
-        prop = expr.text[3].lower() + expr.text[4:]
         prefix = self.string_value(entry.cls.config_prefix, Where(entry.path, entry.facts, entry.cls.name))
         if prefix.value is None or prop not in dict(entry.cls.field_types):
             return None
