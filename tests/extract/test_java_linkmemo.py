@@ -202,3 +202,47 @@ def test_a_carrier_in_another_language_keeps_the_registrar_unknown(tree: _Tree) 
     assert made.template == () and made.group.value is None
     assert "GID_KT" not in {c.group.value for c in result.consumers}
     assert not [r for r in result.files if r.path.endswith(".kt") and r.status.value == "failed"]
+
+
+def test_an_edit_of_a_relay_remakes_the_instances_of_its_callers(tree: _Tree) -> None:
+    """A caller's instance made through a relay (`retrying` passing its parameters on to `concurrent`)
+    follows an edit of the relay's arguments in the relay's file, and a relay removed: each cached scan
+    equals a cold one, and the caller's second step is made again."""
+    relay, beans = f"{JAVA}/relay/RocketMqContainer.java", "relay/MqBeans.java"
+    tree.scan()
+    tree.edit(relay, 'consumerGroup + "-retry"', 'consumerGroup + "-again"')
+    assert beans in tree.scan()[1]
+    groups = {c.group.value for c in scan_repo(tree.root, Config(), cache_key="k").consumers}
+    assert "GID_RELAY_EVENT-again" in groups and "GID_RELAY_EVENT-retry" not in groups
+    tree.edit(relay, 'return concurrent(nameServer, consumerGroup + "-again"', 'return concurrent(nameServer, "fixed"')
+    tree.scan()
+    groups = {c.group.value for c in scan_repo(tree.root, Config(), cache_key="k").consumers}
+    assert "GID_RELAY_EVENT-again" not in groups and "fixed" in groups
+
+
+def test_an_edit_of_a_relay_class_without_templates_remakes_its_callers(tree: _Tree) -> None:
+    """A relay in a class of its own (no construction there: its only tie to the caller is the relay):
+    the caller's step found that class, so editing the relay's arguments makes the caller again."""
+    tree.write(
+        f"{JAVA}/relay/RocketMqShortcuts.java",
+        "package com.acme.demo.relay;\n\npublic final class RocketMqShortcuts {\n"
+        "    public static RocketMqContainer events(String group) {\n"
+        '        return RocketMqContainer.concurrent("127.0.0.1:9876", group, "shortcut-topic");\n'
+        "    }\n}\n",
+    )
+    tree.write(
+        f"{JAVA}/relay/RocketMqShortcutBeans.java",
+        "package com.acme.demo.relay;\n\npublic class RocketMqShortcutBeans {\n"
+        '    RocketMqContainer events() {\n        return RocketMqShortcuts.events("GID_SHORT");\n    }\n}\n',
+    )
+    tree.scan()
+    consumers = scan_repo(tree.root, Config(), cache_key="k").consumers
+    assert {s.topic.value for c in consumers if c.group.value == "GID_SHORT" for s in c.subscriptions} == {
+        "shortcut-topic"
+    }
+    tree.edit(f"{JAVA}/relay/RocketMqShortcuts.java", '"shortcut-topic"', '"shortcut-topic-2"')
+    assert "relay/RocketMqShortcutBeans.java" in tree.scan()[1]
+    consumers = scan_repo(tree.root, Config(), cache_key="k").consumers
+    assert {s.topic.value for c in consumers if c.group.value == "GID_SHORT" for s in c.subscriptions} == {
+        "shortcut-topic-2"
+    }

@@ -45,12 +45,11 @@ class _Template:
 TEMPLATES = "templates"  # the question `Linker.asked` is told of
 
 
-def _told(templates: list[_Template], relays: list[_Relay]) -> tuple[tuple[str, str], ...]:
-    """A class's templates and relays as a question's answer: (file, the construction's or call's
-    place) of each."""
-    return tuple((t.path, f"{t.decl.method}:{t.decl.line}:{t.decl.column}") for t in templates) + tuple(
-        (r.path, f"relay {r.call.in_method}:{r.call.line}:{r.call.column}") for r in relays
-    )
+def _told(templates: list[_Template]) -> tuple[tuple[str, str], ...]:
+    """A class's templates as a question's answer: (file, the construction's place) of each. (Its
+    relays need no answer: they are read from the class's file, whose content the step that found
+    the class already depends on.)"""
+    return tuple((t.path, f"{t.decl.method}:{t.decl.line}:{t.decl.column}") for t in templates)
 
 
 @dataclass(frozen=True)
@@ -102,7 +101,7 @@ class Linker:
     def _templates(self, key: tuple[str, str]) -> tuple[list[_Template], list[_Relay]]:
         found, relays = self.templates.get(key, []), self._relays(key)
         if self.asked is not None:
-            self.asked((TEMPLATES, *key), _told(found, relays))
+            self.asked((TEMPLATES, *key), _told(found))
         return found, relays
 
     def _relays(self, key: tuple[str, str]) -> list[_Relay]:
@@ -122,8 +121,7 @@ class Linker:
         """The templates of a class `asked` was told of (or whether there is any), asked again (untold)."""
         if len(question) == 1:
             return bool(self.templates)
-        key = (question[1], question[2])
-        return _told(self.templates.get(key, []), self._relays(key))
+        return _told(self.templates.get((question[1], question[2]), []))
 
     def instances(self, path: str, facts: JavaFacts) -> Iterator[Consumer]:
         if self.asked is not None:
