@@ -701,19 +701,17 @@ class _Build:
         for e in elems:
             self.on_star(Call(call.method, (e,), call.line, call.column, call.source, call.end_line), where)
 
+    def _built_at_run_time(self, call: Call, cloc: Location, what: str) -> None:
+        """A subscription map (or table) that is not statically known: noted, one unknown subscription."""
+        self.notes.append(f"{call.method}(...) at line {call.line}: the {what} is not statically known")
+        unknown = Value.unknown(f"{what} is built at run time", cloc)
+        self.subs.append((unknown, unknown, ExpressionType.TAG, cloc))
+
     def on_map(self, call: Call, where: Where) -> None:
         entries = _map_entries(call.args[0]) if call.args else None
         cloc = in_declaration(Location(path=where.path, line=call.line, column=call.column), call.line, call.end_line)
         if entries is None:
-            self.notes.append(f"{call.method}(...) at line {call.line}: the subscription map is not statically known")
-            self.subs.append(
-                (
-                    Value.unknown("subscription map is built at run time", cloc),
-                    Value.unknown("subscription map is built at run time", cloc),
-                    ExpressionType.TAG,
-                    cloc,
-                )
-            )
+            self._built_at_run_time(call, cloc, "subscription map")
             return
         for key, val in entries:
             if call.method == "setSubscription":
@@ -745,9 +743,7 @@ class _Build:
         entries = _map_entries(call.args[0]) if call.args else None
         cloc = in_declaration(Location(path=where.path, line=call.line, column=call.column), call.line, call.end_line)
         if entries is None:
-            self.notes.append(f"{call.method}(...) at line {call.line}: the subscription table is not statically known")
-            unknown = Value.unknown("subscription table is built at run time", cloc)
-            self.subs.append((unknown, unknown, ExpressionType.TAG, cloc))
+            self._built_at_run_time(call, cloc, "subscription table")
             return
         for key, _ in entries:
             fields = dict(_map_entries(key) or ()) if key.text == "Subscription" else {}

@@ -98,11 +98,11 @@ class Linker:
         names = {n for c in made if (c.location.path, c.location.line, c.location.column) == here for n in c.template}
         self.templates.setdefault((path, decl.class_name), []).append(_Template(path, facts, decl, frozenset(names)))
 
-    def _templates(self, key: tuple[str, str]) -> tuple[list[_Template], list[_Relay]]:
-        found, relays = self.templates.get(key, []), self._relays(key)
+    def _templates(self, key: tuple[str, str]) -> list[_Template]:
+        found = self.templates.get(key, [])
         if self.asked is not None:
             self.asked((TEMPLATES, *key), _told(found))
-        return found, relays
+        return found
 
     def _relays(self, key: tuple[str, str]) -> list[_Relay]:
         """The calls in the methods of a class that pass their method's parameters on."""
@@ -139,7 +139,7 @@ class Linker:
                 site = Site(caller, inv.line, inv.column, inv.calls, repeated, inner)
                 yield from code_consumers(tpl.decl, where, self.symbols, self.module_of(path), site)
         for class_name in dict.fromkeys(d.class_name for d in facts.consumers):  # its own templates
-            for tpl in self._templates((path, class_name))[0]:
+            for tpl in self._templates((path, class_name)):
                 yield from self._carried(tpl)
 
     def _carried(self, tpl: _Template) -> Iterator[Consumer]:
@@ -184,12 +184,12 @@ class Linker:
             key = (entry.path, entry.cls.name)
         else:
             key = (caller.path, inv.class_name)
-        templates, relays = self._templates(key)
+        templates = self._templates(key)
         if inv.method != "<init>":
             for tpl in templates:
                 if tpl.decl.method == inv.method and len(tpl.decl.params) == len(inv.args):
                     yield tpl, tuple((p, a, caller) for p, a in zip(tpl.decl.params, inv.args, strict=True)), ()
-            for relay in relays if depth else ():
+            for relay in self._relays(key) if depth else ():
                 call = relay.call
                 if call.in_method == inv.method and len(call.params) == len(inv.args):
                     passed = tuple((p, a, caller) for p, a in zip(call.params, inv.args, strict=True))
