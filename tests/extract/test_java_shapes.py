@@ -611,3 +611,15 @@ def test_a_factory_followed_through_the_methods_that_pass_their_parameters_on(sh
         for n, nth in (("= baseConsumer(", 0), ("= baseConsumer(", 1), ("return concurrent(", 0), ("new DefaultMQ", 0))
     }
     assert not [c for c in in_file(shapes, "relay/RocketMqContainer.java") if not c.template]
+
+
+def test_a_vendor_property_put_on_one_arm_of_a_condition_holds_only_where_the_condition_does(
+    shapes: ScanResult,
+) -> None:
+    rel = "ons/VendorConsumers.java"
+    # `create(g, false)` / `create(g, true)`: the bound parameter decides which `put` runs
+    assert one(shapes, "GID_VENDOR_QUEUE", rel).message_model.value == "CLUSTERING"
+    assert one(shapes, "GID_VENDOR_FANOUT", rel).message_model.value == "BROADCASTING"
+    # a field's value is not known: the model is unknown, with the condition named, never a guess
+    maybe = one(shapes, "GID_VENDOR_MAYBE", rel).message_model
+    assert maybe.value is None and "if (fanOut)" in maybe.detail

@@ -26,7 +26,7 @@ from subguard.core.model import (
     Value,
     in_declaration,
 )
-from subguard.extract.java.facts import AnnotationUse, Call, ClassFacts, ConsumerDecl, Expr, collection
+from subguard.extract.java.facts import AnnotationUse, Call, ClassFacts, ConsumerDecl, Expr, collection, unwrapped
 from subguard.extract.java.resolve import (
     OPTION_GETTERS,
     REFLECTION,
@@ -315,10 +315,12 @@ def _selector(expr: Expr | None, symbols: Symbols, where: Where, call: Call) -> 
     return value, ExpressionType.TAG
 
 
-def _map_entries(expr: Expr) -> list[tuple[Expr, Expr]] | None:
+def _map_entries(expr: Expr, conditions: bool = False) -> list[tuple[Expr, Expr]] | None:
+    """A map's (key, value) entries; each value without the conditions it was put under, unless
+    `conditions` (then a conditional value is an `Expr("when", ...)`)."""
     if expr.kind == "map" or (expr.kind == "call" and expr.text in _MAP_FACTORIES):
         args = expr.args
-        return [(args[i], args[i + 1]) for i in range(0, len(args) - 1, 2)]
+        return [(args[i], args[i + 1] if conditions else unwrapped(args[i + 1])) for i in range(0, len(args) - 1, 2)]
     return None
 
 
@@ -584,7 +586,7 @@ def _wire_namespace(group: Value, namespace: Value | None) -> Value | None:
 
 def _vendor_props(expr: Expr) -> list[tuple[Expr, Expr]]:
     """ONS `Properties` entries (a local filled with put/setProperty) or an OMS `newKeyValue().put(k, v)...` chain."""
-    entries = _map_entries(expr)
+    entries = _map_entries(expr, conditions=True)
     if entries is not None:
         return entries
     out: list[tuple[Expr, Expr]] = []
@@ -644,9 +646,16 @@ class _Build:
         props = props if props is not None else self.decl.ctor_args[0] if self.decl.ctor_args else None
         group: Value = Value.unknown(f"no consumer group property given to {self.decl.kind} factory", self.loc)
         namespace: Value | None = None
-        for key, val in _vendor_props(props) if props is not None else ():
+        for key, when in _vendor_props(props) if props is not None else ():
             name = key.text if key.kind in ("field", "name") else key.text if key.kind == "str" else ""
             slot = "group" if name == "CONSUMER_ID" else _ONS_KEYS.get(name)
+            val, unset = self._applies(when)
+            if val is None:
+                if unset is not None and slot == "model":
+                    self.model = unset
+                elif unset is not None and slot == "group":
+                    group = unset
+                continue
             if slot == "group":
                 group = self.read.value(val, self.where)
             elif slot == "model":
@@ -661,6 +670,22 @@ class _Build:
             elif slot is not None:
                 self.fields[slot] = self.read.symbols.string_value(val, self.where)
         return group, namespace
+
+    def _applies(self, value: Expr) -> tuple[Expr | None, Value | None]:
+        """A vendor property's value as the conditions it was put under decide: (the value, None) when
+        they hold, (None, None) when one provably does not (the property stays unset), and (None, why
+        it is unknown) when one cannot be read (a parameter a caller binds is read through the site)."""
+        while value.kind == "when" and value.args and value.qual is not None:
+            held = self.read.symbols.string_value(value.qual, self.where)
+            if held.value not in ("true", "false"):
+                arm = "then" if value.text == "then" else "else"
+                return None, Value.unknown(
+                    f"set only on the {arm} arm of `if ({value.source})`: not known here", self.loc
+                )
+            if (held.value == "true") != (value.text == "then"):
+                return None, None
+            value = value.args[0]
+        return value, None
 
     def _add(self, call: Call, where: Where, topic_expr: Expr, expr: Value, etype: ExpressionType) -> None:
         topic = self.read.value(topic_expr, where)

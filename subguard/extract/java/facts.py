@@ -71,10 +71,11 @@ _ESC = {"b": "\b", "t": "\t", "n": "\n", "f": "\f", "r": "\r", "s": " ", '"': '"
 class Expr:
     """An unresolved Java expression.
 
-    kind: str | num | bool | null | name | field | concat | call | new | map | set | other.
+    kind: str | num | bool | null | name | field | concat | call | new | map | set | when | other.
     `text`: literal value, identifier, field or method name, created type, or source text (other).
     `qual`: field qualifier or call receiver. `args`: concat parts, call/new arguments, set elements, or map
-    entries flattened as key, value, key, value.
+    entries flattened as key, value, key, value. `when`: a map value set on one arm (`text`: then or
+    else) of a condition (`qual`), the value its only arg.
     """
 
     kind: str
@@ -446,8 +447,36 @@ class _FileParser:
                 args = self._args(n, depth)
                 if len(args) == arity:  # an entry is placed at its put/add call (where it is created)
                     out.append(replace(args[0], line=n.start_point[0] + 1, column=n.start_point[1] + 1))
-                    out.extend(args[1:])
+                    out.extend(self._when(n, body, a, depth) if arity == 2 else a for a in args[1:])
         return tuple(out)
+
+    def _when(self, call: Node, body: Node, value: Expr, depth: int) -> Expr:
+        """A map entry's value, wrapped once per `if` (or `?:`) of `body` whose arm `call` is in:
+        `Expr("when", "then" | "else", condition, (value,))`, innermost first. Readers that know
+        no condition unwrap it (`unwrapped`); the vendor properties judge it (`if (broadcast)
+        props.put(MessageModel, BROADCASTING)` sets the model only when `broadcast` holds)."""
+        child, n = call, call.parent
+        while n is not None and n != body:
+            if n.type in ("if_statement", "ternary_expression"):
+                arm = (
+                    "then"
+                    if child == n.child_by_field_name("consequence")
+                    else "else"
+                    if child == n.child_by_field_name("alternative")
+                    else ""
+                )
+                cond = n.child_by_field_name("condition")
+                if arm and cond is not None:
+                    inner = (
+                        cond.named_children[0]
+                        if cond.type == "parenthesized_expression" and cond.named_children
+                        else cond
+                    )
+                    value = Expr(
+                        "when", arm, self.expr(inner, depth + 1), (value,), value.line, value.column, _text(inner)
+                    )
+            child, n = n, n.parent
+        return value
 
     def _setters(self, body: Node, name: str, depth: int) -> tuple[Expr, ...]:
         """`name.setTopic(t); name.setExpression(e)` in `body` as map entries ("topic", t, "expression", e)."""
@@ -463,6 +492,13 @@ class _FileParser:
                         args[0],
                     ]
         return tuple(out)
+
+
+def unwrapped(expr: Expr) -> Expr:
+    """A value without the conditions it was set under (`Expr("when", ...)`, see `_FileParser._when`)."""
+    while expr.kind == "when" and expr.args:
+        expr = expr.args[0]
+    return expr
 
 
 def collection(expr: Expr) -> tuple[Expr, ...]:
