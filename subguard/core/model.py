@@ -200,6 +200,9 @@ class Consumer(Record):
     # the construction runs once per item of something only known at run time (in a loop or lambda,
     # or a helper called from one): one declaration, possibly several consumers, which can share a group
     repeated: bool = False
+    # the services of the repo's modules that have this consumer's module on their class path (Maven
+    # or Gradle dependencies, directly or not): a deployment of one of them runs it
+    hosted_by: tuple[str, ...] = ()
 
     @property
     def model(self) -> str | None:

@@ -14,6 +14,11 @@ the strongest evidence, level by level:
 0. the repo declares consumers in one service only and the deployment is not a well-known
    infrastructure image (broker, database, ...).
 
+A module of the repo that other modules depend on (Maven or Gradle, `Consumer.hosted_by`) is no
+deployable of its own: its consumers count as consumers of every module that uses it, so a
+deployment built from, inside or named after `payment/` runs the listeners of the shared `mq/` module
+`payment/` depends on, and for level 0 the shared module is not the repo's one service.
+
 A name (2) beats the repo-level fallbacks (1, 0): a workload named after a folder never runs the
 whole repo's consumers. Two candidates tied at the strongest level is ambiguous: no link (the
 `deployment` subjects expose it, and SG904 reports it); a guess would judge the wrong service.
@@ -159,12 +164,19 @@ class _Index:
     def __init__(self, consumers: Sequence[Consumer]) -> None:
         self.services: dict[ServiceKey, list[Consumer]] = {}
         self.folders: dict[tuple[str, str], set[str]] = {}  # (repo, folder name) -> folder paths
+        self.shared: set[ServiceKey] = set()  # services other modules of the repo depend on
         for c in consumers:
             self.services.setdefault((c.repo, c.service), []).append(c)
-            folder = posixpath.dirname(c.location.path)
-            while folder:
-                self.folders.setdefault((c.repo, _norm(posixpath.basename(folder))), set()).add(folder)
-                folder = posixpath.dirname(folder)
+            self._folders(c.repo, posixpath.dirname(c.location.path))
+            for host in c.hosted_by:  # a shared module's consumers run where the modules using it run
+                self.services.setdefault((c.repo, host), []).append(c)
+                self.shared.add((c.repo, c.service))
+                self._folders(c.repo, module_root((c.repo, host)) or "")
+
+    def _folders(self, repo: str, folder: str) -> None:
+        while folder:
+            self.folders.setdefault((repo, _norm(posixpath.basename(folder))), set()).add(folder)
+            folder = posixpath.dirname(folder)
 
     def inside(self, dep: Deployment) -> list[Unit]:
         """Level 3: the service whose module root holds the manifest (the deepest one), or whose
@@ -185,7 +197,8 @@ class _Index:
         keys = {
             key
             for key, cs in self.services.items()
-            if key[0] == repo and any(_under(c.location.path, folder) for c in cs)
+            if key[0] == repo
+            and (any(_under(c.location.path, folder) for c in cs) or _inside(module_root(key), folder))
         }
         holding = sorted(
             (root.count("/") if root else -1, k)
@@ -216,9 +229,15 @@ class _Index:
         return [Unit(own)] if own in self.services and module_root(own) == "" else []
 
     def sole(self, dep: Deployment) -> list[Unit]:
-        """Level 0: the only consumer service of the deployment's repo."""
-        keys = [key for key in self.services if key[0] == dep.repo]
+        """Level 0: the only consumer service of the deployment's repo (a shared module counts as
+        the modules that use it: with several of them, which one a deployment runs is unknown)."""
+        keys = [key for key in self.services if key[0] == dep.repo and key not in self.shared]
         return [Unit(keys[0])] if len(keys) == 1 else []
+
+
+def _inside(root: str | None, folder: str) -> bool:
+    """Whether a module root lies at or below `folder` (a folder named like a workload)."""
+    return bool(root) and bool(folder) and (root == folder or _under(root or "", folder))
 
 
 def _outermost(units: Iterable[Unit]) -> list[Unit]:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import fnmatch
 import functools
 import posixpath
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -190,10 +190,53 @@ def _attribute_one(record: T, paths: frozenset[str], repo: str, config: Config) 
 
 
 def attribute(
-    consumers: Sequence[Consumer], deployments: Sequence[Deployment], paths: frozenset[str], repo: str, config: Config
+    consumers: Sequence[Consumer],
+    deployments: Sequence[Deployment],
+    paths: frozenset[str],
+    repo: str,
+    config: Config,
+    depends: Mapping[str, Sequence[str]] | None = None,
 ) -> tuple[list[Consumer], list[Deployment]]:
-    """Fill in repo, service and (configured) environment for every record."""
+    """Fill in repo, service and (configured) environment for every record, and with `depends`
+    (module dir -> the module dirs it depends on) the services each consumer's module is part of."""
+    attributed = [_attribute_one(c, paths, repo, config) for c in consumers]
     return (
-        [_attribute_one(c, paths, repo, config) for c in consumers],
+        hosted(attributed, depends, paths, repo, config) if depends else attributed,
         [_attribute_one(d, paths, repo, config) for d in deployments],
     )
+
+
+def dependents(depends: Mapping[str, Sequence[str]]) -> dict[str, frozenset[str]]:
+    """Module dir -> the module dirs that depend on it, directly or through other modules."""
+    users: dict[str, set[str]] = {}
+    for app in depends:
+        stack, seen = list(depends[app]), set()
+        while stack:
+            lib = stack.pop()
+            if lib in seen or lib == app:
+                continue
+            seen.add(lib)
+            users.setdefault(lib, set()).add(app)
+            stack.extend(depends.get(lib, ()))
+    return {lib: frozenset(apps) for lib, apps in users.items()}
+
+
+def hosted(
+    consumers: Sequence[Consumer],
+    depends: Mapping[str, Sequence[str]],
+    paths: frozenset[str],
+    repo: str,
+    config: Config,
+) -> list[Consumer]:
+    """Each consumer of a module other modules depend on, with those modules' services (`hosted_by`):
+    a shared module's listener runs in every application that packages it."""
+    users = dependents(depends)
+    if not users:
+        return list(consumers)
+    roots = module_roots(paths)
+    out: list[Consumer] = []
+    for c in consumers:
+        apps = users.get(roots.module_dir(c.location.path), frozenset())
+        hosts = sorted({service_for(posixpath.join(app, "pom.xml"), paths, repo, config) for app in apps} - {c.service})
+        out.append(c.model_copy(update={"hosted_by": tuple(hosts)}) if hosts else c)
+    return out

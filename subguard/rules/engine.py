@@ -385,8 +385,26 @@ def _judge(chosen: _Chosen, universe: Universe) -> evalmemo.Judgement:
                     needed += [(unknown, policy.id) for unknown in subject.unknowns or (_fallback(subject),)]
     # fingerprinted and with their members, as `judge` gives them: a part's judgement kept in the
     # memo spares each later run this work for the groups nobody changed
-    ready = attach_members([with_fingerprint(f) for f in findings], universe.consumers)
+    ready = attach_members([with_fingerprint(f) for f in merged(findings)], universe.consumers)
     return tuple(ready), tuple(needed)
+
+
+def merged(findings: Sequence[Finding]) -> list[Finding]:
+    """One finding per rule, place and message: subjects a reader cannot tell apart (three listeners
+    of unknown group in one container, one compose line) are one problem with one fix, shown once
+    with every subject's related locations; it keeps the smallest of their fingerprints."""
+    same: dict[tuple[Any, ...], list[Finding]] = {}
+    for f in findings:
+        same.setdefault((f.rule, f.severity, *_loc_key(f.location), f.message, f.group, f.topic), []).append(f)
+    out: list[Finding] = []
+    for fs in same.values():
+        if len(fs) == 1:
+            out.append(fs[0])
+            continue
+        first = min(fs, key=lambda f: f.fingerprint)
+        related = tuple(dict.fromkeys(r for f in sorted(fs, key=lambda f: f.fingerprint) for r in f.related))
+        out.append(first.model_copy(update={"related": related}))
+    return out
 
 
 def _fallback(subject: Subject) -> Unknown:

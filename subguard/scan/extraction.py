@@ -337,7 +337,10 @@ def _scan_files(
         facts.add(name, result.facts)
     if inc is not None and not readonly:
         inc.cache.retain(paths)
-    consumers_out, deployments_out = attribute(consumers, deployments, paths, repo, config)
+    depends = facts.get("manifests.depends")
+    consumers_out, deployments_out = attribute(
+        consumers, deployments, paths, repo, config, depends if isinstance(depends, dict) else None
+    )
     marked = (  # which files may hold an inline waiver, from the verdicts the cache keeps (`_Search`)
         frozenset(
             searcher(

@@ -6,7 +6,7 @@ from __future__ import annotations
 from subguard.core.config import Config
 from subguard.core.model import ClientFamily, Consumer, Deployment, Location, Resolution, Value
 from subguard.deploy.link import link
-from subguard.deploy.service import find_roots, module_dir, service_for
+from subguard.deploy.service import dependents, find_roots, hosted, module_dir, service_for
 
 MONOREPO = frozenset(
     {
@@ -167,3 +167,67 @@ def test_repo_name_is_the_repo_level_service_only() -> None:
         "shop", "ops/k8s/shop.yaml", "shop/ops"
     )  # ops/ is a module (scripts and a Dockerfile) with no consumers
     assert linked([PRICE, TOOL], [dep]) == {"price": [], "tool": ["shop"]}
+
+
+# A shared module (`mq/`) that two application modules depend on, as multi-module Spring projects
+# keep their listeners: the consumers run in `payment/` and `manager/`, never in `mq/` on its own.
+SHARED_PATHS = frozenset(
+    {
+        "pom.xml",
+        "mq/pom.xml",
+        "mq/src/main/java/com/acme/mq/ResetListener.java",
+        "payment/pom.xml",
+        "payment/src/main/java/com/acme/pay/App.java",
+        "manager/pom.xml",
+        "manager/src/main/java/com/acme/manage/App.java",
+        "common/pom.xml",
+        "common/src/main/java/com/acme/common/Util.java",
+    }
+)
+SHARED_DEPENDS = {"payment": ("common", "mq"), "manager": ("mq",), "mq": ("common",)}
+
+
+def shared_listener() -> Consumer:
+    (c,) = hosted(
+        [consumer("reset", "mq/src/main/java/com/acme/mq/ResetListener.java", "shop/mq")],
+        SHARED_DEPENDS,
+        SHARED_PATHS,
+        "shop",
+        Config(),
+    )
+    return c
+
+
+def test_a_shared_module_is_hosted_by_the_modules_that_depend_on_it() -> None:
+    assert dependents(SHARED_DEPENDS) == {
+        "common": frozenset({"payment", "mq", "manager"}),  # manager through mq
+        "mq": frozenset({"payment", "manager"}),
+    }
+    assert shared_listener().hosted_by == ("shop/manager", "shop/payment")
+    app = consumer("app", "payment/src/main/java/com/acme/pay/App.java", "shop/payment")
+    assert hosted([app], SHARED_DEPENDS, SHARED_PATHS, "shop", Config()) == [app]  # nothing depends on payment
+
+
+def test_a_deployment_of_a_module_runs_the_listeners_of_the_modules_it_depends_on() -> None:
+    c = shared_listener()
+    deps = [
+        workload("payment", "docker-compose.yml", "shop/payment", kind="compose"),  # `build: ./payment`
+        workload("jeepay-manager", "ops/manager.yaml", "shop", image="reg/manager:1"),  # named after the module
+        workload("ui", "ops/ui.yaml", "shop"),  # neither: not the shared module's by elimination
+        workload("mysql", "docker-compose.yml", "shop", kind="compose"),  # an overlay service without image
+    ]
+    assert linked([c], deps) == {"reset": ["payment", "jeepay-manager"]}
+    assert link([c], deps[2:], Config()).linked == {}
+
+
+def test_a_shared_module_with_one_user_links_by_elimination_to_that_user() -> None:
+    (c,) = hosted(
+        [consumer("reset", "mq/src/main/java/com/acme/mq/ResetListener.java", "shop/mq")],
+        {"payment": ("mq",)},
+        SHARED_PATHS,
+        "shop",
+        Config(),
+    )
+    links = link([c], [workload("api", "ops/api.yaml", "shop")], Config())
+    assert links.deployments_of(c)[0].name == "api"
+    assert links.linked == {"ops/api.yaml#Deployment/api/api": "shop/payment"}

@@ -165,7 +165,20 @@ class ManifestsExtractor:
                 for root, first in sorted(unrendered.items())
             )
         deployments = [_with_service(to_deployment(rt), rt, repo) for rt in runtimes]
-        return ExtractResult(deployments=tuple(deployments), files=tuple(records), findings=tuple(findings))
+        return ExtractResult(
+            deployments=tuple(deployments),
+            files=tuple(records),
+            findings=tuple(findings),
+            facts={"depends": _module_depends(repo)} if deployments else {},
+        )
+
+
+def _module_depends(repo: RepoContext) -> dict[str, tuple[str, ...]]:
+    """Module dir -> the repo's module dirs it depends on (`RepoBuilds.dependencies`): which modules'
+    consumers a deployment of a module runs. Read only when the repo has deployments."""
+    from subguard.extract.build import RepoBuilds
+
+    return RepoBuilds(repo).dependencies()
 
 
 def _render_charts(
