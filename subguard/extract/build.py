@@ -138,6 +138,7 @@ class PomFacts:
     properties: tuple[tuple[str, str], ...]
     dependencies: tuple[Dep, ...]
     managed: tuple[Dep, ...]
+    resources: tuple[str, ...] | None = None  # `<build><resources>` directories as written (None: none declared)
 
 
 def _deps(nodes: list[_Node]) -> tuple[Dep, ...]:
@@ -185,7 +186,17 @@ def pom_facts(data: bytes) -> PomFacts | Failure:
         properties=props,
         dependencies=_deps(project.all("dependencies", "dependency")),
         managed=_deps(project.all("dependencyManagement", "dependencies", "dependency")),
+        resources=_resources(project),
     )
+
+
+def _resources(project: _Node) -> tuple[str, ...] | None:
+    """The `<build><resources><resource><directory>`s of a pom, None when it declares no `<resources>`."""
+    build = project.child("build")
+    node = build.child("resources") if build is not None else None
+    if node is None:
+        return None
+    return tuple(d for r in node.all("resource") if (d := (r.value("directory") or "").strip()))
 
 
 _PLACEHOLDER = re.compile(r"\$\{([^}]+)\}")
@@ -772,6 +783,29 @@ class RepoBuilds:
                 out[module] = tuple(dict.fromkeys(found))
         self._deps = out
         return out
+
+    def maven_modules(self) -> list[str]:
+        """The folders of the repo's poms."""
+        return [m for m, path in self._build_files.items() if posixpath.basename(path) == POM]
+
+    def resource_dirs(self, module: str) -> tuple[str, ...]:
+        """The repo folders a Maven module's `<build><resources>` put on its class path besides its
+        own `src/main/resources` (its pom's, else the nearest ancestor pom's that declares them,
+        relative to the module; `${project.basedir}` / `${basedir}` read as the module)."""
+        path = self._build_files.get(module)
+        if path is None or posixpath.basename(path) != POM:
+            return ()
+        declared = next((f.resources for _, f in self._model.chain(path) if f.resources is not None), None)
+        out: list[str] = []
+        for raw in declared or ():
+            text = raw.replace("${project.basedir}", ".").replace("${basedir}", ".")
+            if "${" in text or text.startswith("/"):
+                continue
+            folder = posixpath.normpath(posixpath.join(module, text))
+            if folder.startswith("..") or folder == posixpath.normpath(posixpath.join(module, "src/main/resources")):
+                continue
+            out.append("" if folder == "." else folder)
+        return tuple(dict.fromkeys(out))
 
     def _settings_root(self, module: str) -> str:
         folder = module

@@ -390,20 +390,25 @@ def _judge(chosen: _Chosen, universe: Universe) -> evalmemo.Judgement:
 
 
 def merged(findings: Sequence[Finding]) -> list[Finding]:
-    """One finding per rule, place and message: subjects a reader cannot tell apart (three listeners
-    of unknown group in one container, one compose line) are one problem with one fix, shown once
-    with every subject's related locations; it keeps the smallest of their fingerprints."""
+    """One finding per rule, place and message: subjects a reader cannot tell apart (the listeners
+    of one container whose offsets share a directory, at one compose line) are one problem with one
+    fix, shown once with every subject's related locations. It keeps the smallest of their
+    fingerprints, and their group when they share one (a message that names no group can span
+    several)."""
     same: dict[tuple[Any, ...], list[Finding]] = {}
     for f in findings:
-        same.setdefault((f.rule, f.severity, *_loc_key(f.location), f.message, f.group, f.topic), []).append(f)
+        same.setdefault((f.rule, f.severity, *_loc_key(f.location), f.message, f.topic), []).append(f)
     out: list[Finding] = []
     for fs in same.values():
         if len(fs) == 1:
             out.append(fs[0])
             continue
-        first = min(fs, key=lambda f: f.fingerprint)
-        related = tuple(dict.fromkeys(r for f in sorted(fs, key=lambda f: f.fingerprint) for r in f.related))
-        out.append(first.model_copy(update={"related": related}))
+        ordered = sorted(fs, key=lambda f: f.fingerprint)
+        related = tuple(dict.fromkeys(r for f in ordered for r in f.related))
+        groups = {f.group for f in fs}
+        out.append(
+            ordered[0].model_copy(update={"related": related, "group": groups.pop() if len(groups) == 1 else ""})
+        )
     return out
 
 

@@ -298,3 +298,61 @@ def test_binder_from_config_keys_without_build_files(tmp_path: Path) -> None:
         11,
         "",
     )
+
+
+LISTENER = """package com.acme.{pkg};
+
+import org.apache.rocketmq.spring.annotation.RocketMQMessageListener;
+import org.apache.rocketmq.spring.core.RocketMQListener;
+
+@RocketMQMessageListener(topic = "orders", consumerGroup = "${{spring.application.name}}_orders")
+public class OrderListener implements RocketMQListener<String> {{
+    public void onMessage(String m) {{}}
+}}
+"""
+
+APP_POM = """<project>
+  <artifactId>{name}</artifactId>
+  <dependencies>
+    <dependency><groupId>org.apache.rocketmq</groupId><artifactId>rocketmq-spring-boot-starter</artifactId></dependency>
+  </dependencies>
+  <build>
+    <resources>
+      <resource><directory>src/main/resources</directory></resource>
+      {extra}
+    </resources>
+  </build>
+</project>
+"""
+
+
+def test_config_a_pom_packages_from_a_shared_folder_is_the_modules_config(tmp_path: Path) -> None:
+    """`<resource><directory>../conf/common</directory>` puts `conf/common/config/application.yml`
+    on the module's class path as `classpath:/config/application.yml`, which overrides the
+    module's own `application.yml` (jeepay's layout); a module that does not list it keeps its own."""
+    common = tmp_path / "conf/common/config"
+    common.mkdir(parents=True)
+    (common / "application.yml").write_text("spring:\n  application:\n    name: shop\n", encoding="utf-8")
+    for name, extra in (("payment", "<resource><directory>../conf/common</directory></resource>"), ("audit", "")):
+        (tmp_path / name / "src/main/resources").mkdir(parents=True)
+        (tmp_path / name / "pom.xml").write_text(APP_POM.format(name=name, extra=extra), encoding="utf-8")
+        (tmp_path / name / "src/main/resources/application.yml").write_text(
+            f"spring:\n  application:\n    name: {name}\n", encoding="utf-8"
+        )
+        src = tmp_path / name / "src/main/java/com/acme" / name
+        src.mkdir(parents=True)
+        (src / "OrderListener.java").write_text(LISTENER.format(pkg=name), encoding="utf-8")
+    groups = {c.location.path.split("/")[0]: c.group.value for c in scan(tmp_path).consumers}
+    assert groups == {"payment": "shop_orders", "audit": "audit_orders"}
+
+
+def test_a_config_folder_overrides_the_file_beside_it_and_a_profile_overrides_both(tmp_path: Path) -> None:
+    res = tmp_path / "src/main/resources"
+    (res / "config").mkdir(parents=True)
+    (res / "config/application.yml").write_text("a: config\nb: config\n", encoding="utf-8")
+    (res / "application.properties").write_text("a=root\nb=root\nc=root\n", encoding="utf-8")
+    (res / "application-prod.yml").write_text("b: prod\n", encoding="utf-8")
+    mods: dict[str, ModuleConfig] = scan(tmp_path).facts["spring.modules"]  # type: ignore[assignment]
+    mod = next(iter(mods.values()))
+    assert {k: mod.views[BASE][k].value for k in "abc"} == {"a": "config", "b": "config", "c": "root"}
+    assert mod.views["prod"]["b"].value == "prod"

@@ -65,10 +65,20 @@ def canonical(key: str) -> str:
 
 
 def layer_rank(path: str, doc_index: int) -> tuple[int, ...]:
-    """Precedence of a file/document: higher ranks override lower ones. A file imported by a
-    document (`spring.config.import`) ranks just above it (see `imported_rank`)."""
+    """Precedence of a file/document: higher ranks override lower ones. A profile's file beats every
+    file without one; then a file in a `config/` folder (`classpath:/config/`, `./config/`) beats
+    one beside it; then `.properties` beats `.yml`. A file imported by a document
+    (`spring.config.import`) ranks just above it (see `imported_rank`)."""
     kind, profile, ext = config_file(path) or ("application", "", "yml")
-    return (1 if kind == "application" else 0, 1 if profile else 0, 1 if ext == "properties" else 0, doc_index, 0)
+    in_config = posixpath.basename(posixpath.dirname(path)) == "config"
+    return (
+        1 if kind == "application" else 0,
+        1 if profile else 0,
+        1 if in_config else 0,
+        1 if ext == "properties" else 0,
+        doc_index,
+        0,
+    )
 
 
 def imported_rank(importer: tuple[int, ...], order: int, doc_index: int) -> tuple[int, ...]:

@@ -16,7 +16,8 @@ Files under `src/test/` are parsed and validated but neither feed views nor decl
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import posixpath
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from subguard.core.model import Consumer, FileRecord, FileStatus
@@ -79,15 +80,19 @@ def build_modules(
     paths: frozenset[str],
     failed: Sequence[str] = (),
     expand: Callable[[str, list[Layer]], list[Layer]] | None = None,
+    packaged: Mapping[str, Sequence[str]] | None = None,
 ) -> dict[str, ModuleConfig]:
     """Each module's config; a module whose config files all failed to parse is kept (with no
     values) so that placeholders it leaves unresolved can say why. `expand(module, layers)` adds
-    the layers of the files they import."""
+    the layers of the files they import; `packaged` (module -> config files its build puts on its
+    class path from other folders, `packaged_config`) adds theirs."""
     grouped: dict[str, list[Layer]] = {}
     broken: dict[str, list[str]] = {}
     for path, layers in sorted(layers_by_path.items()):
         if not _is_test(path):
             grouped.setdefault(module_dir(path, paths), []).extend(layers)
+    for module, extra in sorted((packaged or {}).items()):
+        grouped.setdefault(module, []).extend(layer for path in extra for layer in layers_by_path.get(path, ()))
     for path in sorted(failed):
         if not _is_test(path):
             module = module_dir(path, paths)
@@ -100,6 +105,21 @@ def build_modules(
         out[module] = ModuleConfig(
             module, names, {p: view(all_layers, p) for p in (BASE, *names)}, tuple(broken.get(module, ()))
         )
+    return out
+
+
+def packaged_config(builds: RepoBuilds, config_paths: Iterable[str]) -> dict[str, list[str]]:
+    """Module -> the Spring config files its Maven `<build><resources>` package from folders outside
+    it (`../conf/common` holding `config/application.yml` is `classpath:/config/application.yml`
+    of every module that lists it): those a resource folder holds at its top or in its `config/`."""
+    wanted = sorted(p for p in config_paths if not _is_test(p))
+    out: dict[str, list[str]] = {}
+    for module in builds.maven_modules():
+        for folder in builds.resource_dirs(module):
+            for path in wanted:
+                rel = path[len(folder) + 1 :] if folder else path
+                if (not folder or path.startswith(folder + "/")) and posixpath.dirname(rel) in ("", "config"):
+                    out.setdefault(module, []).append(path)
     return out
 
 
@@ -209,15 +229,19 @@ class SpringExtractor:
             records.append(FileRecord(path=f.path, status=FileStatus.PARSED, extractor=self.name))
         failed = [r.path for r in records if r.status is FileStatus.FAILED]
         importer = Importer(repo, self.name, lambda path, data: parse_config_file(path, data))
-        modules = build_modules(layers_by_path, repo.paths, failed, importer.expand)
+        builds = RepoBuilds(repo) if layers_by_path or failed else None
+        packaged = packaged_config(builds, layers_by_path) if builds is not None else {}
+        modules = build_modules(layers_by_path, repo.paths, failed, importer.expand, packaged)
         records.extend(importer.records(given={f.path for f in files}))
         versions = build_versions(repo)
-        builds = RepoBuilds(repo) if len(modules) else None
         consumers: list[Consumer] = []
         for mod in modules.values():
             streams = any(k.startswith(_SCS_BINDINGS) for v in mod.views.values() for k in v)
             builders = module_builders(mod.module, versions, builds if streams else None)
-            consumers.extend(adjust_config_consumers(module_consumers(mod, builders), mod.module, versions))
+            # a packaged file's own declarations are its folder's (listed once); here it gives values
+            others = frozenset(packaged.get(mod.module, ()))
+            declared = [c for c in module_consumers(mod, builders) if c.location.path not in others]
+            consumers.extend(adjust_config_consumers(declared, mod.module, versions))
         if builds is not None:
             modules.update(shared_modules(modules, builds, repo.paths))
         return ExtractResult(consumers=tuple(consumers), files=tuple(records), facts={"modules": modules})
