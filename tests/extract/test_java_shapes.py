@@ -623,3 +623,24 @@ def test_a_vendor_property_put_on_one_arm_of_a_condition_holds_only_where_the_co
     # a field's value is not known: the model is unknown, with the condition named, never a guess
     maybe = one(shapes, "GID_VENDOR_MAYBE", rel).message_model
     assert maybe.value is None and "if (fanOut)" in maybe.detail
+
+
+def test_a_class_behind_a_property_condition_the_config_does_not_meet_never_runs(shapes: ScanResult) -> None:
+    rel = "vendor/VendorSwitch.java"
+    runs = {c.group.value: c.never_runs for c in in_file(shapes, rel)}
+    assert set(runs) == {
+        "GID_SWITCH_ACTIVE",
+        "GID_SWITCH_ALIYUN",
+        "GID_SWITCH_FANOUT",
+        "GID_SWITCH_AUDIT",
+        "GID_SWITCH_RABBIT",
+    }
+    assert runs["GID_SWITCH_ACTIVE"] == runs["GID_SWITCH_AUDIT"] == ""  # met (ignoring case); not set: may be
+    for group, key in (
+        ("GID_SWITCH_ALIYUN", "shop.mq.vendor = aliYunRocketMQ"),
+        ("GID_SWITCH_FANOUT", "shop.mq.broadcast.enabled"),  # set to false
+        ("GID_SWITCH_RABBIT", "shop.mq.vendor = rabbitMQ"),  # a consumer the class builds in code
+    ):
+        assert f"@ConditionalOnProperty({key})" in runs[group] and "application.properties:" in runs[group], group
+    off = one(shapes, "GID_SWITCH_ALIYUN", rel)
+    assert not off.registers  # listed, never a group member

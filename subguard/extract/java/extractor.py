@@ -18,6 +18,7 @@ from subguard.deploy.service import module_dir
 from subguard.extract import NEEDLES
 from subguard.extract.base import ExtractResult, RepoContext, SourceFile, content_digests
 from subguard.extract.java import running
+from subguard.extract.java.conditions import inactive
 from subguard.extract.java.consumers import code_consumers, listener_consumers, refused_listener
 from subguard.extract.java.facts import JavaFacts, java_facts
 from subguard.extract.java.link import TEMPLATES, Linker, decl_where
@@ -133,9 +134,11 @@ class JavaExtractor:
         out: list[Consumer] = []
         for ann in facts.annotations:
             refused = refused_listener(ann, Where(path, facts, ann.class_name), symbols)
+            off = inactive(Where(path, facts, ann.class_name), module, symbols)
             for c in listener_consumers(ann, Where(path, facts, ann.class_name), symbols, module):
                 c = c.model_copy(update={"startup_failure": refused}) if refused is not None else c
                 c = running.listener_consumer(ann, facts, c)
+                c = running.never(c, off) if off and not c.never_runs else c
                 kept = adjust_listener(
                     c, build_dir, module.profiles if module else (), module.views if module else {}, versions
                 )
@@ -146,6 +149,8 @@ class JavaExtractor:
             made = running.code_consumers(
                 decl, facts, code_consumers(decl, decl_where(path, facts, decl), symbols, module)
             )
+            off = inactive(decl_where(path, facts, decl), module, symbols)
+            made = [running.never(c, off) if off and not c.never_runs else c for c in made]
             if linker.add(path, facts, decl, made):
                 templates.append(i)
             out.extend(made)

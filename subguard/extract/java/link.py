@@ -20,9 +20,11 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 from subguard.core.model import Consumer
+from subguard.extract.java.conditions import inactive
 from subguard.extract.java.consumers import Site, code_consumers
 from subguard.extract.java.facts import AnnotationUse, ClassFacts, ConsumerDecl, Expr, Invocation, JavaFacts, reads
 from subguard.extract.java.resolve import ClassEntry, Symbols, Where
+from subguard.extract.java.running import never
 from subguard.extract.spring.extractor import ModuleConfig
 
 ModuleOf = Callable[[str], ModuleConfig | None]
@@ -128,8 +130,10 @@ class Linker:
             self.asked((TEMPLATES,), bool(self.templates))
         if not self.templates:
             return
+        module = self.module_of(path)
         for inv in facts.invocations:
             caller = Where(path, facts, inv.class_name, params=inv.params)
+            off = inactive(caller, module, self.symbols)  # the caller's class is never a bean
             for tpl, bindings, hops in self._targets(inv, caller, _HOPS):
                 if tpl.by_annotation:
                     continue  # the call binds none of what feeds it
@@ -137,7 +141,8 @@ class Linker:
                 repeated = inv.repeated or any(h.repeated for h, _ in hops)
                 inner = tuple((h.calls, w) for h, w in reversed(hops))
                 site = Site(caller, inv.line, inv.column, inv.calls, repeated, inner)
-                yield from code_consumers(tpl.decl, where, self.symbols, self.module_of(path), site)
+                for c in code_consumers(tpl.decl, where, self.symbols, module, site):
+                    yield never(c, off) if off and not c.never_runs else c
         for class_name in dict.fromkeys(d.class_name for d in facts.consumers):  # its own templates
             for tpl in self._templates((path, class_name)):
                 yield from self._carried(tpl)

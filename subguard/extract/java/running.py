@@ -27,7 +27,7 @@ ENHANCED = "may be rewritten at run time by the AnnotationEnhancer this file dec
 _STARTS = frozenset({"start", "startup", "build"})  # build(): a 5.x builder starts the consumer it builds
 
 
-def _never(c: Consumer, why: str) -> Consumer:
+def never(c: Consumer, why: str) -> Consumer:
     """Never run: it registers nothing either (no group member, simulated member or change member)."""
     return c.model_copy(update={"never_runs": why, "registers": False, "notes": (*c.notes, why)})
 
@@ -42,7 +42,7 @@ def code_consumers(decl: ConsumerDecl, facts: JavaFacts, made: Sequence[Consumer
         if decl.target and name == decl.target and (decl.method in ("", "<init>") or method == decl.method)
     ]
     if starts and all(life.expected_to_fail(line, col) for line, col in starts):
-        return [_never(c, EXPECTED) for c in made]
+        return [never(c, EXPECTED) for c in made]
     if starts or decl.kind.startswith("new"):
         return list(made)  # a 5.x builder's consumer starts at build(); its default group is no reserved name
     return [
@@ -57,7 +57,7 @@ def listener_consumer(ann: AnnotationUse, facts: JavaFacts, c: Consumer) -> Cons
     """A listener annotation's consumer, with what its file says about running it and its names."""
     life = facts.lifecycle
     if ann.class_name in life.carriers:
-        return _never(c, CARRIER)
+        return never(c, CARRIER)
     if not life.enhancer:
         return c
     group = c.group if c.group.resolution is Resolution.DEFAULT else Value.unknown(f"the group {ENHANCED}", c.location)
