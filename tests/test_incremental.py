@@ -13,6 +13,7 @@ from __future__ import annotations
 import io
 import os
 import random
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable
@@ -712,3 +713,41 @@ def test_the_linker_links_again_only_what_an_edit_reaches(tmp_path: Path, monkey
     assert shadowed and relinked() == shadowed
     editor.shadow(1)  # and taken away again
     assert relinked() == shadowed
+
+
+SHARED = Path(__file__).resolve().parent / "rules" / "SG301" / "shared-module"
+
+
+def test_a_build_file_edit_relinks_the_deployments_of_a_shared_module(tmp_path: Path) -> None:
+    """Which deployments run a shared module's listeners follows the poms (`manifests.depends`, a
+    fact the scan reads after extraction): a cached run after a pom edit, a new module or a removed
+    dependency equals a cold one."""
+    root = tmp_path / "repo"
+    shutil.copytree(SHARED, root)
+    assert _check(root).returncode == 0
+    dependency = "<dependency><groupId>com.acme</groupId><artifactId>shop-mq</artifactId>"
+    billing = root / "billing/src/main/java/com/acme/bill"
+
+    def drop_manager_dependency() -> None:
+        pom = root / "manager/pom.xml"
+        pom.write_text(
+            pom.read_text().replace(dependency, "<dependency><groupId>com.acme</groupId><artifactId>none</artifactId>")
+        )
+
+    def add_billing() -> None:
+        billing.mkdir(parents=True)
+        (billing / "Billing.java").write_text("package com.acme.bill;\n\npublic class Billing {}\n")
+        (root / "billing/pom.xml").write_text(
+            (root / "payment/pom.xml").read_text().replace("shop-payment", "shop-billing")
+        )
+        with (root / "docker-compose.yml").open("a") as f:
+            f.write("  billing:\n    build: ./billing\n")
+
+    counts = []
+    for edit in (drop_manager_dependency, add_billing):
+        edit()
+        warm, cold = _check(root), _check(root, "--no-cache")
+        assert warm.returncode == cold.returncode == 0, (warm.stderr, cold.stderr)
+        assert warm.stdout == cold.stdout, edit.__name__
+        counts.append(cold.stdout.count('"rule": "SG301"'))
+    assert counts == [1, 2]  # payment; payment and billing (manager no longer packages the listener)

@@ -11,8 +11,10 @@ the strongest evidence, level by level:
    under that folder), else a service's module folder name or repo name in another repo;
 1. the manifest belongs to the repo-level service (no module root above it) and that service has
    consumers;
-0. the repo declares consumers in one service only and the deployment is not a well-known
-   infrastructure image (broker, database, ...).
+0. the repo declares consumers in one service only, the deployment is not a well-known
+   infrastructure image (broker, database, ...) nor built from or inside another module, and it is
+   the only workload of its manifest file left to this level (of a compose file's several unnamed
+   services, which one runs the consumers is unknown: none is linked).
 
 A module of the repo that other modules depend on (Maven or Gradle, `Consumer.hosted_by`) is no
 deployable of its own: its consumers count as consumers of every module that uses it, so a
@@ -230,7 +232,10 @@ class _Index:
 
     def sole(self, dep: Deployment) -> list[Unit]:
         """Level 0: the only consumer service of the deployment's repo (a shared module counts as
-        the modules that use it: with several of them, which one a deployment runs is unknown)."""
+        the modules that use it: with several of them, which one a deployment runs is unknown); never
+        for a deployment built from or inside another module of the repo (it runs that module)."""
+        if module_root((dep.repo, dep.service)):
+            return []
         keys = [key for key in self.services if key[0] == dep.repo and key not in self.shared]
         return [Unit(keys[0])] if len(keys) == 1 else []
 
@@ -251,16 +256,26 @@ def _outermost(units: Iterable[Unit]) -> list[Unit]:
     return out
 
 
-def candidates(dep: Deployment, index: _Index, config: Config) -> list[Unit]:
-    """The units of the strongest level that has any (several: ambiguous)."""
+def candidates(dep: Deployment, index: _Index, config: Config) -> tuple[list[Unit], bool]:
+    """The units of the strongest level that has any (several: ambiguous), and whether that level
+    is the last fallback (`_Index.sole`)."""
     configured = _config_service(dep, config)
     if configured is not None:
-        return [Unit(key) for key in index.services if key[1] == configured]
-    for level in (index.inside, index.named, index.repo_level, index.sole):
+        return [Unit(key) for key in index.services if key[1] == configured], False
+    for level in (index.inside, index.named, index.repo_level):
         found = level(dep)
         if found:
-            return found
-    return []
+            return found, False
+    return index.sole(dep), True
+
+
+def _one_per_file(by_elimination: Sequence[Deployment]) -> set[str]:
+    """The deployments linked by elimination that are the only such workload of their manifest file:
+    of a compose file's five unnamed services, which one runs the repo's consumers is unknown."""
+    names: dict[str, set[str]] = {}
+    for dep in by_elimination:
+        names.setdefault(dep.location.path, set()).add(dep.name)
+    return {d.deployment_id for d in by_elimination if len(names[d.location.path]) == 1}
 
 
 def link(consumers: Sequence[Consumer], deployments: Sequence[Deployment], config: Config) -> Links:
@@ -270,14 +285,21 @@ def link(consumers: Sequence[Consumer], deployments: Sequence[Deployment], confi
     index = _Index(consumers)
     ambiguous: dict[str, tuple[str, ...]] = {}
     chosen_by_dep: dict[str, Unit] = {}
+    by_elimination: list[Deployment] = []
     for dep in deployments:
         if image_name(dep.image).lower() in INFRA_IMAGES and _config_service(dep, config) is None:
             continue
-        chosen = candidates(dep, index, config)
+        chosen, eliminated = candidates(dep, index, config)
         if len(chosen) > 1:
             ambiguous[dep.deployment_id] = tuple(sorted(u.label() for u in chosen))
         elif chosen:
             chosen_by_dep[dep.deployment_id] = chosen[0]
+            if eliminated:
+                by_elimination.append(dep)
+    alone = _one_per_file(by_elimination)
+    for dep in by_elimination:
+        if dep.deployment_id not in alone:
+            del chosen_by_dep[dep.deployment_id]
     by_consumer: dict[str, list[Deployment]] = {}
     main = _main_containers(deployments, chosen_by_dep)
     for dep in main:

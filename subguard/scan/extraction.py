@@ -687,8 +687,8 @@ class _State:
     blob: bytes
     facts: tuple[tuple[str, bytes], ...] = ()
     looked: Looked = Looked()
-    # names the result's content (not its pickle: equal results pickle apart when they share strings
-    # differently); kept while a run gives an equal result (`_Incremental.digest`)
+    # names the result's content and facts (not its pickle: equal results pickle apart when they share
+    # strings differently); kept while a run gives an equal result and facts (`_Incremental.digest`)
     digest: str = ""
 
 
@@ -796,7 +796,7 @@ class _Incremental:
             return None
         if not isinstance(result, ExtractResult):
             return None
-        self.digests[name] = state.digest or hashlib.blake2b(state.blob, digest_size=20).hexdigest()
+        self.digests[name] = state.digest or _digest(state.blob, state.facts)
         return dataclasses.replace(result, facts=Facts(dict(state.facts)))
 
     def looked(self, name: str) -> Looked:
@@ -855,9 +855,11 @@ class _Incremental:
         same = isinstance(old, _State) and bool(blob) and (equal if held is not None else self._same(old, result, blob))
         if not same or not isinstance(old, _State) or old.facts != facts:
             self.changed.add(name)
-        digest = old.digest if same and isinstance(old, _State) and old.digest else ""
+        # the facts count: the scan derives records from some (`attribute` reads `manifests.depends`)
+        kept = same and isinstance(old, _State) and old.facts == facts
+        digest = old.digest if kept and isinstance(old, _State) and old.digest else ""
         if blob and not isolated:
-            self.digests[name] = digest = digest or hashlib.blake2b(blob, digest_size=20).hexdigest()
+            self.digests[name] = digest = digest or _digest(blob, facts)
         if self.readonly:
             return
         if isolated or not blob or any(not c.mtime_ns for c in chosen):  # a failure may be a timeout: never reused
@@ -885,6 +887,15 @@ class _Incremental:
         if isinstance(old, _State):
             states = self.states.values()
             pathlists.forget(self.cache, old.reads.key, [s.reads for s in states if isinstance(s, _State)])
+
+
+def _digest(blob: bytes, facts: Sequence[tuple[str, bytes]]) -> str:
+    """An extractor result's digest (`_State.digest`): its pickle and its facts' pickles."""
+    h = hashlib.blake2b(blob, digest_size=20)
+    for key, value in facts:
+        h.update(f"\0{key}\0".encode())
+        h.update(value)
+    return h.hexdigest()
 
 
 def _stamped(chosen: Sequence[Candidate]) -> Stamped:

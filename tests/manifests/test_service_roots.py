@@ -231,3 +231,20 @@ def test_a_shared_module_with_one_user_links_by_elimination_to_that_user() -> No
     links = link([c], [workload("api", "ops/api.yaml", "shop")], Config())
     assert links.deployments_of(c)[0].name == "api"
     assert links.linked == {"ops/api.yaml#Deployment/api/api": "shop/payment"}
+
+
+def test_elimination_never_links_a_module_of_its_own_nor_one_of_several_unnamed_workloads() -> None:
+    """Level 0 links one unnamed workload to the repo's one consumer service; a compose file with
+    several such services (which one runs the consumers?) or a service built from a module of its
+    own (it runs that module) is left unlinked."""
+    c = consumer("price", "price-service/src/main/java/com/acme/price/PriceCache.java", "shop/price-service")
+    assert linked([c], [workload("api", "ops/api.yaml", "shop")]) == {"price": ["api"]}
+    several = [
+        workload("configs", "docker-compose.yml", "shop", kind="compose", image="alpine/git:2"),
+        workload("gateway", "docker-compose.yml", "shop", kind="compose", image="acme/gateway:1"),
+        workload("mysql", "docker-compose.yml", "shop", kind="compose", image="mysql:8"),  # infra: not counted
+        workload("api", "ops/api.yaml", "shop"),  # alone in its file
+    ]
+    assert linked([c], several) == {"price": ["api"]}
+    own = workload("ui", "docker-compose.yml", "shop/ui", kind="compose")  # `build: ./ui`, a module
+    assert linked([c], [own]) == {"price": []}
