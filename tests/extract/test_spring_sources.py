@@ -356,3 +356,17 @@ def test_a_config_folder_overrides_the_file_beside_it_and_a_profile_overrides_bo
     mod = next(iter(mods.values()))
     assert {k: mod.views[BASE][k].value for k in "abc"} == {"a": "config", "b": "config", "c": "root"}
     assert mod.views["prod"]["b"].value == "prod"
+
+
+def test_a_resource_folder_inside_the_module_keeps_its_declarations(tmp_path: Path) -> None:
+    """`<resource><directory>src/main/config</directory>`: its files are the module's own (found by
+    their folder), so what they declare stays declared, once."""
+    (tmp_path / "src/main/config").mkdir(parents=True)
+    extra = "<resource><directory>src/main/config</directory></resource>"
+    (tmp_path / "pom.xml").write_text(APP_POM.format(name="puller", extra=extra), encoding="utf-8")
+    (tmp_path / "src/main/config/application.yml").write_text(
+        "rocketmq:\n  name-server: ns:9876\n  pull-consumer:\n    group: pull-group\n    topic: pull-topic\n",
+        encoding="utf-8",
+    )
+    found = [c for c in scan(tmp_path).consumers if c.group.value == "pull-group"]
+    assert len(found) == 1 and found[0].subscriptions[0].topic.value == "pull-topic"

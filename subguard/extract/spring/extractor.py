@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from subguard.core.model import Consumer, FileRecord, FileStatus
-from subguard.deploy.service import module_dir
+from subguard.deploy.service import dependents, module_dir
 from subguard.extract import NEEDLES
 from subguard.extract.base import ExtractResult, RepoContext, SourceFile
 from subguard.extract.build import RepoBuilds
@@ -108,17 +108,22 @@ def build_modules(
     return out
 
 
-def packaged_config(builds: RepoBuilds, config_paths: Iterable[str]) -> dict[str, list[str]]:
+def packaged_config(builds: RepoBuilds, config_paths: Iterable[str], paths: frozenset[str]) -> dict[str, list[str]]:
     """Module -> the Spring config files its Maven `<build><resources>` package from folders outside
     it (`../conf/common` holding `config/application.yml` is `classpath:/config/application.yml`
-    of every module that lists it): those a resource folder holds at its top or in its `config/`."""
+    of every module that lists it): those a resource folder holds at its top or in its `config/`.
+    A resource folder inside the module adds nothing: its files are the module's already."""
     wanted = sorted(p for p in config_paths if not _is_test(p))
     out: dict[str, list[str]] = {}
     for module in builds.maven_modules():
         for folder in builds.resource_dirs(module):
             for path in wanted:
                 rel = path[len(folder) + 1 :] if folder else path
-                if (not folder or path.startswith(folder + "/")) and posixpath.dirname(rel) in ("", "config"):
+                if (
+                    (not folder or path.startswith(folder + "/"))
+                    and posixpath.dirname(rel) in ("", "config")
+                    and module_dir(path, paths) != module
+                ):
                     out.setdefault(module, []).append(path)
     return out
 
@@ -178,19 +183,11 @@ def shared_modules(
     deps = builds.dependencies()
     if not deps:
         return {}
-    users: dict[str, list[str]] = {}
-    for app in sorted(m for m in modules if modules[m].views[BASE] and not _is_test(m + "/")):
-        stack, seen = list(deps.get(app, ())), set()
-        while stack:
-            lib = stack.pop()
-            if lib in seen or lib == app:
-                continue
-            seen.add(lib)
-            users.setdefault(lib, []).append(app)
-            stack.extend(deps.get(lib, ()))
+    running = {m for m in modules if modules[m].views[BASE] and not _is_test(m + "/")}
     out: dict[str, ModuleConfig] = {}
-    for lib, apps in sorted(users.items()):
-        if lib in modules:
+    for lib, users in sorted(dependents(deps).items()):
+        apps = sorted(users & running)
+        if lib in modules or not apps:
             continue
         configs = [modules[a] for a in apps]
         if len(configs) == 1:
@@ -230,7 +227,7 @@ class SpringExtractor:
         failed = [r.path for r in records if r.status is FileStatus.FAILED]
         importer = Importer(repo, self.name, lambda path, data: parse_config_file(path, data))
         builds = RepoBuilds(repo) if layers_by_path or failed else None
-        packaged = packaged_config(builds, layers_by_path) if builds is not None else {}
+        packaged = packaged_config(builds, layers_by_path, repo.paths) if builds is not None else {}
         modules = build_modules(layers_by_path, repo.paths, failed, importer.expand, packaged)
         records.extend(importer.records(given={f.path for f in files}))
         versions = build_versions(repo)
