@@ -899,6 +899,24 @@ def _annotation(node: Node, fp: _FileParser) -> AnnotationUse:
     )
 
 
+def _target_name(node: Node) -> str:
+    """The variable or field name the call's result is assigned to ("" if none): `_target` without
+    telling a local from a field (which reads the enclosing method's scope)."""
+    parent = node.parent
+    while parent is not None and parent.type in ("parenthesized_expression", "cast_expression"):
+        parent = parent.parent
+    if parent is not None and parent.type == "variable_declarator":
+        name = parent.child_by_field_name("name")
+        return _text(name) if name is not None else ""
+    if parent is not None and parent.type == "assignment_expression":
+        left = parent.child_by_field_name("left")
+        if left is not None and left.type == "identifier":
+            return _text(left)
+        fld = left.child_by_field_name("field") if left is not None and left.type == "field_access" else None
+        return _text(fld) if fld is not None else ""
+    return ""
+
+
 def _target(node: Node) -> tuple[str, bool]:
     """(variable or field name, is_local) the created object is assigned to; ("", False) if none."""
     parent = node.parent
@@ -1068,14 +1086,97 @@ def _factory_call(node: Node, fp: _FileParser) -> Invocation | None:
     owner = _owner(node)
     if owner is None:
         return None
+    target = _target_name(node)
+    # the calls made on the result are collected (a walk of its scope) where it reads as a consumer:
+    # a consumer type, `var`, or an assignment to a name that says so (`this.consumer = make(...)`)
+    if target and (
+        declared in CONSUMER_VAR_TYPES
+        or declared == "var"
+        or (not declared and ("Consumer" in name or "consumer" in target.lower()))
+    ):
+        _, calls = _calls_on_target(node, fp)
+        return replace(_plain_invocation(node, fp, owner, name), target=target, calls=tuple(calls))
+    if not _static_call_of_a_class(node, owner):
+        return None
+    # a repository class's static method may make (or relay to) a consumer it returns wrapped: the
+    # linker follows it with the arguments bound
+    return replace(_plain_invocation(node, fp, owner, name), target=target)
+
+
+def _static_call_of_a_class(node: Node, owner: str) -> bool:
+    """`Owner.method(args)` whose owner reads as a class (capitalized, not an ALL_CAPS constant such
+    as `LOG`) and is not one of the JDK's or a test library's (`_LIBRARY_OWNERS`)."""
     args = node.child_by_field_name("arguments")
-    by_owner = owner.rsplit(".", 1)[-1][:1].isupper() and args is not None and bool(args.named_children)
-    if declared not in CONSUMER_VAR_TYPES and not (not declared and "Consumer" in name) and not by_owner:
-        return None
-    target, calls = _calls_on_target(node, fp)
-    if not target and not by_owner:
-        return None
-    return replace(_plain_invocation(node, fp, owner, name), target=target, calls=tuple(calls))
+    simple = owner.rsplit(".", 1)[-1]
+    return (
+        args is not None
+        and bool(args.named_children)
+        and simple[:1].isupper()
+        and not simple.isupper()
+        and simple not in _LIBRARY_OWNERS
+        and not owner.startswith(("java.", "javax."))
+    )
+
+
+# Owners of static calls that are never the repository's factories: read past without a question
+_LIBRARY_OWNERS = frozenset(
+    {
+        "String",
+        "Integer",
+        "Long",
+        "Boolean",
+        "Double",
+        "Float",
+        "Short",
+        "Byte",
+        "Character",
+        "Math",
+        "System",
+        "Thread",
+        "Objects",
+        "Arrays",
+        "Collections",
+        "List",
+        "Map",
+        "Set",
+        "Optional",
+        "Stream",
+        "Collectors",
+        "TimeUnit",
+        "Executors",
+        "CompletableFuture",
+        "Files",
+        "Paths",
+        "Path",
+        "Duration",
+        "Instant",
+        "LocalDateTime",
+        "LocalDate",
+        "UUID",
+        "Pattern",
+        "StandardCharsets",
+        "Assert",
+        "Assertions",
+        "Mockito",
+        "ArgumentMatchers",
+        "Awaitility",
+        "Preconditions",
+        "StringUtils",
+        "CollectionUtils",
+        "JSON",
+        "JSONObject",
+        "Lists",
+        "Maps",
+        "Sets",
+        "ImmutableList",
+        "ImmutableMap",
+        "ImmutableSet",
+        "LoggerFactory",
+        "LogManager",
+        "BigDecimal",
+        "BigInteger",
+    }
+)
 
 
 def _plain_invocation(node: Node, fp: _FileParser, owner: str, method: str) -> Invocation:

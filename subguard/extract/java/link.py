@@ -86,6 +86,7 @@ class Linker:
         self.module_of = module_of
         self.templates: dict[tuple[str, str], list[_Template]] = {}  # (path, class) -> templates
         self.asked: Callable[[tuple[str, ...], object], None] | None = None  # told of each class's templates asked for
+        self._relayed: dict[tuple[str, str], dict[str, list[_Relay]]] = {}  # (path, class) -> method -> relays
 
     def add(self, path: str, facts: JavaFacts, decl: ConsumerDecl, made: list[Consumer]) -> bool:
         """Keep `decl` of `path` as a template when what it made is one; whether it was."""
@@ -106,18 +107,21 @@ class Linker:
             self.asked((TEMPLATES, *key), _told(found))
         return found
 
-    def _relays(self, key: tuple[str, str]) -> list[_Relay]:
-        """The calls in the methods of a class that pass their method's parameters on."""
-        facts = self.symbols.facts_of(key[0])
-        if facts is None:
-            return []
-        return [
-            _Relay(key[0], facts, inv)
-            for inv in facts.invocations
-            if inv.class_name == key[1]
-            and inv.in_method not in ("", "<init>")
-            and any(reads(a, inv.params) for a in inv.args)
-        ]
+    def _relays(self, key: tuple[str, str], method: str) -> list[_Relay]:
+        """The calls in a method of a class that pass the method's parameters on (a file's facts do
+        not change within a run: each class's are read once)."""
+        found = self._relayed.get(key)
+        if found is None:
+            facts = self.symbols.facts_of(key[0])
+            found = self._relayed[key] = {}
+            for inv in facts.invocations if facts is not None else ():
+                if (
+                    inv.class_name == key[1]
+                    and inv.in_method not in ("", "<init>")
+                    and any(reads(a, inv.params) for a in inv.args)
+                ):
+                    found.setdefault(inv.in_method, []).append(_Relay(key[0], facts, inv))
+        return found.get(method, [])
 
     def answer(self, question: tuple[str, ...]) -> object:
         """The templates of a class `asked` was told of (or whether there is any), asked again (untold)."""
@@ -194,9 +198,9 @@ class Linker:
             for tpl in templates:
                 if tpl.decl.method == inv.method and len(tpl.decl.params) == len(inv.args):
                     yield tpl, tuple((p, a, caller) for p, a in zip(tpl.decl.params, inv.args, strict=True)), ()
-            for relay in self._relays(key) if depth else ():
+            for relay in self._relays(key, inv.method) if depth else ():
                 call = relay.call
-                if call.in_method == inv.method and len(call.params) == len(inv.args):
+                if len(call.params) == len(inv.args):
                     passed = tuple((p, a, caller) for p, a in zip(call.params, inv.args, strict=True))
                     mid = Where(relay.path, relay.facts, call.class_name, bindings=passed, params=call.params)
                     for tpl, bindings, hops in self._targets(call, mid, depth - 1):
