@@ -116,7 +116,8 @@ class Linker:
             found = self._relayed[key] = {}
             for inv in facts.invocations if facts is not None else ():
                 if (
-                    inv.class_name == key[1]
+                    facts is not None
+                    and inv.class_name == key[1]
                     and inv.in_method not in ("", "<init>")
                     and any(reads(a, inv.params) for a in inv.args)
                 ):
