@@ -4,8 +4,8 @@ the module's committed config.
 A class whose condition is false in every profile of its module's config is never a bean, so the
 consumers it declares or starts never run (`running.never`: listed, judged by no rule). Spring's
 `OnPropertyCondition`: each name (`name` or `value`, after `prefix`) must be set and equal
-`havingValue` ignoring case, or, without `havingValue`, be anything but `false`; a name that is not
-set matches only with `matchIfMissing = true`.
+`havingValue` ignoring case, or, without `havingValue`, be anything but `false` (`matchIfMissing`
+only decides a name that is not set, which is left "may run" below).
 
 What is not known stays "may run": a property the config does not set (the environment or the
 command line may), a value with an unresolved placeholder, a shared module's key its applications
@@ -49,8 +49,7 @@ def _never_holds(mark: AnnotationUse, where: Where, module: ModuleConfig, symbol
     name = symbols.string_value(named, where).value
     prefix = symbols.string_value(elements["prefix"], where).value if "prefix" in elements else ""
     having = symbols.string_value(elements["havingValue"], where).value if "havingValue" in elements else ""
-    if_missing = symbols.string_value(elements["matchIfMissing"], where).value if "matchIfMissing" in elements else ""
-    if not name or prefix is None or having is None or if_missing is None:
+    if not name or prefix is None or having is None:
         return ""
     key = f"{prefix.rstrip('.')}.{name}" if prefix else name
     seen: list[str] = []
