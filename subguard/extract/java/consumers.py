@@ -726,18 +726,19 @@ class _Build:
         for e in elems:
             self.on_star(Call(call.method, (e,), call.line, call.column, call.source, call.end_line), where)
 
-    def _built_at_run_time(self, call: Call, cloc: Location, what: str) -> None:
-        """A subscription map (or table) that is not statically known: noted, one unknown subscription."""
-        self.notes.append(f"{call.method}(...) at line {call.line}: the {what} is not statically known")
-        unknown = Value.unknown(f"{what} is built at run time", cloc)
-        self.subs.append((unknown, unknown, ExpressionType.TAG, cloc))
-
-    def on_map(self, call: Call, where: Where) -> None:
+    def _entries(self, call: Call, where: Where, what: str) -> tuple[list[tuple[Expr, Expr]], Location]:
+        """The entries of the subscription map (or table) `call` is given, and where the call is; a
+        map that is not statically known is noted, with one unknown subscription, and has none."""
         entries = _map_entries(call.args[0]) if call.args else None
         cloc = in_declaration(Location(path=where.path, line=call.line, column=call.column), call.line, call.end_line)
         if entries is None:
-            self._built_at_run_time(call, cloc, "subscription map")
-            return
+            self.notes.append(f"{call.method}(...) at line {call.line}: the {what} is not statically known")
+            unknown = Value.unknown(f"{what} is built at run time", cloc)
+            self.subs.append((unknown, unknown, ExpressionType.TAG, cloc))
+        return entries or [], cloc
+
+    def on_map(self, call: Call, where: Where) -> None:
+        entries, cloc = self._entries(call, where, "subscription map")
         for key, val in entries:
             if call.method == "setSubscription":
                 expr, etype = self.read.value(val, where), ExpressionType.TAG
@@ -765,11 +766,7 @@ class _Build:
         topic is set."""
         if not self.decl.kind.endswith("-bean"):
             return
-        entries = _map_entries(call.args[0]) if call.args else None
-        cloc = in_declaration(Location(path=where.path, line=call.line, column=call.column), call.line, call.end_line)
-        if entries is None:
-            self._built_at_run_time(call, cloc, "subscription table")
-            return
+        entries, cloc = self._entries(call, where, "subscription table")
         for key, _ in entries:
             fields = dict(_map_entries(key) or ()) if key.text == "Subscription" else {}
             named = {k.text: v for k, v in fields.items() if k.kind == "str"}

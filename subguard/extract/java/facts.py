@@ -899,47 +899,42 @@ def _annotation(node: Node, fp: _FileParser) -> AnnotationUse:
     )
 
 
-def _target_name(node: Node) -> str:
-    """The variable or field name the call's result is assigned to ("" if none): `_target` without
-    telling a local from a field (which reads the enclosing method's scope)."""
+def _receiving(node: Node) -> tuple[Node | None, str]:
+    """The declarator or assignment that receives `node`'s value (through parentheses and casts),
+    and the variable or field name it assigns ("" if none)."""
     parent = node.parent
     while parent is not None and parent.type in ("parenthesized_expression", "cast_expression"):
         parent = parent.parent
     if parent is not None and parent.type == "variable_declarator":
         name = parent.child_by_field_name("name")
-        return _text(name) if name is not None else ""
+        return parent, _text(name) if name is not None else ""
     if parent is not None and parent.type == "assignment_expression":
         left = parent.child_by_field_name("left")
         if left is not None and left.type == "identifier":
-            return _text(left)
+            return parent, _text(left)
         fld = left.child_by_field_name("field") if left is not None and left.type == "field_access" else None
-        return _text(fld) if fld is not None else ""
-    return ""
+        return parent, _text(fld) if fld is not None else ""
+    return None, ""
+
+
+def _target_name(node: Node) -> str:
+    """The variable or field name the call's result is assigned to ("" if none): `_target` without
+    telling a local from a field (which reads the enclosing method's scope)."""
+    return _receiving(node)[1]
 
 
 def _target(node: Node) -> tuple[str, bool]:
     """(variable or field name, is_local) the created object is assigned to; ("", False) if none."""
-    parent = node.parent
-    while parent is not None and parent.type in ("parenthesized_expression", "cast_expression"):
-        parent = parent.parent
-    if parent is None:
+    parent, name = _receiving(node)
+    if parent is None or not name:
         return "", False
     if parent.type == "variable_declarator":
-        name = parent.child_by_field_name("name")
-        local = parent.parent is not None and parent.parent.type == "local_variable_declaration"
-        return (_text(name) if name is not None else ""), local
-    if parent.type == "assignment_expression":
-        left = parent.child_by_field_name("left")
-        if left is None:
-            return "", False
-        if left.type == "identifier":
-            var = _text(left)
-            scope_owner = _scope_node(node)
-            return var, scope_owner is not None and var in _Scope(scope_owner).inits
-        if left.type == "field_access":
-            fld = left.child_by_field_name("field")
-            return (_text(fld) if fld is not None else ""), False
-    return "", False
+        return name, parent.parent is not None and parent.parent.type == "local_variable_declaration"
+    left = parent.child_by_field_name("left")
+    if left is not None and left.type == "identifier":
+        scope_owner = _scope_node(node)
+        return name, scope_owner is not None and name in _Scope(scope_owner).inits
+    return name, False
 
 
 def _call(n: Node, fp: _FileParser) -> Call:

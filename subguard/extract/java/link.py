@@ -138,7 +138,7 @@ class Linker:
         module = self.module_of(path)
         for inv in facts.invocations:
             caller = Where(path, facts, inv.class_name, params=inv.params)
-            off = inactive(caller, module, self.symbols)  # the caller's class is never a bean
+            off: str | None = None  # why the caller's class is never a bean, read at its first instance
             for tpl, bindings, hops in self._targets(inv, caller, _HOPS):
                 if tpl.by_annotation:
                     continue  # the call binds none of what feeds it
@@ -147,6 +147,7 @@ class Linker:
                 inner = tuple((h.calls, w) for h, w in reversed(hops))
                 site = Site(caller, inv.line, inv.column, inv.calls, repeated, inner)
                 for c in code_consumers(tpl.decl, where, self.symbols, module, site):
+                    off = inactive(caller, module, self.symbols) if off is None else off
                     yield never(c, off) if off and not c.never_runs else c
         for class_name in dict.fromkeys(d.class_name for d in facts.consumers):  # its own templates
             for tpl in self._templates((path, class_name)):
