@@ -7,9 +7,9 @@ import re
 from collections.abc import Iterator
 from functools import lru_cache
 
-import tree_sitter_java
-from tree_sitter import Language, Node, Parser, Tree
+from tree_sitter import Node, Parser, Tree
 
+from subguard.extract.java.tree import language
 from subguard.extract.java.tree import walk as _walk
 from subguard.fix.model import Slice
 from subguard.fix.source import Source
@@ -22,7 +22,7 @@ _DECLARATIONS = ("method_invocation", "annotation", "object_creation_expression"
 
 @lru_cache(maxsize=1)
 def _parser() -> Parser:
-    return Parser(Language(tree_sitter_java.language()))
+    return Parser(language())
 
 
 _CACHE: dict[tuple[str, str], tuple[Tree, bytes]] = {}

@@ -10,10 +10,10 @@ import re
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
-import tree_sitter_java
-from tree_sitter import Language, Node, Parser
+from tree_sitter import Node, Parser
 
 from subguard.extract.java.lifecycle import Lifecycle, lifecycle
+from subguard.extract.java.tree import language, typed
 from subguard.extract.java.tree import text as _text
 from subguard.extract.java.tree import walk as _walk
 
@@ -201,7 +201,7 @@ class JavaFacts:
 
 @lru_cache(maxsize=1)
 def _parser() -> Parser:
-    return Parser(Language(tree_sitter_java.language()))
+    return Parser(language())
 
 
 def _first_error(root: Node) -> Node | None:
@@ -245,6 +245,10 @@ def _string(node: Node) -> str:
     return _ESCAPE.sub(_unescape, text[1:-1])
 
 
+_CALLS = frozenset({"method_invocation"})
+_SCOPE_NODES = frozenset({"variable_declarator", "enhanced_for_statement", "assignment_expression"})
+
+
 class _Scope:
     """Local variables of one method body: name -> initializer, and names assigned again later."""
 
@@ -263,12 +267,10 @@ class _Scope:
             name = p.child_by_field_name("name")
             if value is not None and name is not None:  # `@Value("${key}") String topic`: Spring injects it
                 self.inits[_text(name)] = value
-        for n in _walk(body):
-            if (
-                n.type == "variable_declarator"
-                and n.parent is not None
-                and n.parent.type == "local_variable_declaration"
-            ):
+        for n in typed(body, _SCOPE_NODES):
+            if n.type == "variable_declarator":
+                if n.parent is None or n.parent.type != "local_variable_declaration":
+                    continue
                 name, value = n.child_by_field_name("name"), n.child_by_field_name("value")
                 if name is not None and value is not None:
                     self.inits.setdefault(_text(name), value)
@@ -442,8 +444,8 @@ class _FileParser:
     def _puts(self, body: Node, name: str, depth: int, methods: tuple[str, ...], arity: int) -> tuple[Expr, ...]:
         """The arguments of every `name.put(k, v)` (or `add(x)`, ...) in a method body, flattened."""
         out: list[Expr] = []
-        for n in _walk(body):
-            if n.type == "method_invocation" and _method(n) in methods and _receiver(n) == name:
+        for n in typed(body, _CALLS):
+            if _method(n) in methods and _receiver(n) == name:
                 args = self._args(n, depth)
                 if len(args) == arity:  # an entry is placed at its put/add call (where it is created)
                     out.append(replace(args[0], line=n.start_point[0] + 1, column=n.start_point[1] + 1))
@@ -481,8 +483,8 @@ class _FileParser:
     def _setters(self, body: Node, name: str, depth: int) -> tuple[Expr, ...]:
         """`name.setTopic(t); name.setExpression(e)` in `body` as map entries ("topic", t, "expression", e)."""
         out: list[Expr] = []
-        for n in _walk(body):
-            method = _method(n) if n.type == "method_invocation" else ""
+        for n in typed(body, _CALLS):
+            method = _method(n)
             if method.startswith("set") and len(method) > 3 and _receiver(n) == name:
                 args = self._args(n, depth)
                 if len(args) == 1:
@@ -998,8 +1000,8 @@ def _calls_on(root: Node, name: str, fp: _FileParser, home: Node) -> list[Call]:
     method's parameters (its names are those parameters there, not the home method's)."""
     out: list[Call] = []
     here = _enclosing_method(home)
-    for n in _walk(root):
-        if n.type == "method_invocation" and _receiver(n) == name:
+    for n in typed(root, _CALLS):
+        if _receiver(n) == name:
             call = _call(n, fp)
             there = _enclosing_method(n)
             out.append(call if there == here else replace(call, params=there[1]))
@@ -1311,6 +1313,21 @@ def _translate_unicode_escapes(data: bytes) -> bytes:
 _LONE_CR = re.compile(rb"\r(?!\n)")
 
 
+# the nodes `java_facts` reads
+_READ = frozenset(
+    {
+        "method_invocation",
+        "object_creation_expression",
+        "assignment_expression",
+        "package_declaration",
+        "import_declaration",
+        "annotation",
+        "marker_annotation",
+        *_CLASSES,
+    }
+)
+
+
 def java_facts(data: bytes) -> JavaFacts:
     """Parse one Java file; a syntax error gives facts with `error` set (and nothing else). A lone CR
     ends a line, as javac reads it (old Mac line ends; the grammar knows LF only), and Unicode
@@ -1336,7 +1353,7 @@ def java_facts(data: bytes) -> JavaFacts:
         return JavaFacts(error=f"Java syntax error: {what}", error_line=line)
     fp = _FileParser()
     out = _Collect()
-    for n in _walk(root):
+    for n in typed(root, _READ):
         t = n.type
         if t == "method_invocation":
             _method_facts(n, out, fp)

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from tree_sitter import Node
 
 from subguard.extract.java.tree import text as _text
-from subguard.extract.java.tree import walk as _walk
+from subguard.extract.java.tree import typed
 
 Span = tuple[int, int, int, int]  # first line, first column, last line, last column (1-based)
 
@@ -117,7 +117,7 @@ def expected_failures(root: Node) -> tuple[Span, ...]:
     runs before it is expected to succeed), the code given to an assertion that it throws, and the
     statement right before `fail(...)` in a catching `try`."""
     out: list[Span] = []
-    for n in _walk(root):
+    for n in typed(root, _FAILING):
         if n.type == "method_declaration" and _expects_exception(n):
             body = n.child_by_field_name("body")
             stmts = _statements(body) if body is not None else []
@@ -134,6 +134,12 @@ def expected_failures(root: Node) -> tuple[Span, ...]:
 
 
 _CODE_ARGS = frozenset({"lambda_expression", "method_reference"})
+# the nodes each reading looks at
+_FAILING = frozenset({"method_declaration", "method_invocation", "try_statement", "try_with_resources_statement"})
+_METHODS = frozenset({"method_declaration"})
+_NAMES = frozenset({"identifier", "type_identifier"})
+_REFERENCES = frozenset({"method_reference"})
+_TYPES = frozenset({"type_identifier"})
 
 
 def _class_path(node: Node) -> str:
@@ -198,8 +204,8 @@ def carriers(root: Node, listener_annotations: frozenset[str]) -> tuple[str, ...
     `@Test(expected = ...)` method; not when the test class is annotated: `@SpringBootTest` loads its
     nested configurations by itself)."""
     nested: dict[str, Node] = {}
-    for n in _walk(root):
-        if n.type in _CLASSES and _nested(n):
+    for n in typed(root, _CLASSES):
+        if _nested(n):
             name = _text(n.child_by_field_name("name"))
             nested[name] = n if name not in nested else root  # a name declared twice: never judged
     listeners = [
@@ -211,10 +217,10 @@ def carriers(root: Node, listener_annotations: frozenset[str]) -> tuple[str, ...
     ]
     if not listeners:
         return ()
-    test_file = any(_is_test(n) for n in _walk(root))
+    test_file = any(_is_test(n) for n in typed(root, _METHODS))
     uses: dict[str, list[Node]] = {name: [] for name in nested}
-    for n in _walk(root):
-        if n.type in ("identifier", "type_identifier") and _text(n) in uses and n.parent not in nested.values():
+    for n in typed(root, _NAMES):
+        if _text(n) in uses and n.parent not in nested.values():
             uses[_text(n)].append(n)
     expected = Lifecycle(expected_failures(root)).expected_to_fail
 
@@ -266,8 +272,8 @@ def started_by_reference(root: Node) -> tuple[tuple[str, str, int, int], ...]:
     """(variable, method, line, column) of each `x::start` (the start of `x` passed on as a method
     reference), `method` being the one it is written in."""
     out = set()
-    for n in _walk(root):
-        if n.type == "method_reference" and n.named_children and _text(n.named_children[-1]) == "start":
+    for n in typed(root, _REFERENCES):
+        if n.named_children and _text(n.named_children[-1]) == "start":
             target = n.named_children[0]
             name = _text(target.child_by_field_name("field")) if target.type == "field_access" else _text(target)
             if target.type in ("identifier", "field_access"):
@@ -277,7 +283,7 @@ def started_by_reference(root: Node) -> tuple[tuple[str, str, int, int], ...]:
 
 def lifecycle(root: Node, listener_annotations: frozenset[str]) -> Lifecycle:
     """The file's lifecycle facts (empty for a file without a consumer or listener)."""
-    enhancer = any(n.type == "type_identifier" and _text(n) == "AnnotationEnhancer" for n in _walk(root))
+    enhancer = any(_text(n) == "AnnotationEnhancer" for n in typed(root, _TYPES))
     return Lifecycle(
         expected_failures(root), carriers(root, listener_annotations), started_by_reference(root), enhancer
     )
