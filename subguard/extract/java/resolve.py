@@ -67,6 +67,9 @@ class Symbols:
         self._by_base: dict[str, list[str]] = {}
         self._load = load
         self._tried: set[str] = set()
+        # names looked up in vain: every file that could declare one was tried (a file loaded since
+        # for another name may still declare it, and `_classes` then has it)
+        self._missed: set[str] = set()
         self.loaded: dict[str, JavaFacts | None] = {}
         for path in all_paths:
             if path.endswith(".java"):
@@ -116,7 +119,7 @@ class Symbols:
 
     def _find(self, fq: str) -> ClassEntry | None:
         found = self._classes.get(fq)
-        if found is not None:
+        if found is not None or fq in self._missed:
             return found
         parts = fq.split(".")
         for i in range(len(parts) - 1, -1, -1):
@@ -127,6 +130,7 @@ class Symbols:
                     self.facts_of(path)
             if fq in self._classes:
                 return self._classes[fq]
+        self._missed.add(fq)
         return None
 
     def find_class(self, dotted: str, where: Where) -> ClassEntry | None:
