@@ -12,6 +12,7 @@ from functools import lru_cache
 
 from tree_sitter import Node, Parser
 
+from subguard.extract.java.compact import compact
 from subguard.extract.java.lifecycle import Lifecycle, lifecycle
 from subguard.extract.java.tree import language, typed
 from subguard.extract.java.tree import text as _text
@@ -67,6 +68,7 @@ _CLASSES = frozenset(
 _ESC = {"b": "\b", "t": "\t", "n": "\n", "f": "\f", "r": "\r", "s": " ", '"': '"', "'": "'", "\\": "\\"}
 
 
+@compact
 @dataclass(frozen=True)
 class Expr:
     """An unresolved Java expression.
@@ -96,6 +98,7 @@ class Expr:
         return None
 
 
+@compact
 @dataclass(frozen=True)
 class Call:
     method: str
@@ -111,6 +114,7 @@ class Call:
     branch: tuple[tuple[int, int], ...] = ()
 
 
+@compact
 @dataclass(frozen=True)
 class ConsumerDecl:
     """A consumer created in code: constructor or 5.x builder chain, plus the calls made on it."""
@@ -128,6 +132,7 @@ class ConsumerDecl:
     repeated: bool = False
 
 
+@compact
 @dataclass(frozen=True)
 class Invocation:
     """A call that may instantiate a template: `Owner.factory(args)` assigned to a consumer-typed
@@ -146,6 +151,7 @@ class Invocation:
     in_method: str = ""  # the method the call is written in ("<init>" a constructor, "" at class level)
 
 
+@compact
 @dataclass(frozen=True)
 class AnnotationUse:
     name: str  # as written: simple or qualified
@@ -157,6 +163,7 @@ class AnnotationUse:
     end_line: int = 0  # the annotation's last line
 
 
+@compact
 @dataclass(frozen=True)
 class ClassFacts:
     name: str  # Outer.Inner within the file
@@ -183,6 +190,7 @@ class ClassFacts:
     elements: tuple[tuple[str, Expr | None], ...] = ()
 
 
+@compact
 @dataclass(frozen=True)
 class JavaFacts:
     package: str = ""

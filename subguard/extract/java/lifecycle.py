@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 from tree_sitter import Node
 
+from subguard.extract.java.compact import compact
 from subguard.extract.java.tree import text as _text
 from subguard.extract.java.tree import typed
 
@@ -53,6 +54,7 @@ REFLECTION = frozenset(
 _CLASSES = frozenset({"class_declaration", "interface_declaration", "enum_declaration", "record_declaration"})
 
 
+@compact
 @dataclass(frozen=True)
 class Lifecycle:
     """What one file's tree says about running its consumers."""

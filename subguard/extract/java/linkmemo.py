@@ -83,12 +83,17 @@ class Store:
         """Whether `step` of `path` stands: the file and its place unchanged, and each question,
         asked again in order, answered as then by files whose content is as then (stops at the
         first that is not)."""
-        if self.digest(path) != step.digest or place != step.place:
+        digest = self.digest
+        if digest(path) != step.digest or place != step.place:
             return False
         then = dict(step.reads)
         for question, answer in step.questions:
-            if ask(question) != answer or any(self.digest(p) != then.get(p) for p in paths_of(answer)):
+            if ask(question) != answer:
                 return False
+            if isinstance(answer, tuple):  # the files it names: each as it was
+                for named, _name in answer:
+                    if digest(named) != then.get(named):
+                        return False
         return True
 
     def made(
