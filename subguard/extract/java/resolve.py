@@ -84,10 +84,15 @@ class Symbols:
         for cls in facts.classes:
             self._classes.setdefault(prefix + cls.name, ClassEntry(path, facts, cls))
 
-    def _lookup(self, fq: str) -> ClassEntry | None:
-        found = self._find(fq)
+    def _lookup(self, candidates: tuple[str, ...]) -> ClassEntry | None:
+        """The class of the first of `candidates` (fully qualified names, in order) that resolves."""
+        found = None
+        for fq in candidates:
+            found = self._find(fq)
+            if found is not None:
+                break
         if self.asked is not None:
-            self.asked((LOOKUP, fq), _told(found))
+            self.asked((LOOKUP, *candidates), _told(found))
         return found
 
     def _registered(self, fq: str) -> ClassEntry | None:
@@ -104,7 +109,7 @@ class Symbols:
         try:
             kind = question[0]
             if kind == LOOKUP:
-                return _told(self._lookup(question[1]))
+                return _told(self._lookup(question[1:]))
             if kind == REGISTERED:
                 return _told(self._registered(question[1]))
             if kind == IN_MODULE:
@@ -148,11 +153,7 @@ class Symbols:
         candidates.append(pkg + dotted)
         candidates += [f"{w}.{dotted}" for w in facts.wildcards]
         candidates.append(dotted)
-        for fq in candidates:
-            found = self._lookup(fq)
-            if found is not None:
-                return found
-        return None
+        return self._lookup(tuple(candidates))
 
     def _member(self, entry: ClassEntry, name: str, depth: int) -> _Hit | None:
         """A constant of a class or (for interface-constant patterns) of its supertypes; also a non-final
