@@ -162,7 +162,7 @@ def test_regression_reasons_for_crashers(hostile_repo: Path) -> None:
 def test_yaml_limits_are_fast_and_safe() -> None:
     from ruamel.yaml.error import YAMLError
 
-    from subguard.core.limits import YAML_MAX_ALIAS_EXPANSION, safe_yaml
+    from subguard.core.yamlsafe import YAML_MAX_ALIAS_EXPANSION, safe_yaml
 
     laughs = "a: &a [x,x,x,x,x,x,x,x,x,x]\n" + "".join(
         f"{c}: &{c} [{','.join([f'*{p}'] * 10)}]\n" for p, c in zip("abcdefg", "bcdefgh")

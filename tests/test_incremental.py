@@ -545,6 +545,7 @@ def test_a_python_edit_loads_no_other_extractor(tmp_path: Path) -> None:
         "subguard.extract.build",
         "subguard.extract.manifests.extractor",
         "tree_sitter",
+        "ruamel.yaml",
         "subguard.audit",
         "pyspark",
     }

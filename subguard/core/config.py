@@ -209,7 +209,7 @@ def load_file(path: Path) -> Config:
         return parse_config(data, str(path))
     from ruamel.yaml.error import YAMLError
 
-    from subguard.core.limits import safe_yaml
+    from subguard.core.yamlsafe import safe_yaml
 
     try:
         data = safe_yaml("safe").load(text)

@@ -3,7 +3,7 @@
 What is limited, and how:
 
 - **File size**: `discover.DEFAULT_MAX_FILE_SIZE` / `max-file-size` in config (checked before reading).
-- **YAML**: `safe_yaml()` builds a pure-Python ruamel loader whose composer refuses documents nested
+- **YAML**: `subguard.core.yamlsafe.safe_yaml()` builds a pure-Python ruamel loader whose composer refuses documents nested
   deeper than `YAML_MAX_DEPTH` and documents whose aliases would expand to more than
   `YAML_MAX_ALIAS_EXPANSION` extra nodes ("billion laughs") or refer to themselves (recursive
   aliases). The loaded data still shares aliased nodes; the check is on the node graph, so it costs
@@ -36,33 +36,20 @@ import re
 import signal
 import threading
 import traceback
-import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType
-from typing import Any, Literal, TypeVar, cast, get_args
+from typing import Any, TypeVar, cast, get_args
 
 import pydantic_core
 from pydantic import BaseModel
-from ruamel.yaml import YAML
-from ruamel.yaml.composer import Composer
-from ruamel.yaml.error import MarkedYAMLError, ReusedAnchorWarning
-from ruamel.yaml.events import AliasEvent
-from ruamel.yaml.nodes import MappingNode, Node, SequenceNode
-from ruamel.yaml.scanner import RoundTripScanner, Scanner
 
 from subguard.core.model import Record
 from subguard.core.recordjson import json_of
 
 T = TypeVar("T")
-YAML_MAX_DEPTH = 100
-YAML_MAX_ALIAS_EXPANSION = 100_000
 PARSE_TIME_BUDGET = 10.0  # seconds per file parse; `parse-timeout` in config
-
-
-class YamlLimitError(MarkedYAMLError):
-    """A YAML document over a resource limit (too deep, alias bomb, recursive alias)."""
 
 
 class ParseTimeout(BaseException):
@@ -75,94 +62,6 @@ class ParseTimeout(BaseException):
     def __init__(self, seconds: float) -> None:
         super().__init__(f"parse took longer than the {seconds:g} s time budget")
         self.seconds = seconds
-
-
-def _children(node: Node) -> list[Node]:
-    if isinstance(node, SequenceNode):
-        return list(node.value)
-    if isinstance(node, MappingNode):
-        return [n for pair in node.value for n in pair]
-    return []
-
-
-def expanded_size(root: Node) -> tuple[int, int]:
-    """(nodes after expanding every alias, distinct nodes); raises YamlLimitError on a recursive alias."""
-    size: dict[int, int] = {}
-    active: set[int] = set()
-    stack: list[tuple[Node, bool]] = [(root, False)]
-    while stack:
-        node, done = stack.pop()
-        key = id(node)
-        if done:
-            active.discard(key)
-            size[key] = 1 + sum(size[id(c)] for c in _children(node))
-            continue
-        if key in size:
-            continue
-        if key in active:
-            raise YamlLimitError(None, None, "recursive alias (a node that contains itself)", node.start_mark)
-        active.add(key)
-        stack.append((node, True))
-        stack.extend((c, False) for c in _children(node) if id(c) not in size)
-    return size[id(root)], len(size)
-
-
-class LimitedComposer(Composer):
-    """ruamel's composer with a depth limit and an alias-expansion limit per document."""
-
-    def compose_node(self, parent: Any, index: Any) -> Any:
-        if self.depth >= YAML_MAX_DEPTH and not self.parser.check_event(AliasEvent):
-            raise YamlLimitError(
-                None, None, f"nested deeper than {YAML_MAX_DEPTH} levels", self.parser.peek_event().start_mark
-            )
-        return super().compose_node(parent, index)
-
-    def compose_document(self) -> Any:
-        with warnings.catch_warnings():  # a re-used anchor in a scanned file is its business, not our warning
-            warnings.simplefilter("ignore", ReusedAnchorWarning)
-            node = super().compose_document()
-        if node is not None:
-            expanded, distinct = expanded_size(node)
-            if expanded - distinct > YAML_MAX_ALIAS_EXPANSION:
-                raise YamlLimitError(
-                    None,
-                    None,
-                    f"aliases expand to {expanded} nodes (limit: {YAML_MAX_ALIAS_EXPANSION} beyond the {distinct} written)",
-                    node.start_mark,
-                )
-        return node
-
-
-class _FlowDepthLimit:
-    """Refuse `[`/`{` nested deeper than YAML_MAX_DEPTH while scanning.
-
-    The pure scanner keeps one pending simple key per flow level and walks them all for every
-    token, so deep flow nesting is quadratic well before the composer sees the depth.
-    """
-
-    flow_level: int
-    reader: Any
-
-    def fetch_flow_collection_start(self, TokenClass: Any, to_push: str) -> None:
-        if self.flow_level >= YAML_MAX_DEPTH:
-            raise YamlLimitError(None, None, f"nested deeper than {YAML_MAX_DEPTH} levels", self.reader.get_mark())
-        super().fetch_flow_collection_start(TokenClass, to_push)  # type: ignore[misc]
-
-
-class _LimitedScanner(_FlowDepthLimit, Scanner):
-    pass
-
-
-class _LimitedRoundTripScanner(_FlowDepthLimit, RoundTripScanner):
-    pass
-
-
-def safe_yaml(typ: Literal["safe", "rt"] = "safe") -> YAML:
-    """A pure-Python ruamel loader that constructs data only and enforces the YAML limits above."""
-    yaml = YAML(typ=typ, pure=True)
-    yaml.Composer = LimitedComposer
-    yaml.Scanner = _LimitedRoundTripScanner if typ == "rt" else _LimitedScanner
-    return yaml
 
 
 REFIRE_SECONDS = 0.05

@@ -133,7 +133,7 @@ def _loc(loc: Sequence[Any]) -> str:
 def _read_yaml(path: Path) -> Any:
     from ruamel.yaml.error import YAMLError
 
-    from subguard.core.limits import safe_yaml
+    from subguard.core.yamlsafe import safe_yaml
 
     try:
         text = path.read_text(encoding="utf-8")

@@ -12,7 +12,7 @@ from typing import Any
 from ruamel.yaml import YAML
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
-from subguard.core.limits import safe_yaml
+from subguard.core.yamlsafe import safe_yaml
 
 
 class YamlFailure(Exception):

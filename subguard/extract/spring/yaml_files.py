@@ -14,7 +14,7 @@ from typing import Any
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
-from subguard.core.limits import safe_yaml
+from subguard.core.yamlsafe import safe_yaml
 from subguard.extract.spring.props import Entry
 
 
