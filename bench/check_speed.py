@@ -14,8 +14,9 @@ critical path when a second core is free), the same with a tag never written bef
 file's first subscription each round (its consumer's record changes, so its group is judged and
 simulated anew: what a commit that changes a subscription costs), `subguard check` after one edit of ordinary code (a Python file without rocketmq: a statement
 added, then taken away; the run memo replays such runs, `subguard.scan.unread`), `ruff check
---no-cache`, `grep -rl rocketmq`, and the floor of an unchanged run (`subguard --version`, and a fresh
-process that only lists the root as the run memo compares it); with `--served`, the warm and edit rounds again with a
+--no-cache`, `grep -rl rocketmq`, the floor of an unchanged run (`subguard --version`, and a fresh
+process that only lists the root as the run memo compares it) and of an edited one (that process,
+then libcst's import and the Python extractor's parse of the edited file); with `--served`, the warm and edit rounds again with a
 `subguard serve --no-ahead` of the same install running (`subguard.cli.resident`: each run is handed over,
 and stamps the tree from the walk the server keeps current, `subguard.scan.watch`), then the edit
 rounds with a plain `subguard serve`, each run a second after the edit as a commit follows a save
@@ -50,6 +51,12 @@ ENV: dict[str, str] = dict(os.environ)
 
 # what an unchanged run cannot do without: list the root as the run memo compares it (`runmemo.root_listing`)
 LISTING = "import sys; from subguard.scan import runmemo; runmemo.root_listing(sys.argv[1])"
+# what an edited consumer file's run cannot do without besides: its parse (libcst's import and the
+# Python extractor's parse of its bytes), whichever core it runs on
+PARSED = (
+    LISTING
+    + "; from subguard.extract.python.parse import parse_full; parse_full(sys.argv[2], open(sys.argv[2], 'rb').read())"
+)
 
 
 def run(cmd: list[str], cwd: Path | None = None) -> tuple[float, int, int]:
@@ -306,6 +313,12 @@ def main() -> int:
     started = rounds(args.rounds, [subguard, "--version"], read_tree)
     python = str(Path(subguard).with_name("python")) if not args.current else sys.executable
     listed = rounds(args.rounds, [python, "-c", LISTING, str(tree)], read_tree)
+    target = edit_target(tree)
+    parsed = (
+        rounds(args.rounds, [python, "-c", PARSED, str(tree), str(target)], read_tree)
+        if target.suffix == ".py"
+        else None
+    )
     ruff_cmd = [ruff, "check", "--no-cache", "--exit-zero", "--quiet", str(tree)] if ruff else []
     ruff_r = rounds(args.rounds, ruff_cmd, read_tree) if ruff else None
     grep_r = rounds(args.rounds, ["grep", "-rl", "rocketmq", str(tree)], read_tree)
@@ -321,6 +334,7 @@ def main() -> int:
         *((f"served: {name}", row) for name, row in (served or {}).items()),
         ("floor: subguard --version", started),
         ("floor: start + tree listing", listed),
+        *([("floor: listing + its parse", parsed)] if parsed else []),
         ("grep -rl rocketmq", grep_r),
     ]
     if ruff_r:
@@ -333,7 +347,10 @@ def main() -> int:
         print(
             f"ratio warm/ruff: {warm[0] / ruff_r[0]:.2f} (target <= 0.3; its floor, start + listing: {listed[0] / ruff_r[0]:.2f})"
         )
-        print(f"ratio 1 edit/ruff: {edited[0] / ruff_r[0]:.2f} (a pre-commit run after editing one consumer file)")
+        floor = f"; its floor, start + listing + the file's parse: {parsed[0] / ruff_r[0]:.2f}" if parsed else ""
+        print(
+            f"ratio 1 edit/ruff: {edited[0] / ruff_r[0]:.2f} (a pre-commit run after editing one consumer file{floor})"
+        )
         print(f"ratio 1 new edit/ruff: {fresh[0] / ruff_r[0]:.2f} (bytes never parsed before: no parse from the cache)")
         if subscription:
             print(
