@@ -853,10 +853,10 @@ class _Incremental:
         except Exception:  # noqa: BLE001 - unpicklable facts: nothing to reuse
             blob, facts = b"", ()
         same = isinstance(old, _State) and bool(blob) and (equal if held is not None else self._same(old, result, blob))
-        if not same or not isinstance(old, _State) or old.facts != facts:
-            self.changed.add(name)
         # the facts count: the scan derives records from some (`attribute` reads `manifests.depends`)
         kept = same and isinstance(old, _State) and old.facts == facts
+        if not kept:
+            self.changed.add(name)
         digest = old.digest if kept and isinstance(old, _State) and old.digest else ""
         if blob and not isolated:
             self.digests[name] = digest = digest or _digest(blob, facts)

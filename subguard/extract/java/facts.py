@@ -927,13 +927,7 @@ def _receiving(node: Node) -> tuple[Node | None, str]:
     return None, ""
 
 
-def _target_name(node: Node) -> str:
-    """The variable or field name the call's result is assigned to ("" if none): `_target` without
-    telling a local from a field (which reads the enclosing method's scope)."""
-    return _receiving(node)[1]
-
-
-def _target(node: Node) -> tuple[str, bool]:
+def _target(node: Node, fp: _FileParser) -> tuple[str, bool]:
     """(variable or field name, is_local) the created object is assigned to; ("", False) if none."""
     parent, name = _receiving(node)
     if parent is None or not name:
@@ -942,8 +936,7 @@ def _target(node: Node) -> tuple[str, bool]:
         return name, parent.parent is not None and parent.parent.type == "local_variable_declaration"
     left = parent.child_by_field_name("left")
     if left is not None and left.type == "identifier":
-        scope_owner = _scope_node(node)
-        return name, scope_owner is not None and name in _Scope(scope_owner).inits
+        return name, name in fp.scope(node).inits  # the file's scope of the method, read once
     return name, False
 
 
@@ -1025,7 +1018,7 @@ def _enclosing_class(node: Node) -> Node:
 
 def _calls_on_target(node: Node, fp: _FileParser) -> tuple[str, list[Call]]:
     """The variable or field `node`'s value is assigned to, and every call made on it in its scope."""
-    target, local = _target(node)
+    target, local = _target(node, fp)
     if not target:
         return "", []
     root = _scope_node(node) if local else _enclosing_class(node)
@@ -1091,7 +1084,7 @@ def _factory_call(node: Node, fp: _FileParser) -> Invocation | None:
     owner = _owner(node)
     if owner is None:
         return None
-    target = _target_name(node)
+    target = _receiving(node)[1]  # the name alone: telling a local from a field reads the method's scope
     # the calls made on the result are collected (a walk of its scope) where it reads as a consumer:
     # a consumer type, `var`, or an assignment to a name that says so (`this.consumer = make(...)`)
     if target and (
@@ -1284,7 +1277,7 @@ def _builder(node: Node, fp: _FileParser) -> ConsumerDecl:
     ):
         top = top.parent
         calls.append(_call(top, fp))
-    target, local = _target(top)
+    target, local = _target(top, fp)
     if target and not any(c.method == "build" for c in calls):
         root = _scope_node(top) if local else _enclosing_class(top)
         calls.extend(_calls_on(root if root is not None else top, target, fp, node))

@@ -112,16 +112,16 @@ class Linker:
         not change within a run: each class's are read once)."""
         found = self._relayed.get(key)
         if found is None:
-            facts = self.symbols.facts_of(key[0])
             found = self._relayed[key] = {}
-            for inv in facts.invocations if facts is not None else ():
-                if (
-                    facts is not None
-                    and inv.class_name == key[1]
-                    and inv.in_method not in ("", "<init>")
-                    and any(reads(a, inv.params) for a in inv.args)
-                ):
-                    found.setdefault(inv.in_method, []).append(_Relay(key[0], facts, inv))
+            facts = self.symbols.facts_of(key[0])
+            if facts is not None:
+                for inv in facts.invocations:
+                    if (
+                        inv.class_name == key[1]
+                        and inv.in_method not in ("", "<init>")
+                        and any(reads(a, inv.params) for a in inv.args)
+                    ):
+                        found.setdefault(inv.in_method, []).append(_Relay(key[0], facts, inv))
         return found.get(method, [])
 
     def answer(self, question: tuple[str, ...]) -> object:
