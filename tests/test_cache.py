@@ -258,3 +258,40 @@ def test_cache_of_an_older_release_is_a_silent_miss(tmp_path: Path, capsys: pyte
         f.write_bytes(b"subguard-cache-v1\n" + os.urandom(32) + f.read_bytes()[len(_MAGIC) + 32 :])
     code, again, err = check(capsys, str(repo))
     assert code == 0 and again == first and "warning" not in err
+
+
+def test_a_files_digest_is_computed_once_per_bytes_object(
+    tmp_path: Path, user_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The parse memo, its prefetch and the cached-parse check share one sha1 per file's bytes."""
+    import hashlib
+
+    from subguard.core import cache as cache_module
+    from subguard.core.cache import ContentCache
+
+    computed: list[bytes] = []
+    real = hashlib.sha1
+
+    class Counting:
+        @staticmethod
+        def sha1(data: bytes) -> hashlib._Hash:
+            computed.append(data)
+            return real(data)
+
+    monkeypatch.setattr(cache_module, "hashlib", Counting)
+    cache = ContentCache(tmp_path, "ns", lambda _msg: None)
+    data = b"class A {}" * 10
+    assert not cache.has_parse("java", "A.java", data)
+    assert cache.memo("java", "A.java", data, lambda: 1) == 1
+    assert cache.has_parse("java", "A.java", data)
+    assert cache.digest(data) == real(data).hexdigest()
+    assert computed == [data]  # once, for three lookups
+    equal = bytes(bytearray(data))  # another object, the same bytes: the same digest, computed anew
+    assert equal is not data and cache.digest(equal) == cache.digest(data)
+    assert len(computed) == 2
+    with cache.digests_held():
+        assert cache.digest(data) == real(data).hexdigest()  # held from before: not computed again
+        assert cache.digest(b"other") == real(b"other").hexdigest()
+    assert len(computed) == 3
+    assert cache.memo("java", "A.java", data, lambda: 2) == 1  # let go at the end: computed anew, still cached
+    assert len(computed) == 4

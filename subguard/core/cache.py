@@ -19,7 +19,7 @@ import hashlib
 import os
 import pickle
 import struct
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -69,6 +69,7 @@ class ContentCache:
         self._used: set[tuple[str, str, str]] = set()
         self._unpickled: dict[int, tuple[bytes, Any]] = {}
         self._ahead: dict[str, Any] = {}
+        self._digests: dict[int, tuple[bytes, str]] = {}  # id(bytes) -> (the bytes, their sha1): `digest`
         try:
             self._key = signing.user_key()
         except OSError as exc:
@@ -171,13 +172,31 @@ class ContentCache:
             self._new_stats.add(path)
             self._dirty = True
 
+    def digest(self, data: bytes) -> str:
+        """The sha1 of `data`, computed once per bytes object until `forget_digests` (the parse memo,
+        its prefetch and the check for a cached parse all key a file's bytes by it)."""
+        held = self._digests.get(id(data))
+        if held is not None and held[0] is data:  # held: the id cannot name another object meanwhile
+            return held[1]
+        digest = hashlib.sha1(data).hexdigest()
+        self._digests[id(data)] = (data, digest)
+        return digest
+
+    @contextlib.contextmanager
+    def digests_held(self) -> Iterator[None]:
+        """The bytes `digest` holds are let go at the end of the body (an extractor's run: its files)."""
+        try:
+            yield
+        finally:
+            self._digests.clear()
+
     def has_parse(self, extractor: str, path: str, data: bytes) -> bool:
         """Whether a per-file parse result is cached (so nothing needs computing ahead of time)."""
-        return (extractor, path, hashlib.sha1(data).hexdigest()) in self.parses
+        return (extractor, path, self.digest(data)) in self.parses
 
     def memo(self, extractor: str, path: str, data: bytes, compute: Callable[[], T]) -> T:
         """Per-file parse result by content hash (the `RepoContext.memo` hook)."""
-        key = (extractor, path, hashlib.sha1(data).hexdigest())
+        key = (extractor, path, self.digest(data))
         self._used.add(key)
         parses = self.parses
         if key in parses:

@@ -6,6 +6,7 @@ so one repo gives the same records everywhere.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import hashlib
@@ -31,7 +32,7 @@ from subguard.extract import NEEDLES, REGISTRY, load_extractors
 from subguard.extract.base import Extractor, ExtractResult, RepoContext, SourceFile, no_keep, no_last, no_memo
 from subguard.scan import globs, passedover, pathlists, watch
 from subguard.scan.discover import Candidate, Index, discover, excluded_record, index, made_indexes, read_limited
-from subguard.scan.parallel import Prefetcher, worker_count
+from subguard.scan.parallel import Prefetcher, sha1, worker_count
 from subguard.scan.pathlists import Stamped
 from subguard.scan.records import PLAIN as PLAIN_RECORDS
 from subguard.scan.records import plain_text
@@ -275,7 +276,8 @@ def _scan_files(
         inc.module_roots(paths)
     memo = cache.memo if cache is not None and cache.enabled else no_memo
     known = (lambda k, p, d: cache.has_parse(k, p, d)) if cache is not None and cache.enabled else (lambda *_: False)
-    ahead = Prefetcher(memo, worker_count(config.jobs), config.parse_timeout, known)
+    digest = cache.digest if cache is not None and cache.enabled else sha1
+    ahead = Prefetcher(memo, worker_count(config.jobs), config.parse_timeout, known, digest)
     searcher = _Search(cache, by_path, read).search if cache is not None and cache.enabled else None
     guarded = guard_memo(ahead.memo, config.parse_timeout)
     live = cache if cache is not None and cache.enabled else None
@@ -310,7 +312,8 @@ def _scan_files(
                 keep=_keep_by(live, name, repo) if live is not None and not readonly else no_keep,
             )
             stats = inc.stat if inc is not None else None
-            result, isolated, reads, seen_priors, seen_files = _run_recorded(ex, files, base, prior, by_path, stats)
+            with live.digests_held() if live is not None else contextlib.nullcontext():  # not past its run
+                result, isolated, reads, seen_priors, seen_files = _run_recorded(ex, files, base, prior, by_path, stats)
             given = {f.path for f in files}
             looked |= seen_files
             if inc is not None:

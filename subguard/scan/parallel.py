@@ -54,8 +54,8 @@ def _run(job: tuple[ParseFn, str, bytes, float]) -> Any:
         return _Failed(describe(exc))
 
 
-def _key(kind: str, path: str, data: bytes) -> tuple[str, str, str]:
-    return kind, path, hashlib.sha1(data).hexdigest()
+def sha1(data: bytes) -> str:
+    return hashlib.sha1(data).hexdigest()
 
 
 def pmap(fn: Callable[[Any], Any], items: Sequence[Any], jobs: int) -> list[Any] | None:
@@ -75,16 +75,25 @@ class Prefetcher:
     """Wraps a memo: results computed ahead of time in workers are served first."""
 
     def __init__(
-        self, inner: Memo, jobs: int, seconds: float, known: Callable[[str, str, bytes], bool] = lambda *_: False
+        self,
+        inner: Memo,
+        jobs: int,
+        seconds: float,
+        known: Callable[[str, str, bytes], bool] = lambda *_: False,
+        digest: Callable[[bytes], str] = sha1,
     ) -> None:
         self._inner = inner
         self._jobs = jobs
         self._seconds = seconds
         self._known = known  # already in the persistent cache: no need to compute
+        self._digest = digest  # the sha1 of a file's bytes (the content cache's, computed once per file)
         self._ready: dict[tuple[str, str, str], Any] = {}
 
+    def _key(self, kind: str, path: str, data: bytes) -> tuple[str, str, str]:
+        return kind, path, self._digest(data)
+
     def memo(self, kind: str, path: str, data: bytes, compute: Callable[[], Any]) -> Any:
-        key = _key(kind, path, data)
+        key = self._key(kind, path, data)
         if key not in self._ready and not ahead.missing(early := ahead.take(kind, path, key[2], self._seconds)):
             self._ready[key] = early  # parsed while the run loaded (`subguard.scan.ahead`)
         if key in self._ready:
@@ -96,9 +105,9 @@ class Prefetcher:
 
     def prefetch(self, kind: str, items: Sequence[tuple[str, bytes]], fn: ParseFn) -> None:
         """Compute `fn(path, data)` for the items the memo does not have yet, in parallel."""
-        todo = [(p, d) for p, d in items if not self._known(kind, p, d) and _key(kind, p, d) not in self._ready]
+        todo = [(p, d) for p, d in items if not self._known(kind, p, d) and self._key(kind, p, d) not in self._ready]
         results = pmap(_run, [(fn, p, d, self._seconds) for p, d in todo], self._jobs)
         if results is None:
             return  # too few, one job, or a worker died: everything goes inline
         for (path, data), value in zip(todo, results):
-            self._ready[_key(kind, path, data)] = value
+            self._ready[self._key(kind, path, data)] = value
