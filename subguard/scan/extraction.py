@@ -18,7 +18,7 @@ import sys
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from subguard.core import afterwards, tools
 from subguard.core.cache import PICKLES, SCAN_STATE, ContentCache, LoadedState, code_stamp, namespace
@@ -592,7 +592,9 @@ def _finds(pattern: bytes, data: bytes | None) -> bool:
 
 class _Search:
     """`RepoContext.search` over one cache: whether a file's content matches a pattern is kept by
-    path, size and mtime (the two latest patterns of each path), so an unchanged file is not read."""
+    path, size and mtime (the two latest patterns of each path), so an unchanged file is not read.
+    An entry is one flat tuple, `(size, mtime_ns, key, hit, key, hit)` (`_verdicts` reads it): the
+    cache's state holds one for most files of a repository, and it loads in every edited run."""
 
     KEEP = 2
 
@@ -621,14 +623,13 @@ class _Search:
             cand = candidate(path)
             on_disk = cand is not None and cand.data is None and cand.mtime_ns
             entry = known(path) if on_disk else None
-            stat = (cand.size, cand.mtime_ns) if cand is not None else None
-            verdicts: tuple[tuple[str, bool], ...] = ()
-            if isinstance(entry, tuple) and len(entry) == 2 and entry[0] == stat:
-                verdicts = entry[1]
+            verdicts: tuple[str | bool, ...] = ()
+            if cand is not None and _searched(entry, cand.size, cand.mtime_ns):
+                verdicts = entry[2:]
                 hit = None
-                for k, h in verdicts:  # at most KEEP of them: a loop, not a generator per file
-                    if k == key:
-                        hit = h
+                for i in range(0, len(verdicts), 2):  # at most KEEP of them: a loop, not a generator per file
+                    if verdicts[i] == key:
+                        hit = verdicts[i + 1]
                         break
                 if hit is not None:
                     if hit:
@@ -637,10 +638,22 @@ class _Search:
             found = _finds(pattern, self.read(path))
             if found:
                 out.append(path)
-            if on_disk:
-                kept_verdicts = ((key, found), *(v for v in verdicts if v[0] != key))[: self.KEEP]
-                self.cache.put(_SEARCH, path, (stat, kept_verdicts))
+            if on_disk and cand is not None:
+                older = [v for i in range(0, len(verdicts), 2) if verdicts[i] != key for v in verdicts[i : i + 2]]
+                kept_verdicts = (key, found, *older)[: 2 * self.KEEP]
+                self.cache.put(_SEARCH, path, (cand.size, cand.mtime_ns, *kept_verdicts))
         return out
+
+
+def _searched(entry: object, size: int, mtime_ns: int) -> TypeGuard[tuple[Any, ...]]:
+    """Whether a search entry (`_Search`) holds verdicts for the file at this size and mtime."""
+    return isinstance(entry, tuple) and len(entry) >= 2 and entry[0] == size and entry[1] == mtime_ns
+
+
+def _verdicts(entry: tuple[Any, ...]) -> Iterator[tuple[str, bool]]:
+    """The (pattern key, hit) pairs of a search entry (`_Search`)."""
+    for i in range(2, len(entry) - 1, 2):
+        yield entry[i], entry[i + 1]
 
 
 _CLAIMS, _STATES, _ROOTS, _SEARCH, _SEEN = "claims", "extract", "roots", "search", "seen"
@@ -663,9 +676,10 @@ def _search_ahead() -> None:
         stats = index.stats
         by_key: dict[str, tuple[set[str], set[str]]] = {}
         for path, entry in state.incremental.get(_SEARCH, {}).items():
-            if not isinstance(entry, tuple) or len(entry) != 2 or entry[0] != stats.get(path) or not entry[0][1]:
+            stat = stats.get(path)
+            if stat is None or not stat[1] or not _searched(entry, *stat):
                 continue
-            for key, hit in entry[1]:
+            for key, hit in _verdicts(entry):
                 hits, valid = by_key.setdefault(key, (set(), set()))
                 valid.add(path)
                 if hit:
