@@ -224,6 +224,8 @@ _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069
 
 
 def _escape_control(text: str) -> str:
+    if text.isprintable():  # every character `_CONTROL` names is unprintable: most text, at C speed
+        return text
     return (
         _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
         if _CONTROL.search(text)
@@ -241,15 +243,27 @@ def escape_controls(value: T) -> T:
     return cast(T, _walk(value, _escape_control))
 
 
+_PLAIN = frozenset({int, float, bool, type(None), bytes})  # types `_walk` leaves as they are, at a glance
+_FIELDS: dict[type[BaseModel], tuple[str, ...]] = {}  # a model class's field names, in order
+
+
 def _walk(value: Any, fix: Callable[[str], str]) -> Any:
     """Apply `fix` to every string inside value (models, tuples, lists, sets, dicts), sharing what did not change."""
+    kind = type(value)
+    if kind is str:
+        return fix(value)
+    if kind in _PLAIN:  # most leaves of a report's findings besides strings: line numbers, None
+        return value
     if isinstance(value, str):
         return fix(value)
     if isinstance(value, BaseModel):
+        names = _FIELDS.get(kind)
+        if names is None:
+            names = _FIELDS[kind] = tuple(kind.model_fields)
         changes = {}
-        for name in type(value).model_fields:
+        for name in names:
             old = getattr(value, name)
-            new = _walk(old, fix)
+            new = old if type(old) in _PLAIN else _walk(old, fix)
             if new is not old:
                 changes[name] = new
         return value.model_copy(update=changes) if changes else value

@@ -13,11 +13,21 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from subguard import __version__
 from subguard.core.members import MEMBERS, Member
-from subguard.core.model import BASE_REVISION, BEFORE_AFTER, CODE_SCOPE, ORG_MAP, Finding, Location, RuleDoc, Severity
+from subguard.core.model import (
+    BASE_REVISION,
+    BEFORE_AFTER,
+    CODE_SCOPE,
+    ORG_MAP,
+    Finding,
+    Location,
+    Related,
+    RuleDoc,
+    Severity,
+)
 
 # format name -> "module:function" (explicit registry; a format's module loads only when used)
 FORMATS: dict[str, str] = {
@@ -33,6 +43,8 @@ FORMATS: dict[str, str] = {
 # data formats: every path relative to its scan root (named by the finding's `repo`), in locations and
 # messages alike, wherever subguard runs; what the audit writes for the same repository, byte for byte
 ROOT_RELATIVE = frozenset({"json"})
+
+Cited = TypeVar("Cited", Related, Member)  # a record whose message cites paths
 
 
 @dataclass(frozen=True)
@@ -201,8 +213,12 @@ def cite_paths(f: Finding, ctx: ReportContext) -> Finding:
             return m.group(0)
         return _display(path, repo, ctx.roots, ctx.workdir) + line
 
+    bare = [path for path in own if "/" not in path and path]  # cited alone, without a folder or line
+
     def text(value: str) -> str:
-        return _CITED.sub(shown, value) if value else value
+        if not value or ("/" not in value and ":" not in value and not any(p in value for p in bare)):
+            return value  # every citation `shown` rewrites has a folder, a line, a repo or is a bare own path
+        return _CITED.sub(shown, value)
 
     texts = (f.message, f.impact, *(r.message for r in f.related))
     if all(root_prefix(r, ctx) == "" for r in ctx.roots) and not any(f"{r}/" in t for r in roots for t in texts):
@@ -212,20 +228,25 @@ def cite_paths(f: Finding, ctx: ReportContext) -> Finding:
         if key == BEFORE_AFTER and isinstance(value, tuple):
             return tuple((text(str(row[0])), *row[1:]) for row in value)
         if key == MEMBERS and isinstance(value, tuple):  # the members' messages, as the related ones
-            return tuple(
-                m.model_copy(update={"message": text(m.message)}) if isinstance(m, Member) else m for m in value
-            )
+            return tuple(_with_message(m, text(m.message)) if isinstance(m, Member) else m for m in value)
         return value
 
     changes = tuple((key, prop(key, value)) for key, value in f.properties)
-    return f.model_copy(
-        update={
-            "message": text(f.message),
-            "impact": text(f.impact),
-            "related": tuple(r.model_copy(update={"message": text(r.message)}) for r in f.related),
-            "properties": changes,
-        }
-    )
+    related = tuple(_with_message(r, text(r.message)) for r in f.related)
+    update = {"message": text(f.message), "impact": text(f.impact), "related": related, "properties": changes}
+    if (
+        update["message"] == f.message
+        and update["impact"] == f.impact
+        and related == f.related
+        and changes == f.properties
+    ):
+        return f  # nothing it cites is shown otherwise
+    return f.model_copy(update=update)
+
+
+def _with_message(r: Cited, message: str) -> Cited:
+    """`r` with its message shown as cited (itself when that changes nothing)."""
+    return r if message == r.message else r.model_copy(update={"message": message})
 
 
 def cite_text(text: str, repo: str, ctx: ReportContext) -> str:

@@ -240,3 +240,23 @@ def test_service_ids_of_a_root_read_as_their_module_folders(tmp_path: Path) -> N
     assert cite_paths(f, above).message == (
         "declared by 3 services (svc/billing, svc/orders, lib/api): svc/billing at svc/billing/worker.py:8"
     )
+
+
+def test_a_root_level_file_cited_alone_is_shown_from_the_working_directory(tmp_path: Path) -> None:
+    """A text without a folder, a line or a repository still has its bare own paths rewritten (a pom
+    at the root), and a finding whose texts cite nothing to rewrite is returned as it is."""
+    ctx = ReportContext(roots=(Root("svc", str(tmp_path / "svc")),), workdir=str(tmp_path), cite_from_workdir=True)
+    pom = Finding(
+        rule="SG901",
+        severity=Severity.NOTE,
+        message="the group is set in pom.xml",
+        location=Location(path="pom.xml", line=3, repo="svc"),
+        related=(Related(location=Location(path="pom.xml", line=9, repo="svc"), message="pom.xml again"),),
+    )
+    shown = cite_paths(pom, ctx)
+    assert shown.message == "the group is set in svc/pom.xml"
+    assert shown.related[0].message == "svc/pom.xml again"
+    plain = _finding("a word, pom and xml: nothing cited")
+    assert cite_paths(plain.model_copy(update={"related": ()}), ctx).message == "a word, pom and xml: nothing cited"
+    quiet = Finding(rule="SG901", severity=Severity.NOTE, message="nothing here", location=pom.location)
+    assert cite_paths(quiet, ctx) is quiet
