@@ -295,3 +295,46 @@ def test_a_files_digest_is_computed_once_per_bytes_object(
     assert len(computed) == 3
     assert cache.memo("java", "A.java", data, lambda: 2) == 1  # let go at the end: computed anew, still cached
     assert len(computed) == 4
+
+
+def test_a_scan_hashes_each_files_bytes_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An extractor's files are hashed once per run: the cached-parse check, the prefetch, the parse
+    memo and the digests its kept linking work is checked against share the sha1 (`RepoContext.sha1`)."""
+    import hashlib
+
+    from subguard.core import cache as cache_module
+    from subguard.core.config import Config
+    from subguard.scan.extraction import scan_repo
+
+    root = tmp_path / "repo"
+    java = root / "src/main/java/com/acme"
+    java.mkdir(parents=True)
+    for i in range(3):
+        (java / f"L{i}.java").write_text(
+            "package com.acme;\nimport org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;\n"
+            f"class L{i} {{ void go() throws Exception {{\n"
+            f'  DefaultMQPushConsumer c = new DefaultMQPushConsumer("g{i}");\n'
+            f'  c.subscribe("T", "a"); c.start(); }} }}\n',
+            encoding="utf-8",
+        )
+    (root / "consumer.py").write_text(CONSUMER.replace("{tags}", "a"), encoding="utf-8")
+    hashed: list[bytes] = []
+    real = hashlib.sha1
+
+    def sha1(data: bytes) -> hashlib._Hash:
+        hashed.append(data)
+        return real(data)
+
+    monkeypatch.setattr(cache_module.hashlib, "sha1", sha1)  # the content cache's: every file's digest
+
+    def files() -> list[bytes]:
+        contents = {p.read_bytes() for p in root.rglob("*") if p.is_file() and ".subguard_cache" not in p.parts}
+        return [data for data in hashed if data in contents]
+
+    first = scan_repo(root, Config(), cache_key="k")
+    assert len(first.consumers) == 4
+    assert len(files()) == len(set(files())) == 4  # each file's bytes once, by every user of the digest
+    (java / "L0.java").write_text((java / "L0.java").read_text(encoding="utf-8") + "\n", encoding="utf-8")
+    hashed.clear()
+    assert scan_repo(root, Config(), cache_key="k").consumers == first.consumers
+    assert len(files()) == len(set(files())) == 3  # the Java extractor runs again over its three files

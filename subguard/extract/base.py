@@ -45,15 +45,15 @@ def no_keep(key: str, value: Any) -> None:
     """The default `RepoContext.keep`: nothing is kept."""
 
 
-def digest_of(data: bytes | None) -> bytes:
-    """A file's content digest (b"" when it cannot be read)."""
-    return b"" if data is None else hashlib.blake2b(data, digest_size=16).digest()
+def sha1(data: bytes) -> str:
+    """The default `RepoContext.sha1`: a file's sha1, computed at each call."""
+    return hashlib.sha1(data).hexdigest()
 
 
 def content_digests(repo: RepoContext, files: Sequence[SourceFile]) -> Callable[[str], bytes] | None:
-    """Each file's content digest, made once: the given files' from their bytes, the others' as
-    `repo.read` gives them; what an extractor's kept work is checked against (`RepoContext.last`).
-    None when the scan keeps nothing."""
+    """Each file's content digest (its sha1, `RepoContext.sha1`; b"" when it cannot be read), made
+    once: the given files' from their bytes, the others' as `repo.read` gives them; what an
+    extractor's kept work is checked against (`RepoContext.last`). None when the scan keeps nothing."""
     if repo.last is no_last and repo.keep is no_keep:
         return None
     given = {f.path: f.data for f in files}
@@ -63,7 +63,8 @@ def content_digests(repo: RepoContext, files: Sequence[SourceFile]) -> Callable[
         got = digests.get(path)
         if got is None:
             data = given.get(path)
-            got = digests[path] = digest_of(data if data is not None else repo.read(path))
+            data = data if data is not None else repo.read(path)
+            got = digests[path] = b"" if data is None else bytes.fromhex(repo.sha1(data))
         return got
 
     return digest
@@ -89,7 +90,8 @@ class RepoContext:
     `last(key)` is what this extractor kept under `key` (`keep(key, value)`) in an earlier scan of
     the same root with the same code, else None: an extractor may reuse work across runs through it
     when it checks that what the work read is unchanged (None is never kept: `keep(key, None)`
-    forgets).
+    forgets). `sha1(data)` is the hex sha1 of a file's bytes (a scan with a content cache computes
+    it once per file for the parse memo and the kept work alike).
     """
 
     root: str
@@ -104,6 +106,7 @@ class RepoContext:
     ending: Callable[[tuple[str, ...]], Sequence[str]] | None = None
     last: Callable[[str], Any] = no_last
     keep: Callable[[str, Any], None] = no_keep
+    sha1: Callable[[bytes], str] = sha1
 
     def paths_ending(self, suffixes: tuple[str, ...]) -> Sequence[str]:
         """The repo's paths that end with one of `suffixes`, sorted."""

@@ -310,6 +310,7 @@ def _scan_files(
                 ending=found.ending,
                 last=_kept_by(live, name, repo) if live is not None else no_last,
                 keep=_keep_by(live, name, repo) if live is not None and not readonly else no_keep,
+                sha1=digest,
             )
             stats = inc.stat if inc is not None else None
             with live.digests_held() if live is not None else contextlib.nullcontext():  # not past its run
