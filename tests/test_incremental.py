@@ -522,7 +522,8 @@ def test_incremental_equals_cold_over_200_random_edits_in_process(
 
 def test_a_python_edit_loads_no_other_extractor(tmp_path: Path) -> None:
     """After one Python file changed, the run imports neither the Java, Spring, build nor manifest
-    extractors (their last results are reused), nor tree-sitter or YAML parsers for them."""
+    extractors (their last results are reused), nor tree-sitter or YAML parsers for them, nor a
+    process pool (one file to parse)."""
     root = tmp_path / "repo"
     make_repo(root)
     assert _check(root).returncode == 0
@@ -548,6 +549,8 @@ def test_a_python_edit_loads_no_other_extractor(tmp_path: Path) -> None:
         "ruamel.yaml",
         "subguard.audit",
         "pyspark",
+        "multiprocessing",  # no pool: one file to parse
+        "concurrent.futures.process",
     }
     assert not loaded & unwanted, loaded & unwanted
 

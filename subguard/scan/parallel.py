@@ -11,11 +11,8 @@ file to the inline path. Parallelism never changes a result, only when it is com
 from __future__ import annotations
 
 import hashlib
-import multiprocessing
 import os
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
 from subguard.core.limits import FileFailure, ParseTimeout, describe, time_budget
@@ -61,7 +58,13 @@ def sha1(data: bytes) -> str:
 def pmap(fn: Callable[[Any], Any], items: Sequence[Any], jobs: int) -> list[Any] | None:
     """`[fn(x) for x in items]` over `jobs` forked worker processes; None when a pool cannot be used
     or a worker dies (the caller then computes inline). `fn` must be picklable and catch its own errors."""
-    if jobs < 2 or len(items) < MIN_FILES or "fork" not in multiprocessing.get_all_start_methods():
+    if jobs < 2 or len(items) < MIN_FILES:
+        return None
+    import multiprocessing  # here: a run with nothing to parse (most edited runs) never loads a pool
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
+    if "fork" not in multiprocessing.get_all_start_methods():
         return None
     chunk = max(1, len(items) // (jobs * 4))
     try:
