@@ -549,6 +549,7 @@ def test_a_python_edit_loads_no_other_extractor(tmp_path: Path) -> None:
         "ruamel.yaml",
         "subguard.audit",
         "pyspark",
+        "subguard.extract.java.linkmemo",  # the Java linker's kept steps stay pickled
         "multiprocessing",  # no pool: one file to parse
         "concurrent.futures.process",
     }

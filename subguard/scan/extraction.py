@@ -298,6 +298,7 @@ def _scan_files(
                         skip(cand, f"{UNREADABLE}: {exc.strerror or exc}", name)
                         continue
                 files.append(SourceFile(cand.path, data_or_none))
+            kept_by = _Kept(live, name, repo) if live is not None else None
             base = RepoContext(
                 root=root,
                 repo=repo,
@@ -308,8 +309,8 @@ def _scan_files(
                 prefetch=ahead.prefetch,
                 search=searcher,
                 ending=found.ending,
-                last=_kept_by(live, name, repo) if live is not None else no_last,
-                keep=_keep_by(live, name, repo) if live is not None and not readonly else no_keep,
+                last=kept_by.last if kept_by is not None else no_last,
+                keep=kept_by.keep if kept_by is not None and not readonly else no_keep,
                 sha1=digest,
             )
             stats = inc.stat if inc is not None else None
@@ -377,21 +378,43 @@ def _release(*_objects: object) -> None:
     """Nothing: what it is given is released when the work queued with it is done (`afterwards`)."""
 
 
-def _kept_by(cache: ContentCache, extractor: str, repo: str) -> Callable[[str], Any]:
-    """`RepoContext.last` of one extractor and repo over a cache's kept section."""
-    prefix = f"{extractor}\0{repo}\0"
-    return lambda key: cache.section(_KEPT).get(prefix + key)
+class _Kept:
+    """`RepoContext.last` and `keep` of one extractor and repo over a cache's kept section. Each value
+    is kept pickled on its own and unpickled when the extractor asks for it: loading the cache's
+    state neither unpickles nor imports what another extractor kept (a Python edit never loads the
+    Java linker's steps). Within a run a value is unpickled once, so an extractor that keeps again
+    what `last` gave it (the same object) changes nothing; a value that pickles as the kept one does
+    is not written again."""
 
+    def __init__(self, cache: ContentCache, extractor: str, repo: str) -> None:
+        self.cache = cache
+        self.prefix = f"{extractor}\0{repo}\0"
+        self.given: dict[str, Any] = {}  # key -> the object `last` gave or `keep` was given, this run
 
-def _keep_by(cache: ContentCache, extractor: str, repo: str) -> Callable[[str, Any], None]:
-    """`RepoContext.keep` of one extractor and repo (None forgets the key)."""
-    prefix = f"{extractor}\0{repo}\0"
+    def last(self, key: str) -> Any:
+        if key in self.given:
+            return self.given[key]
+        blob = self.cache.section(_KEPT).get(self.prefix + key)
+        value = None
+        if isinstance(blob, bytes):  # else nothing, or a value of a release that kept objects
+            try:
+                value = self.cache.unpickle(blob)
+            except Exception:  # noqa: BLE001 - signed by us but unreadable: as if nothing was kept
+                value = None
+        self.given[key] = value
+        return value
 
-    def keep(key: str, value: Any) -> None:
-        if value is not None or cache.section(_KEPT).get(prefix + key) is not None:
-            cache.put(_KEPT, prefix + key, value)
-
-    return keep
+    def keep(self, key: str, value: Any) -> None:
+        kept = self.cache.section(_KEPT).get(self.prefix + key)
+        self.given[key] = value
+        blob = None
+        if value is not None:
+            try:
+                blob = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+            except Exception:  # noqa: BLE001 - unpicklable: not kept (the next run does the work)
+                self.given[key] = None
+        if blob != kept and (blob is not None or kept is not None):
+            self.cache.put(_KEPT, self.prefix + key, blob)
 
 
 def _scrub_files(
@@ -712,6 +735,7 @@ class _State:
 
 # a resident server unpickles each extractor's last result ahead (`cache.PICKLES`)
 PICKLES[_STATES] = lambda state: (state.blob,) if isinstance(state, _State) else ()
+PICKLES[_KEPT] = lambda blob: (blob,) if isinstance(blob, bytes) else ()  # `_Kept`
 
 
 class Facts(Mapping[str, object]):

@@ -1,4 +1,5 @@
-"""The scan's content search keeps each file's verdicts by size and mtime (`extraction._Search`)."""
+"""What a scan keeps between runs in its content cache: the content search's verdicts
+(`extraction._Search`) and what extractors keep for their next run (`extraction._Kept`)."""
 
 from __future__ import annotations
 
@@ -50,3 +51,28 @@ def test_an_entry_of_the_former_shape_is_searched_again(tmp_path: Path) -> None:
     cache.put(_SEARCH, "a.py", ((19, 5), (("k", False),)))  # (stat, verdicts), as an older cache kept it
     assert _searcher(tmp_path, cache, {"a.py": (19, 5)}, reads).search(rb"ignore", ["a.py"]) == ["a.py"]
     assert reads == ["a.py"]
+
+
+def test_kept_values_are_pickled_one_by_one_and_written_only_when_they_change(tmp_path: Path) -> None:
+    """What an extractor keeps (`RepoContext.keep`) is unpickled when asked for, once a run."""
+    from subguard.scan.extraction import _KEPT, _Kept
+
+    cache = ContentCache(tmp_path / ".cache", "ns", lambda _m: None)
+    first = _Kept(cache, "python", "repo")
+    assert first.last("unit:a.py") is None
+    value = {"consumers": ("c",)}
+    first.keep("unit:a.py", value)
+    key = "python\0repo\0unit:a.py"
+    blob = cache.section(_KEPT)[key]
+    assert isinstance(blob, bytes)  # kept pickled: loading the state imports nothing of it
+    later = _Kept(cache, "python", "repo")  # the next run
+    got = later.last("unit:a.py")
+    assert got == value and got is not value and later.last("unit:a.py") is got  # once a run
+    later.keep("unit:a.py", {"consumers": ("c",)})  # equal: the same pickle, not written again
+    assert cache.section(_KEPT)[key] is blob
+    later.keep("unit:a.py", lambda: None)  # unpicklable: forgotten, the next run does the work
+    assert cache.section(_KEPT)[key] is None and later.last("unit:a.py") is None
+    later.keep("gone", None)  # forgetting what was never kept writes nothing
+    assert "python\0repo\0gone" not in cache.section(_KEPT)
+    cache.put(_KEPT, key, {"an object": "as a former release kept it"})
+    assert _Kept(cache, "python", "repo").last("unit:a.py") is None
