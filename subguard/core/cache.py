@@ -173,7 +173,7 @@ class ContentCache:
             self._dirty = True
 
     def digest(self, data: bytes) -> str:
-        """The sha1 of `data`, computed once per bytes object until `forget_digests` (the parse memo,
+        """The sha1 of `data`, computed once per bytes object while `digests_held` (the parse memo,
         its prefetch and the check for a cached parse all key a file's bytes by it)."""
         held = self._digests.get(id(data))
         if held is not None and held[0] is data:  # held: the id cannot name another object meanwhile

@@ -29,10 +29,19 @@ from subguard.core.limits import FileFailure, describe, gc_paused, guard_memo, s
 from subguard.core.model import WAIVER_PATTERN, Consumer, Deployment, FileRecord, FileStatus, Finding
 from subguard.deploy.service import ModuleRoots, attribute, know_roots, module_roots
 from subguard.extract import NEEDLES, REGISTRY, load_extractors
-from subguard.extract.base import Extractor, ExtractResult, RepoContext, SourceFile, no_keep, no_last, no_memo
+from subguard.extract.base import (
+    Extractor,
+    ExtractResult,
+    RepoContext,
+    SourceFile,
+    no_keep,
+    no_last,
+    no_memo,
+    sha1,
+)
 from subguard.scan import globs, passedover, pathlists, watch
 from subguard.scan.discover import Candidate, Index, discover, excluded_record, index, made_indexes, read_limited
-from subguard.scan.parallel import Prefetcher, sha1, worker_count
+from subguard.scan.parallel import Prefetcher, worker_count
 from subguard.scan.pathlists import Stamped
 from subguard.scan.records import PLAIN as PLAIN_RECORDS
 from subguard.scan.records import plain_text

@@ -10,12 +10,12 @@ file to the inline path. Parallelism never changes a result, only when it is com
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from subguard.core.limits import FileFailure, ParseTimeout, describe, time_budget
+from subguard.extract.base import sha1
 from subguard.scan import ahead
 
 Memo = Callable[[str, str, bytes, Callable[[], Any]], Any]
@@ -49,10 +49,6 @@ def _run(job: tuple[ParseFn, str, bytes, float]) -> Any:
             return fn(path, data)
     except (Exception, ParseTimeout) as exc:  # noqa: BLE001 - attributed to the file, as inline
         return _Failed(describe(exc))
-
-
-def sha1(data: bytes) -> str:
-    return hashlib.sha1(data).hexdigest()
 
 
 def pmap(fn: Callable[[Any], Any], items: Sequence[Any], jobs: int) -> list[Any] | None:
