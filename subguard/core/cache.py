@@ -39,6 +39,12 @@ _FRAME = struct.Struct(">Q")  # the length of one sealed frame of the append log
 _COMPACT_FRAMES = 64  # a log of more frames than this (or half the snapshot's size) is folded into it
 
 
+def sha1(data: bytes) -> str:
+    """A file's content key: the hex sha1 of its bytes (the parses are kept by it; `ContentCache.digest`
+    computes it once per file, and `RepoContext.sha1` defaults to it)."""
+    return hashlib.sha1(data).hexdigest()
+
+
 class ContentCache:
     """The cache of one scan root and namespace, in signed files loaded on first use: the
     whole-repo result (`result-*.pickle`, all a warm run with nothing changed reads) and the per-file
@@ -178,7 +184,7 @@ class ContentCache:
         held = self._digests.get(id(data))
         if held is not None and held[0] is data:  # held: the id cannot name another object meanwhile
             return held[1]
-        digest = hashlib.sha1(data).hexdigest()
+        digest = sha1(data)
         self._digests[id(data)] = (data, digest)
         return digest
 

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
+from subguard.core.cache import sha1
 from subguard.core.config import Config
 from subguard.core.model import Consumer, Deployment, FileRecord, Finding
 
@@ -43,11 +43,6 @@ def no_last(key: str) -> Any:
 
 def no_keep(key: str, value: Any) -> None:
     """The default `RepoContext.keep`: nothing is kept."""
-
-
-def sha1(data: bytes) -> str:
-    """The default `RepoContext.sha1`: a file's sha1, computed at each call."""
-    return hashlib.sha1(data).hexdigest()
 
 
 def content_digests(repo: RepoContext, files: Sequence[SourceFile]) -> Callable[[str], bytes] | None:

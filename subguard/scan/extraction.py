@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, TypeGuard
 
 from subguard.core import afterwards, tools
-from subguard.core.cache import PICKLES, SCAN_STATE, ContentCache, LoadedState, code_stamp, namespace
+from subguard.core.cache import PICKLES, SCAN_STATE, ContentCache, LoadedState, code_stamp, namespace, sha1
 from subguard.core.config import Config
 from subguard.core.kept import held as kept_held
 from subguard.core.kept import serving as kept_for_runs
@@ -29,16 +29,7 @@ from subguard.core.limits import FileFailure, describe, gc_paused, guard_memo, s
 from subguard.core.model import WAIVER_PATTERN, Consumer, Deployment, FileRecord, FileStatus, Finding
 from subguard.deploy.service import ModuleRoots, attribute, know_roots, module_roots
 from subguard.extract import NEEDLES, REGISTRY, load_extractors
-from subguard.extract.base import (
-    Extractor,
-    ExtractResult,
-    RepoContext,
-    SourceFile,
-    no_keep,
-    no_last,
-    no_memo,
-    sha1,
-)
+from subguard.extract.base import Extractor, ExtractResult, RepoContext, SourceFile, no_keep, no_last, no_memo
 from subguard.scan import globs, passedover, pathlists, watch
 from subguard.scan.discover import Candidate, Index, discover, excluded_record, index, made_indexes, read_limited
 from subguard.scan.parallel import Prefetcher, worker_count
@@ -672,7 +663,7 @@ class _Search:
             if found:
                 out.append(path)
             if on_disk and cand is not None:
-                older = [v for i in range(0, len(verdicts), 2) if verdicts[i] != key for v in verdicts[i : i + 2]]
+                older = [v for pair in _verdicts(verdicts) if pair[0] != key for v in pair]
                 kept_verdicts = (key, found, *older)[: 2 * self.KEEP]
                 self.cache.put(_SEARCH, path, (cand.size, cand.mtime_ns, *kept_verdicts))
         return out
@@ -683,10 +674,10 @@ def _searched(entry: object, size: int, mtime_ns: int) -> TypeGuard[tuple[Any, .
     return isinstance(entry, tuple) and len(entry) >= 2 and entry[0] == size and entry[1] == mtime_ns
 
 
-def _verdicts(entry: tuple[Any, ...]) -> Iterator[tuple[str, bool]]:
-    """The (pattern key, hit) pairs of a search entry (`_Search`)."""
-    for i in range(2, len(entry) - 1, 2):
-        yield entry[i], entry[i + 1]
+def _verdicts(flat: tuple[Any, ...]) -> Iterator[tuple[str, bool]]:
+    """The (pattern key, hit) pairs of a search entry's verdicts (`_Search`: the entry past its stat)."""
+    for i in range(0, len(flat) - 1, 2):
+        yield flat[i], flat[i + 1]
 
 
 _CLAIMS, _STATES, _ROOTS, _SEARCH, _SEEN = "claims", "extract", "roots", "search", "seen"
@@ -712,7 +703,7 @@ def _search_ahead() -> None:
             stat = stats.get(path)
             if stat is None or not stat[1] or not _searched(entry, *stat):
                 continue
-            for key, hit in _verdicts(entry):
+            for key, hit in _verdicts(entry[2:]):
                 hits, valid = by_key.setdefault(key, (set(), set()))
                 valid.add(path)
                 if hit:

@@ -14,8 +14,8 @@ import os
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from subguard.core.cache import sha1
 from subguard.core.limits import FileFailure, ParseTimeout, describe, time_budget
-from subguard.extract.base import sha1
 from subguard.scan import ahead
 
 Memo = Callable[[str, str, bytes, Callable[[], Any]], Any]
