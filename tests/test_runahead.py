@@ -175,8 +175,10 @@ def test_random_edits_at_random_moments_print_what_a_run_without_the_server_prin
     rng = random.Random(7)
     assert _subguard(repo, server.env, *ARGS).returncode == 1
     _until("the root watched", lambda: _watching(server))
-    for step in range(24):
+    edits = 0
+    for step in range(14):
         for _ in range(rng.choice((1, 1, 2))):
+            edits += 1
             name = rng.choice(("two", "three", "four"))
             target = repo / name / "consumer.py"
             if name != "two" and target.exists() and rng.random() < 0.3:
@@ -190,4 +192,4 @@ def test_random_edits_at_random_moments_print_what_a_run_without_the_server_prin
         cold = _cold(repo, server, *ARGS)
         assert (served.returncode, served.stdout, served.stderr) == (cold.returncode, cold.stdout, cold.stderr), step
     ahead = _ahead(server)
-    assert ahead["started"] and ahead["started"] <= 40  # run ahead, and never on its own writes
+    assert 0 < ahead["started"] <= edits  # run ahead, and never on its own writes

@@ -1,6 +1,6 @@
 """The audit's output folder (issue 24): staged and switched over at the end, so a killed run leaves
 the previous output whole; a quiet start (the JVM's chatter in `--out`/audit.log); no `.crc` files
-beside the report files. The slow tests run the real `subguard audit` console command."""
+beside the report files. The slow test runs the real `subguard audit` console command."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import shutil
 import signal
 import subprocess
 import time
-from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -42,35 +42,14 @@ def _leftovers(out: Path) -> list[str]:
     return sorted(p.name for p in out.parent.iterdir() if p.name.startswith(f".{out.name}."))
 
 
-@pytest.fixture(scope="module")
-def first_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, str, str, int]]:
+@pytest.mark.slow
+def test_a_killed_audit_leaves_the_previous_output_whole_and_the_next_starts_quietly(
+    org_audit: tuple[Path, dict[str, Any]], tmp_path: Path
+) -> None:
     pytest.importorskip("pyspark")
-    out = tmp_path_factory.mktemp("audit-output") / "out"
-    proc = _audit(out)
-    stdout, stderr = proc.communicate(timeout=900)
-    yield out, stdout, stderr, proc.returncode
-
-
-@pytest.mark.slow
-def test_start_is_quiet_and_reports_have_no_checksum_files(first_run: tuple[Path, str, str, int]) -> None:
-    out, stdout, stderr, code = first_run
-    assert code == 0, stderr
-    lines = stderr.splitlines()
-    assert lines and all(line.startswith("[audit] ") for line in lines), lines[:12]  # subguard's own, from the first
-    assert f"report: {out}/report.html" in stdout
-    for name in REPORTS:
-        assert (out / name).is_file() and not (out / f".{name}.crc").exists()
-    assert not list(out.glob("*.crc"))
-    log = (out / "audit.log").read_text()
-    assert "NativeCodeLoader" in log or "incubator" in log  # the chatter is kept, in the output
-    assert outdir.complete(str(out)) and _leftovers(out) == []
-
-
-@pytest.mark.slow
-def test_a_killed_audit_leaves_the_previous_output_whole(first_run: tuple[Path, str, str, int], tmp_path: Path) -> None:
-    assert first_run[3] == 0, first_run[2]
+    previous, _ = org_audit
     out = tmp_path / "out"
-    shutil.copytree(first_run[0], out)  # last night's complete output
+    shutil.copytree(previous, out)  # last night's complete output
     before = _snapshot(out)
     proc = _audit(out)
     deadline = time.monotonic() + 600
@@ -95,12 +74,21 @@ def test_a_killed_audit_leaves_the_previous_output_whole(first_run: tuple[Path, 
     stdout, stderr = again.communicate(timeout=900)
     assert again.returncode == 0, stderr
     assert outdir.complete(str(out)) and _leftovers(out) == []  # swept: the dead run's folder and lock are gone
-    old_run = json.loads(Path(first_run[0], outdir.MANIFEST).read_text())["run"]
+    old_run = json.loads(Path(previous, outdir.MANIFEST).read_text())["run"]
     assert json.loads((out / outdir.MANIFEST).read_text())["run"] != old_run
     assert (
         json.loads((out / "summary.json").read_text())["totals"]
-        == json.loads((first_run[0] / "summary.json").read_text())["totals"]
+        == json.loads((previous / "summary.json").read_text())["totals"]
     )
+    # a quiet start: subguard's own lines on the terminal from the first, the JVM's chatter in audit.log
+    lines = stderr.splitlines()
+    assert lines and all(line.startswith("[audit] ") for line in lines), lines[:12]
+    assert f"report: {out}/report.html" in stdout
+    for name in REPORTS:
+        assert (out / name).is_file() and not (out / f".{name}.crc").exists()
+    assert not list(out.glob("*.crc"))
+    log = (out / "audit.log").read_text()
+    assert "NativeCodeLoader" in log or "incubator" in log  # the chatter is kept, in the output
 
 
 # --- the switch itself, without Spark --------------------------------------------------------------

@@ -54,7 +54,7 @@ def _job(tmp: Path, *args: str) -> subprocess.CompletedProcess[str]:
 @pytest.mark.slow
 def test_job_as_a_program(tmp_path: Path, short_tmp: Path) -> None:
     out = tmp_path / "out"
-    done = _job(short_tmp, str(ORG), "--out", str(out), "--master", "local[2]", "--format", "json")
+    done = _job(short_tmp, str(ORG), "--out", str(out), "--master", "local[2]", "--format", "json", "--no-jvm-archive")
     assert done.returncode == 0, done.stderr[-3000:]
     assert "[audit] session: Spark started in" in done.stderr
     summary = json.loads((out / "summary.json").read_text())
