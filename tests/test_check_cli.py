@@ -411,3 +411,22 @@ def test_show_config_without_a_config_file_says_where_it_looked(
     code, out, _ = run(capsys, ".", "--show-config", "--fail-on", "note")
     assert code == 0 and out.startswith("# config file: none (defaults)") and str(tmp_path) in out
     assert "fail-on: note" in out and "# command line" in out
+
+
+def test_paths_with_different_configs_are_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """One config applies to every path (the first path's nearest); a path whose own would differ is
+    named in a warning, by check and by inventory, instead of being judged silently by another's."""
+    for name in ("a", "b", "c"):
+        shutil.copytree(FIXTURES / "seed002", tmp_path / name)
+    (tmp_path / "b" / ".subguard.yaml").write_text("fail-on: error\n", encoding="utf-8")
+    a, b, c = (str(tmp_path / n) for n in "abc")
+    code, _, err = run(capsys, a, b, "--fail-on", "none", "--no-cache")
+    assert code == 0 and f"warning: {b} has its own config {tmp_path / 'b' / '.subguard.yaml'}" in err, err
+    assert "first path's (the defaults) applies to every path" in err
+    _, _, err = run(capsys, b, a, "--fail-on", "none", "--no-cache")
+    assert f"warning: {a} has no config file" in err, err
+    assert main(["inventory", a, b, "--no-cache"]) == 0
+    assert f"warning: {b} has its own config" in capsys.readouterr().err
+    for argv in ((a, c), (b, a, "--config", str(tmp_path / "b" / ".subguard.yaml"))):
+        _, _, err = run(capsys, *argv, "--fail-on", "none", "--no-cache")
+        assert "warning" not in err, err

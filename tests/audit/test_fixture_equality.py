@@ -9,7 +9,7 @@ An audit costs seconds of Spark jobs whatever its size, so single-repository cas
 organisation when no group or topic joins them (`_batches`): nothing judged across repositories
 reaches from one to another, and each case is compared on the findings of its own repository. A case
 with a config file is audited alone: `check` reads one config for all its paths (the first path's
-nearest), the audit each repository's own.
+nearest, and warns of the others), the audit each repository's own.
 """
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from subguard.cli.commands.common import InputError, load_or_fail, scan_paths, stats_text
+from subguard.cli.commands.common import InputError, config_mismatch, load_or_fail, scan_paths, stats_text
 from subguard.core import afterwards
 from subguard.core.cache import user_cache_dir
 from subguard.core.config import Config, config_lookups
@@ -195,7 +195,7 @@ def _note_inputs(
     anything is read."""
     if runrecord.ACTIVE is None:
         return
-    files = [str(p) for p in config_lookups(Path(roots[0]))] if not config_file else [config_file]
+    files = [str(p) for r in roots for p in config_lookups(Path(r))] if not config_file else [config_file]
     for folder in policy_folders:
         files.append(str(folder))
         files += [str(f) for f in sorted(folder.glob("*.y*ml"))] if folder.is_dir() else []
@@ -488,7 +488,7 @@ def check(
     if revisions:
         afterwards.now()  # the base revision's scan reads the content cache this scan wrote
     change = _base_change(roots, revisions, results, config, None if no_cache else digest)
-    notes: list[str] = []
+    notes = [m for m in (config_mismatch(config_file, roots),) if m]
     memo = impact_memo() if config.simulate and not no_cache else None
     org = _org_check(org_map, results, config)
     notes += org.warnings if org is not None else ()

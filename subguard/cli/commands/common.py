@@ -8,7 +8,7 @@ from typing import IO, Any
 
 import click
 
-from subguard.core.config import Config, ConfigError, load_config
+from subguard.core.config import Config, ConfigError, find_config, load_config
 from subguard.scan.extraction import ScanResult, scan_repo, unusual_skip
 
 
@@ -27,6 +27,22 @@ def load_or_fail(config_file: str | None, paths: Sequence[str]) -> Config:
         return load_config(Path(config_file) if config_file else None, start)
     except ConfigError as exc:
         raise InputError(str(exc)) from None
+
+
+def config_mismatch(config_file: str | None, paths: Sequence[str]) -> str | None:
+    """The warning for paths whose nearest config files differ: one config (the first path's) applies
+    to every path, where each path checked alone would get its own; None when they agree or with --config."""
+    if config_file or len(paths) < 2:
+        return None
+    first = find_config(Path(paths[0]))
+    for path in paths[1:]:
+        own = find_config(Path(path))
+        if own != first:
+            return (
+                f"subguard: warning: {path} has {f'its own config {own}' if own else 'no config file'}, but the "
+                f"first path's ({first or 'the defaults'}) applies to every path; check it alone, or pass --config"
+            )
+    return None
 
 
 def scan_paths(paths: Sequence[str], config: Config, cache_key: str | None = None) -> list[ScanResult]:

@@ -6,7 +6,7 @@ import json
 
 import click
 
-from subguard.cli.commands.common import load_or_fail, policy_cache_key, scan_paths, stats_text
+from subguard.cli.commands.common import config_mismatch, load_or_fail, policy_cache_key, scan_paths, stats_text
 from subguard.core.inventory import sort_consumers, subscription_rows
 
 
@@ -45,6 +45,8 @@ def inventory(
             fh.write(text)
     else:
         click.echo(text, nl=False)
+    if mismatch := config_mismatch(config_file, roots):
+        click.echo(mismatch, err=True)
     if stats:
         click.echo(stats_text(results), err=True)
     return 0
