@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -58,6 +59,12 @@ def _run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
+def _children_cpu() -> float:
+    """User and system CPU seconds of the ended child processes of this one."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def discovered(root: Path) -> set[str]:
     """Every entry below root that is not a real folder (files, links, special files)."""
     out = set()
@@ -77,12 +84,12 @@ def test_fixture_has_enough_cases() -> None:
 @pytest.mark.parametrize("fmt", ["text", "json"])
 def test_check_survives_and_accounts_for_every_file(hostile_repo: Path, fmt: str) -> None:
     MARKER.unlink(missing_ok=True)
-    start = time.monotonic()
+    start = _children_cpu()
     proc = _run("check", ".", "--format", fmt, "--stats", "--no-simulate", cwd=hostile_repo)
-    elapsed = time.monotonic() - start
+    spent = _children_cpu() - start  # CPU time: a loaded machine does not stretch it (a hang hits the timeout)
     assert proc.returncode in (0, 1), proc.stderr
     assert "Traceback" not in proc.stdout + proc.stderr
-    assert elapsed < 10, f"took {elapsed:.1f}s"
+    assert spent < 10, f"took {spent:.1f} s of CPU"
     assert not MARKER.exists(), "scanned code was executed"
     if fmt == "json":
         findings = all_findings(proc.stdout)
@@ -175,10 +182,10 @@ def test_yaml_limits_are_fast_and_safe() -> None:
     }
     for name, text in bombs.items():
         for typ in ("safe", "rt"):
-            start = time.monotonic()
+            start = time.process_time()  # CPU time: a loaded machine does not stretch it
             with pytest.raises(YAMLError):
                 list(safe_yaml(typ).load_all(text))
-            assert time.monotonic() - start < 1.0, (name, typ)
+            assert time.process_time() - start < 3.0, (name, typ)  # unlimited, the laughs expand to 10**8 items
     shared = "a: &a [" + ",".join(["x"] * 100) + "]\nb: [" + ",".join(["*a"] * 50) + "]\n"  # 5,000 extra: fine
     assert len(next(iter(safe_yaml("rt").load_all(shared)))["b"]) == 50 and YAML_MAX_ALIAS_EXPANSION > 5000
     with pytest.raises(YAMLError):

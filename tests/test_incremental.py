@@ -415,11 +415,10 @@ def test_incremental_equals_cold_over_random_edits(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("seed", [1, 2])
-def test_incremental_equals_cold_over_many_random_edits(tmp_path: Path, seed: int) -> None:
-    # 16 edits over the two seeds (plus the 12 above; the 200 of the in-process test below): each edit
-    # is two real CLI runs, 2.5-6 s a pair on 2 cores, and the whole suite must stay under 15 minutes there
-    _run_sequence(tmp_path, seed=seed, edits=8)
+def test_incremental_equals_cold_over_more_random_edits(tmp_path: Path) -> None:
+    # 10 edits of another seed (plus the 12 above; the 200 of the in-process test below): each edit is
+    # two real CLI runs, 2.5-6 s a pair on 2 cores, and the whole suite must stay under 15 minutes there
+    _run_sequence(tmp_path, seed=1, edits=10)
 
 
 def _check_here(root: Path, out: Path, *args: str) -> str:
@@ -627,11 +626,6 @@ def test_base_scan_equals_cold_over_random_edits(tmp_path: Path, monkeypatch: py
         assert (warm.consumers, warm.deployments, warm.findings) == (cold.consumers, cold.deployments, cold.findings), (
             f"base after {done}"
         )
-
-
-@pytest.mark.slow
-def test_base_run_equals_cold_over_many_random_edits(tmp_path: Path) -> None:
-    _run_base_sequence(tmp_path, seed=3, edits=8)
 
 
 def test_a_scan_digest_follows_the_records_not_the_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -55,3 +56,10 @@ def org_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
     dest = tmp_path_factory.mktemp("org-copy") / "org"
     shutil.copytree(ORG, dest)
     return dest
+
+
+@pytest.fixture()
+def short_tmp() -> Iterator[Path]:
+    """A temporary folder with a short path (the zygote's socket path must fit a Unix socket's)."""
+    with tempfile.TemporaryDirectory(prefix="sgd-", dir="/tmp") as folder:
+        yield Path(folder)

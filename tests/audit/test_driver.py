@@ -1,15 +1,12 @@
 """`python -m subguard.audit.job`: the driver JVM is launched in a thread before the job's heavier
 imports (`subguard.audit.driver.begin`); the run is the same, and nothing is left behind, also when
-the arguments turn out wrong."""
+the arguments turn out wrong (a whole run of the program: `test_jvm_archive.py`)."""
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -31,13 +28,6 @@ def test_early_args() -> None:
     assert driver.take(["org", "--out", "o"]) is None  # nothing begun in this process
 
 
-@pytest.fixture()
-def short_tmp() -> Iterator[Path]:
-    """A temporary folder with a short path (the zygote's socket path must fit a Unix socket's)."""
-    with tempfile.TemporaryDirectory(prefix="sgd-", dir="/tmp") as folder:
-        yield Path(folder)
-
-
 def _job(tmp: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k not in ("PYSPARK_GATEWAY_PORT", "PYTHONHASHSEED")}
     env["TMPDIR"] = str(tmp)  # the JVM's log file and the zygote's folder are made here
@@ -49,18 +39,6 @@ def _job(tmp: Path, *args: str) -> subprocess.CompletedProcess[str]:
         cwd=ROOT,
         timeout=300,
     )
-
-
-@pytest.mark.slow
-def test_job_as_a_program(tmp_path: Path, short_tmp: Path) -> None:
-    out = tmp_path / "out"
-    done = _job(short_tmp, str(ORG), "--out", str(out), "--master", "local[2]", "--format", "json", "--no-jvm-archive")
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert "[audit] session: Spark started in" in done.stderr
-    summary = json.loads((out / "summary.json").read_text())
-    assert summary["totals"]["consumers"] > 0 and (out / "findings.json").is_file()
-    assert (out / "audit.log").is_file()  # the JVM's messages, from the file the launch thread made
-    assert not list(short_tmp.glob("subguard-*"))  # its log file and the zygote's folder gone
 
 
 @pytest.mark.slow
