@@ -39,6 +39,8 @@ def test_audit_on_standalone_cluster_equals_local(
     org_audit: tuple[Path, dict[str, Any]],
     tmp_path: Path,
 ) -> None:
+    from subguard.audit.driver import JIT_OPTIONS
+
     submit = shutil.which("spark-submit") or str(Path(sys.executable).parent / "spark-submit")
     if not Path(submit).exists():
         pytest.skip("spark-submit not found")
@@ -65,6 +67,10 @@ def test_audit_on_standalone_cluster_equals_local(
             "spark.executor.cores=1",
             "--conf",
             "spark.cores.max=2",
+            "--conf",  # short-lived JVMs: the start-up options the local driver uses (`driver.JIT_OPTIONS`)
+            f"spark.executor.extraJavaOptions={JIT_OPTIONS}",
+            "--driver-java-options",
+            JIT_OPTIONS,
             str(ROOT / "subguard" / "audit" / "job.py"),
             str(ORG),
             "--out",

@@ -31,6 +31,8 @@ def zip_package(dest: Path) -> Path:
 
 
 def test_spark_submit_local(tmp_path: Path) -> None:
+    from subguard.audit.driver import JIT_OPTIONS
+
     submit = shutil.which("spark-submit") or str(Path(sys.executable).parent / "spark-submit")
     if not Path(submit).exists():
         pytest.skip("spark-submit not found")
@@ -46,6 +48,8 @@ def test_spark_submit_local(tmp_path: Path) -> None:
             "local[2]",
             "--conf",
             "spark.ui.enabled=false",
+            "--driver-java-options",  # a short-lived JVM: the start-up options `subguard audit` gives its own
+            JIT_OPTIONS,
             "--py-files",
             str(archive),
             str(ROOT / "subguard" / "audit" / "job.py"),
