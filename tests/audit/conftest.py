@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -18,6 +20,24 @@ ORG = ROOT / "examples" / "org"
 def audit_command(out: Path, master: str, *extra: str) -> list[str]:
     """`subguard audit` of the bundled example organisation into `out`, as a user runs it."""
     return [sys.executable, "-m", "subguard", "audit", str(ORG), "--out", str(out), "--master", master, *extra]
+
+
+def run_job(
+    short_tmp: Path, *args: str, cwd: Path = ROOT, timeout: float = 600, **env: str
+) -> subprocess.CompletedProcess[str]:
+    """`python -m subguard.audit.job ARGS`, the program spark-submit runs, in a process of its own: no
+    gateway or hash seed handed down from this one; TMPDIR is `short_tmp` (the JVM's log file and the
+    zygote's folder are made there); `env` adds to the environment."""
+    inherited = {k: v for k, v in os.environ.items() if k not in ("PYSPARK_GATEWAY_PORT", "PYTHONHASHSEED")}
+    return subprocess.run(
+        [sys.executable, "-m", "subguard.audit.job", *args],
+        capture_output=True,
+        text=True,
+        env={**inherited, **env, "TMPDIR": str(short_tmp)},
+        cwd=cwd,
+        timeout=timeout,
+        check=False,
+    )
 
 
 REPOS = sorted(

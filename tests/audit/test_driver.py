@@ -4,16 +4,11 @@ the arguments turn out wrong (a whole run of the program: `test_jvm_archive.py`)
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.audit.conftest import ORG
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.audit.conftest import ORG, run_job
 
 
 def test_early_args() -> None:
@@ -28,23 +23,12 @@ def test_early_args() -> None:
     assert driver.take(["org", "--out", "o"]) is None  # nothing begun in this process
 
 
-def _job(tmp: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("PYSPARK_GATEWAY_PORT", "PYTHONHASHSEED")}
-    env["TMPDIR"] = str(tmp)  # the JVM's log file and the zygote's folder are made here
-    return subprocess.run(
-        [sys.executable, "-m", "subguard.audit.job", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=ROOT,
-        timeout=300,
-    )
-
-
 @pytest.mark.slow
 def test_job_usage_error_starts_nothing(tmp_path: Path, short_tmp: Path) -> None:
     """Wrong arguments: argparse's message on the terminal, and no JVM, zygote or log file started."""
-    done = _job(short_tmp, str(ORG), "--out", str(tmp_path / "out"), "--master", "local[2]", "--format", "bogus")
+    done = run_job(
+        short_tmp, str(ORG), "--out", str(tmp_path / "out"), "--master", "local[2]", "--format", "bogus", timeout=300
+    )
     assert done.returncode == 2 and "invalid choice: 'bogus'" in done.stderr, done.stderr[-3000:]
     assert "Traceback" not in done.stderr
     assert not (tmp_path / "out").exists()

@@ -14,6 +14,7 @@ nearest, and warns of the others), the audit each repository's own.
 
 from __future__ import annotations
 
+import functools
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -47,8 +48,9 @@ def _repos(case: Path) -> dict[str, Path]:
     return {f"{rule_of(case)}-{case.name}": case}
 
 
+@functools.cache
 def _names(case: Path) -> frozenset[str]:
-    """The groups and topics the case's consumers name (an unknown one joins nothing)."""
+    """The groups and topics the case's consumers name (an unknown one joins nothing); scanned once."""
     from subguard.core.config import Config
     from subguard.scan.extraction import scan_repo
 

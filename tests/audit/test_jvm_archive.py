@@ -5,29 +5,19 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
 from subguard.audit import jvm
-from tests.audit.conftest import ORG, audit_command
+from tests.audit.conftest import ORG, audit_command, run_job
 from tests.report_json import all_findings
 
 
 def _audit(tmp_path: Path, out: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
     cmd = audit_command(tmp_path / out, "local[1]", "--format", "json")
-    return subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600, check=False)
-
-
-def _job(tmp_path: Path, out: str, short_tmp: Path) -> subprocess.CompletedProcess[str]:
-    """The same audit as `python -m subguard.audit.job`, the program spark-submit and the CLI run."""
-    env = {k: v for k, v in os.environ.items() if k not in ("PYSPARK_GATEWAY_PORT", "PYTHONHASHSEED")}
-    env |= {"XDG_CACHE_HOME": str(tmp_path / "cache"), "TMPDIR": str(short_tmp)}  # the JVM's log, the zygote's folder
-    cmd = [sys.executable, "-m", "subguard.audit.job", str(ORG), "--out", str(tmp_path / out), "--master", "local[1]"]
-    cmd += ["--format", "json"]
     return subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600, check=False)
 
 
@@ -51,7 +41,8 @@ def test_archive_written_once_used_after_and_a_broken_one_dropped(tmp_path: Path
     assert not list(archive.parent.glob("*.tmp"))  # the temporary name was renamed, nothing left behind
     stamp = archive.stat()
 
-    second = _job(tmp_path, "o2", short_tmp)
+    args = (str(ORG), "--out", str(tmp_path / "o2"), "--master", "local[1]", "--format", "json")
+    second = run_job(short_tmp, *args, cwd=tmp_path, XDG_CACHE_HOME=str(tmp_path / "cache"))
     assert second.returncode == 0, second.stderr[-3000:]
     assert (
         archive.stat().st_ino == stamp.st_ino and archive.stat().st_mtime_ns == stamp.st_mtime_ns
