@@ -8,12 +8,14 @@ and in a git work tree (the two listings `runmemo.root_listing` takes), as a pre
 
 from __future__ import annotations
 
+import hashlib
 import marshal
 import os
 import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -170,6 +172,56 @@ def test_added_removed_oversized_and_linked_files_run_for_real(repo: Path) -> No
     assert not _replayed(_check(repo))
 
 
+def test_an_edit_that_leaves_a_consumer_files_parse_is_replayed(repo: Path) -> None:
+    """A comment, a touch, an undo: the parse the run took from the file is the same, and so is the
+    run; a content no run has parsed yet runs for real once (then it is known)."""
+    first = _recorded(repo)
+    one = repo / "a" / "one.py"
+    original = one.read_text(encoding="utf-8")
+    _edit(one, original + "# reviewed\n")  # bytes no run has parsed: it runs, and records their parse
+    proc = _check(repo)
+    assert not _replayed(proc) and proc.stdout == first.stdout
+    _edit(one, original)  # an undo: bytes the run before parsed, to the same parse
+    proc = _check(repo)
+    assert _replayed(proc) and proc.stdout == first.stdout
+    _edit(one, original + "# reviewed\n")  # the recorded bytes again
+    assert _replayed(_check(repo))
+    os.utime(one)  # the same bytes, a new mtime
+    time.sleep(TICK)
+    assert _replayed(_check(repo))
+    _edit(one, original.replace("c.start()", "c.start()  # now"))  # new bytes again: a real run
+    proc = _check(repo)
+    assert not _replayed(proc) and proc.stdout == first.stdout == _check(repo, "--no-cache").stdout
+
+
+@pytest.mark.parametrize(
+    "changed",
+    [
+        lambda text: text.replace('"{tags}"', '"{tags} || TagZ"'),  # another tag: another parse
+        lambda text: "\n" + text,  # every line one down: every position the parse keeps moves
+        lambda text: text + "# subguard: ignore[SG101] an inline waiver\n",  # read from the file itself
+    ],
+    ids=["tag", "lines", "waiver"],
+)
+@pytest.mark.parametrize("repo", ["folder"], indirect=True)  # the listing's two kinds: the test above
+def test_an_edit_back_to_bytes_with_another_parse_runs_for_real(repo: Path, changed: Any) -> None:
+    """Bytes the record knows, but whose parse differs from the recorded run's (or that hold an inline
+    waiver, which no parse keeps): the run after them is a real one, and prints what a cold run prints."""
+    (repo / "b" / "two.py").write_text(CONSUMER.format(tags="TagB"), encoding="utf-8")
+    first = _recorded(repo)
+    one = repo / "a" / "one.py"
+    original = one.read_text(encoding="utf-8")
+    _edit(one, changed(CONSUMER).format(tags="TagA"))
+    edited = _check(repo)
+    assert not _replayed(edited) and edited.stdout == _check(repo, "--no-cache").stdout
+    _edit(one, original)
+    proc = _check(repo)
+    assert not _replayed(proc) and proc.stdout == first.stdout
+    _edit(one, changed(CONSUMER).format(tags="TagA"))
+    proc = _check(repo)
+    assert not _replayed(proc) and proc.stdout == edited.stdout
+
+
 def test_changed_entries_of_a_walk() -> None:
     def rows(**folders: list[tuple[object, ...]]) -> dict[str, bytes]:
         return {
@@ -222,3 +274,76 @@ def test_untouched_reads_each_changed_file(tmp_path: Path) -> None:
     assert not unread.untouched(str(tmp_path), ["other.py"], recorded)  # not a file the run skipped
     assert not unread.untouched(str(tmp_path), ["plain.py"], {**recorded, "max_size": 3})
     assert not unread.untouched(str(tmp_path), ["plain.py"], {**recorded, "needles": {"python": ()}})
+
+
+def test_same_parses_reads_each_changed_file(tmp_path: Path) -> None:
+    consumer = b"from rocketmq.client import PushConsumer\nc = PushConsumer('g')\n"
+    (tmp_path / "one.py").write_bytes(consumer)
+    (tmp_path / "marked.py").write_bytes(consumer + b"# SubGuard: ignore[SG101] why\n")
+    (tmp_path / "light.py").write_bytes(b"import rocketmq\n")
+    (tmp_path / "plain.py").write_bytes(b"c = PushConsumer('g')\n")
+    digest = {p.name: hashlib.sha1(p.read_bytes()).hexdigest() for p in tmp_path.iterdir()}
+    recorded = {
+        "parsed": {name: "python" for name in digest},
+        "needles": {"python": (b"rocketmq",)},
+        "full": {"python": [b"PushConsumer", b"SimpleConsumer"]},
+        "waiver": b"(?i)subguard",
+        "max_size": 100,
+        "printed": {name: "0" * 40 for name in digest},
+        "prints": {name: {"0" * 40: "p", d: "p"} for name, d in digest.items()},
+    }
+    top = str(tmp_path)
+    assert unread.same_parses(top, ["one.py"], recorded)  # bytes an earlier content parsed to the same
+    assert unread.same_parses(top, ["one.py"], {**recorded, "printed": {"one.py": digest["one.py"]}})  # the same bytes
+    assert not unread.same_parses(
+        top, ["one.py"], {**recorded, "prints": {"one.py": {"0" * 40: "p", digest["one.py"]: "q"}}}
+    )
+    assert not unread.same_parses(top, ["one.py"], {**recorded, "prints": {"one.py": {"0" * 40: "p"}}})  # unknown bytes
+    assert not unread.same_parses(top, ["one.py"], {**recorded, "printed": {}})  # not parsed in full by the run
+    assert not unread.same_parses(top, ["marked.py"], recorded)  # an inline waiver, in any case
+    assert not unread.same_parses(top, ["light.py"], recorded)  # no consumer class: no full parse now
+    assert not unread.same_parses(top, ["plain.py"], recorded)  # no needle: not given to the extractor now
+    assert not unread.same_parses(top, ["gone.py"], {**recorded, "printed": {"gone.py": "0" * 40}})
+    assert not unread.same_parses(top, ["one.py"], {**recorded, "max_size": 10})
+    assert not unread.same_parses(top, ["one.py"], {**recorded, "full": {}})
+    assert unread.same_parses(top, [], recorded)
+
+
+def test_with_earlier_prints_keeps_a_few_contents_per_file() -> None:
+    earlier = {"a.py": {f"{i}": "p" for i in range(1, 9)}, "gone.py": {"x": "p"}}
+    row = (b"", marshal.dumps({"prints": earlier}), b"")
+    merged = unread.with_earlier_prints({"a.py": {"0": "q", "2": "q"}, "b.py": {"9": "p"}}, row)
+    assert merged == {"a.py": {"0": "q", "2": "q", "1": "p", "3": "p"}, "b.py": {"9": "p"}}
+    assert len(merged["a.py"]) == unread.HELD_CONTENTS
+    assert unread.with_earlier_prints({"a.py": {"0": "q"}}, None) == {"a.py": {"0": "q"}}
+    assert unread.with_earlier_prints({"a.py": {"0": "q"}}, (b"", b"garbage", b"")) == {"a.py": {"0": "q"}}
+
+
+def test_a_parse_pickles_to_the_same_bytes_in_every_process(tmp_path: Path) -> None:
+    """What `same_parses` rests on: equal parses, equal pickles, whatever the hash seed (the set of
+    imports that hint at the client package is kept sorted)."""
+    source = tmp_path / "consumer.py"
+    source.write_text(
+        "from rocketmq.client import ConsumeStatus, PushConsumer, ReceivedMessage, TransactionMQProducer\n"
+        + CONSUMER.format(tags="TagA").split("\n", 1)[1],
+        encoding="utf-8",
+    )
+    script = (
+        "import hashlib, pickle, sys\n"
+        "from subguard.extract.python.parse import parse_full\n"
+        "facts = parse_full('consumer.py', open(sys.argv[1], 'rb').read())\n"
+        "print(len(facts.evidence), hashlib.sha1(pickle.dumps(facts, pickle.HIGHEST_PROTOCOL)).hexdigest())\n"
+    )
+    out = {
+        subprocess.run(
+            [sys.executable, "-c", script, str(source)],
+            env={**os.environ, "PYTHONHASHSEED": str(seed)},
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=True,
+        ).stdout
+        for seed in range(1, 6)
+    }
+    assert len(out) == 1
+    assert int(next(iter(out)).split()[0]) >= 2  # a set whose order a hash seed would change

@@ -219,6 +219,18 @@ class ContentCache:
         self._dirty = True
         return value
 
+    def prints(self, kind: str) -> dict[str, tuple[str, str]]:
+        """Path -> (sha1 of its bytes, sha1 of the pickled parse) of each parse of `kind` this run
+        asked the memo for and the cache holds: equal parse digests, equal parses (a parse pickles
+        to the same bytes in every process)."""
+        parses = self.parses
+        out: dict[str, tuple[str, str]] = {}
+        for key in self._used:
+            blob = parses.get(key) if key[0] == kind else None
+            if blob is not None:
+                out[key[1]] = (key[2], sha1(blob))
+        return out
+
     def ahead(self, maker: str) -> Any:
         """What a resident server made ahead of this cache's state (`LoadedState.ahead`), or None."""
         self.stats  # noqa: B018 - loads the per-file state

@@ -34,6 +34,14 @@ NEEDLES: dict[str, tuple[bytes, ...]] = {
 }
 
 
+# name -> (the memo kind of its full parse, the byte strings of which a file must hold one to be
+# parsed in full) for an extractor whose output for a file it was given and parsed in full follows
+# from that parse alone (what it reads of other files is recorded apart: `Looked`). The run memo
+# replays an edit of such a file that leaves its parse as it was (`subguard.scan.unread.same_parses`).
+PARSED_IN_FULL: dict[str, tuple[str, tuple[bytes, ...]]] = {
+    "python": ("python", (b"PushConsumer", b"PullConsumer", b"SimpleConsumer")),
+}
+
 # name -> the endings of the file names the extractor claims, for one whose claim is by ending alone:
 # the repository's paths with them are listed once per scan, and ahead by a resident server for a
 # tree it watches (`subguard.scan.discover.Index.ending`)

@@ -28,7 +28,7 @@ from subguard.core.kept import serving as kept_for_runs
 from subguard.core.limits import FileFailure, describe, gc_paused, guard_memo, scrub
 from subguard.core.model import WAIVER_PATTERN, Consumer, Deployment, FileRecord, FileStatus, Finding
 from subguard.deploy.service import ModuleRoots, attribute, know_roots, module_roots
-from subguard.extract import NEEDLES, REGISTRY, load_extractors
+from subguard.extract import NEEDLES, PARSED_IN_FULL, REGISTRY, load_extractors
 from subguard.extract.base import Extractor, ExtractResult, RepoContext, SourceFile, no_keep, no_last, no_memo
 from subguard.scan import globs, passedover, pathlists, watch
 from subguard.scan.discover import Candidate, Index, discover, excluded_record, index, made_indexes, read_limited
@@ -72,6 +72,9 @@ class ScanResult:
     # the parsed and failed files whose content holds the inline waivers' needle, when the scan
     # searched them (None: not searched, read them); never part of equality
     marked: frozenset[str] | None = field(default=None, compare=False)
+    # path -> (sha1 of its bytes, sha1 of its parse) of the files whose parse is all the run took from
+    # them (`parse_prints`); never part of equality
+    prints: Mapping[str, tuple[str, str]] = field(default_factory=dict, compare=False)
 
     def read_files(self) -> tuple[FileRecord, ...]:
         """The records of the files an extractor parsed or failed on (not skipped), in order: one
@@ -371,7 +374,33 @@ def _scan_files(
         digest=inc.digest(registry.names, repo, unread) if inc is not None and file_records else "",
         looked=looked,
         marked=marked,
+        prints=parse_prints(live, records, looked, marked) if live is not None and file_records else {},
     )
+
+
+def parse_prints(
+    cache: ContentCache, records: Mapping[str, FileRecord], looked: Looked, marked: frozenset[str] | None
+) -> dict[str, tuple[str, str]]:
+    """Path -> (sha1 of its bytes, sha1 of its parse) of each file an extractor was given and parsed in
+    full this run (`PARSED_IN_FULL`) that no extractor read besides and that holds no inline waiver:
+    an edit that leaves such a file's parse as it was leaves the run's output as it was
+    (`subguard.scan.unread.same_parses`). Empty when the scan did not search for waivers."""
+    if marked is None:
+        return {}
+    out: dict[str, tuple[str, str]] = {}
+    for name, (kind, _) in PARSED_IN_FULL.items():
+        for path, pair in cache.prints(kind).items():
+            rec = records.get(path)
+            if (
+                rec is not None
+                and rec.status is FileStatus.PARSED
+                and rec.extractor == name
+                and not rec.reason
+                and path not in looked.read
+                and path not in marked
+            ):
+                out[path] = pair
+    return out
 
 
 def _release(*_objects: object) -> None:

@@ -340,11 +340,21 @@ def _aside(memo: str, token: object) -> list[Any]:
     return kept["roots"] if kept is not None and kept.get("token") == token else []
 
 
+def aside_roots(memo: str) -> list[Any]:
+    """The roots of the aside last written beside `memo`, whatever entry it belonged to: the parse
+    digests a new entry keeps of the same files' earlier contents (`unread.with_earlier_prints`)."""
+    kept = read_entry(aside_path(memo))
+    roots = kept.get("roots") if kept is not None else None
+    return roots if isinstance(roots, list) else []
+
+
 def _only_unread_edits(root: dict[str, Any], aside: object) -> bool:
     """Whether the root differs from its recorded listing only by edits the run would not see: the
     same entries, and each entry that changed a regular file of the size limit that the run skipped
     for want of its extractor's needles (read by no extractor, cited by no finding), and that still
-    holds none of them, nor anything an extractor searched other files for (`unread.untouched`)."""
+    holds none of them, nor anything an extractor searched other files for (`unread.untouched`), or
+    that the run parsed in full and took nothing else from, and whose bytes are the same or parse to
+    what they parsed to then (`unread.same_parses`)."""
     taken = _TAKEN.get(_taken_key(root["path"], root["exclude"], root["globs"]))
     if not isinstance(aside, tuple) or len(aside) != 3 or taken is None or taken[3] is None:
         return False
@@ -356,10 +366,14 @@ def _only_unread_edits(root: dict[str, Any], aside: object) -> bool:
     kept = marshal.loads(recorded)
     parsed = kept.get("parsed") or {}
     CHANGED[top] = (changed, parsed, kept.get("max_size") or 0)
-    if any(rel in parsed for rel in changed):  # an edited file the run parsed: it runs (no file list loaded)
+    edited = [rel for rel in changed if rel in parsed]
+    if edited and not unread.same_parses(top, edited, kept):  # a parse that changed: it runs (no file list loaded)
         return False
+    others = [rel for rel in changed if rel not in parsed]
+    if not others:
+        return True
     kept["paths"] = marshal.loads(unread_paths)
-    return unread.untouched(top, changed, kept)
+    return unread.untouched(top, others, kept)
 
 
 def replay(argv: Sequence[str]) -> int | None:

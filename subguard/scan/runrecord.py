@@ -10,7 +10,7 @@ import io
 import marshal
 import os
 import sys
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TextIO
@@ -114,12 +114,15 @@ class Recorder:
 
     def _store(self, code: int) -> None:
         path = runmemo.memo_path(self.argv)
+        earlier = runmemo.aside_roots(path)
         aside: list[tuple[bytes, bytes, bytes] | None] = []
-        for root, kept in zip(self.roots, self.listings):
+        for i, (root, kept) in enumerate(zip(self.roots, self.listings)):
             recorded = self.unread.get(root["path"])
             blob = unread.snapshot(kept) if recorded else None
             # the unread files apart: a replay after an edit of a file the run parsed never loads them
             rest = {k: v for k, v in recorded.items() if k != "paths"} if recorded else {}
+            if rest.get("prints") and i < len(earlier):  # with what the same files' earlier contents parsed to
+                rest["prints"] = unread.with_earlier_prints(rest["prints"], earlier[i])
             paths = recorded.get("paths", {}) if recorded else {}
             aside.append((blob, marshal.dumps(rest), marshal.dumps(paths)) if blob is not None else None)
         token = ""
@@ -189,11 +192,17 @@ def note_unread(
     patterns: Iterable[bytes],
     max_size: int,
     parsed: dict[str, str],
+    prints: Mapping[str, tuple[str, str]] | None = None,
+    full: Mapping[str, tuple[str, tuple[bytes, ...]]] | None = None,
+    waiver: bytes = b"",
 ) -> None:
     """After the scan of `root`: the files the run skipped for want of needles and did not otherwise
     use (path -> extractor), each extractor's needles, the patterns extractors searched other files
-    for and the size limit (`subguard.scan.unread`), and the files extractors parsed (path ->
-    extractor: `subguard.scan.ahead` parses them ahead after an edit)."""
+    for and the size limit (`subguard.scan.unread`), the files extractors parsed (path ->
+    extractor: `subguard.scan.ahead` parses them ahead after an edit), and of those whose parse is
+    all the run took from them, the digest of their bytes and of that parse (path -> (sha1, sha1):
+    `subguard.scan.extraction.parse_prints`), with what a file must still hold to be parsed in full
+    (`full`: `subguard.extract.PARSED_IN_FULL`) and the inline waivers' pattern it must not match."""
     if ACTIVE is not None and (paths or parsed):
         recorded = {
             "paths": paths,
@@ -201,6 +210,10 @@ def note_unread(
             "patterns": sorted(patterns),
             "max_size": max_size,
             "parsed": parsed,
+            "full": {name: list(wanted) for name, (_, wanted) in (full or {}).items()},
+            "waiver": waiver,
+            "printed": {path: digest for path, (digest, _) in (prints or {}).items()},
+            "prints": {path: {digest: parse} for path, (digest, parse) in (prints or {}).items()},
         }
         ACTIVE.note_unread(root, recorded)
 

@@ -10,6 +10,14 @@ files for. The replay compares the listing now with the recorded one (`changed_e
 only entries that changed are such files, still regular, within the size limit, and still holding no
 needle and matching no searched pattern (`untouched`), the memo stands.
 
+An edit of a consumer file can leave the run as blind: a comment, a blank line or code moved within
+a line changes no position or name the parse keeps, and undoing an edit, switching branches or
+pre-commit stashing what is not staged brings back bytes a recent run parsed. The record keeps, for
+each file an extractor parsed in full and took nothing else from, the digest of its bytes and of
+their parse, and those of the same file's last few contents (`with_earlier_prints`); an edit that
+gives bytes whose parse the record knows to be the same (`same_parses`) leaves the memo standing. A
+new content's parse is not known until a run parses it: that edit runs for real.
+
 Nothing is written back: a later run compares against the same recorded listing and reads the edited
 files again, so a second edit of one of them is never missed. Standard library only, like
 `subguard.scan.runmemo`, which loads this module.
@@ -26,6 +34,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from typing import Any
 
+HELD_CONTENTS = 4  # a file's contents whose parse digests a record keeps (`with_earlier_prints`)
 MOST_EDITS = 64  # more changed entries than this: run for real (reading them all costs more than it saves)
 _READ_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
 
@@ -118,6 +127,68 @@ def untouched(top: str, changed: Sequence[str], recorded: dict[str, Any]) -> boo
         if data is None or any(n in data for n in wanted) or any(rx.search(data) for rx in searched):
             return False
     return True
+
+
+def same_parses(top: str, changed: Sequence[str], recorded: dict[str, Any]) -> bool:
+    """Whether each changed path is a file the recorded run parsed in full and took nothing else from
+    (`subguard.scan.extraction.parse_prints`), and still is: regular, within the size limit, holding
+    one of its extractor's needles and one of those of a full parse and no inline waiver (what the
+    extractors search other files for is never searched in a file parsed in full); and whose bytes
+    are the ones the run parsed, or bytes the same file held before that parsed to the same
+    (`with_earlier_prints`): a parse pickles to the same bytes in every process, so equal digests
+    are equal parses, and the run's output follows."""
+    tables = [recorded.get(key) for key in ("printed", "prints", "parsed", "needles", "full")]
+    most, waiver = recorded.get("max_size"), recorded.get("waiver")
+    if not all(isinstance(table, dict) for table in tables) or not isinstance(most, int):
+        return False
+    printed, prints, parsed, needles, full = (table or {} for table in tables)
+    if not isinstance(waiver, bytes) or not waiver:
+        return False
+    import hashlib
+    import re
+
+    try:
+        marked = re.compile(waiver).search
+    except (re.error, TypeError):
+        return False
+    for rel in changed:
+        name, digest, contents = parsed.get(rel), printed.get(rel), prints.get(rel)
+        wanted, deep = needles.get(name), full.get(name)
+        if not (digest and isinstance(contents, dict) and wanted and deep):
+            return False
+        then = contents.get(digest)
+        data = read_regular(f"{top}/{rel}", most)
+        if then is None or data is None or not any(n in data for n in wanted) or not any(n in data for n in deep):
+            return False
+        if marked(data):
+            return False
+        now = hashlib.sha1(data).hexdigest()
+        if now != digest and contents.get(now) != then:
+            return False
+    return True
+
+
+def with_earlier_prints(now: dict[str, dict[str, str]], earlier: Any) -> dict[str, dict[str, str]]:
+    """`now` (path -> {sha1 of its bytes: sha1 of its parse}, this run's) with the digests the record
+    before kept for the same paths (`earlier`: its aside row of the same root), newest first, at most
+    `HELD_CONTENTS` per path: an edit back to a content a recent run parsed (an undo, a branch switch,
+    pre-commit stashing what is not staged) is replayed (`same_parses`)."""
+    try:
+        old = marshal.loads(earlier[1]).get("prints") if isinstance(earlier, tuple) and len(earlier) == 3 else None
+    except (EOFError, ValueError, TypeError, AttributeError):
+        old = None
+    if not isinstance(old, dict):
+        return now
+    out: dict[str, dict[str, str]] = {}
+    for path, contents in now.items():
+        merged = dict(contents)
+        before = old.get(path)
+        for digest, parse in before.items() if isinstance(before, dict) else ():
+            if len(merged) >= HELD_CONTENTS:
+                break
+            merged.setdefault(digest, parse)
+        out[path] = merged
+    return out
 
 
 def read_regular(path: str, most: int) -> bytes | None:

@@ -29,8 +29,8 @@ from subguard.cli.commands.common import InputError, config_mismatch, load_or_fa
 from subguard.core import afterwards
 from subguard.core.cache import user_cache_dir
 from subguard.core.config import Config, config_lookups
-from subguard.core.model import FileStatus, Finding, RuleDoc
-from subguard.extract import NEEDLES
+from subguard.core.model import WAIVER_PATTERN, FileStatus, Finding, RuleDoc
+from subguard.extract import NEEDLES, PARSED_IN_FULL
 from subguard.report import FORMATS, ReportContext, Root, render, summary_line, use_color
 from subguard.rules import baseline as baseline_mod
 from subguard.rules import code_scope
@@ -208,14 +208,23 @@ def _note_inputs(
 def _note_unread(
     roots: Sequence[str], results: Sequence[ScanResult], findings: Sequence[Finding], config: Config
 ) -> None:
-    """Tell the run memo which files of each root this run did not see (`subguard.scan.unread`)."""
+    """Tell the run memo which files of each root this run did not see, and those whose parse is all
+    it took from them (`subguard.scan.unread`)."""
     if runrecord.ACTIVE is None or len(roots) != len(results):
         return
     cited = {f.location.path for f in findings} | {r.location.path for f in findings for r in f.related}
     for root, result in zip(roots, results):
         parsed = {r.path: r.extractor for r in result.read_files() if r.status is FileStatus.PARSED and r.extractor}
         runrecord.note_unread(
-            root, unread_files(result, cited), NEEDLES, result.looked.patterns, config.max_file_size, parsed
+            root,
+            unread_files(result, cited),
+            NEEDLES,
+            result.looked.patterns,
+            config.max_file_size,
+            parsed,
+            result.prints,
+            PARSED_IN_FULL,
+            WAIVER_PATTERN,
         )
 
 

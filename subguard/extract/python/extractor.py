@@ -16,7 +16,7 @@ import re
 from collections.abc import Sequence
 
 from subguard.core.model import ClientFamily, FileRecord, FileStatus
-from subguard.extract import NEEDLES
+from subguard.extract import NEEDLES, PARSED_IN_FULL
 from subguard.extract import SUFFIXES as EXTRACTOR_SUFFIXES
 from subguard.extract.base import ExtractResult, RepoContext, SourceFile, content_digests
 from subguard.extract.python.attrs import parse_attrs
@@ -30,7 +30,7 @@ LOADED_FOR_CALLS = "loaded to find factory call sites"
 LOADED_FOR_VALUES = "loaded to resolve values (base classes, command-line options)"
 NO_CONSUMER_CLASS = "names no consumer class (constants only)"
 # A full parse (names, positions; ~3x a plain libcst parse) only for files that name a consumer class.
-CONSUMER_NEEDLES = (b"PushConsumer", b"PullConsumer", b"SimpleConsumer")
+CONSUMER_NEEDLES = PARSED_IN_FULL["python"][1]
 SUFFIXES = EXTRACTOR_SUFFIXES["python"]  # the files the extractor claims
 
 _DEPENDENCY_FILES = re.compile(

@@ -6,7 +6,7 @@ The per-file parse (`py_parse`) turns source into these records; the per-repo li
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 Scalar = str | int | float | bool | None
 
@@ -235,7 +235,8 @@ class ModuleFacts:
     methods: tuple[MethodCall, ...] = ()
     calls: tuple[FuncCall, ...] = ()
     options: tuple[Option, ...] = ()  # argparse options added in this module
-    evidence: frozenset[str] = field(default_factory=frozenset)  # names hinting at the client package
+    # names hinting at the client package, sorted: a parse pickles to the same bytes in every process
+    evidence: tuple[str, ...] = ()
     full: bool = True  # False for the light (constants-only) parse
 
 

@@ -727,7 +727,7 @@ class Linker:
             return ClientFamily.PYTHON_NATIVE_4X
         evidence = set(inst.module.evidence)
         for e in inst.events:
-            evidence |= e.module.evidence
+            evidence.update(e.module.evidence)
         old, new = bool(evidence & ROCKETMQ_04_IMPORTS), bool(evidence & NATIVE_IMPORTS)
         if old != new:
             return ClientFamily.PYTHON_ROCKETMQ_04 if old else ClientFamily.PYTHON_NATIVE_4X

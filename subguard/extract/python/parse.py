@@ -1109,7 +1109,7 @@ class _Collector:
             calls=tuple(self.calls),
             options=tuple(self.options),
             bases=tuple(self.bases.items()),
-            evidence=frozenset(self.evidence),
+            evidence=tuple(sorted(self.evidence)),
             full=True,
         )
 
