@@ -5,8 +5,8 @@
 Each checkout is installed as `check_speed.py` installs it (not editable, its own cache and user
 cache). Every round runs, alternating between the checkouts: a cold check (caches emptied), a warm
 check (the run memo answers), then `--edits` edits of `check_speed.edit_target(TREE)` (a line added,
-then taken away again; with `--fresh`, a comment never written before added instead: the run memo
-cannot replay it), each followed by one check of each checkout: many edits measure the steady
+then taken away again; with `--fresh`, a comment never written before added instead; with
+`--subscription`, a tag never written before added to the first subscription), each followed by one check of each checkout: many edits measure the steady
 state of a day's commits, where the content cache's appended log has grown and been folded into its
 snapshot again (`subguard.core.cache`). Which checkout goes first
 alternates from round to round and edit to edit. Prints, per checkout and kind, the median, lowest
@@ -46,8 +46,10 @@ def main() -> int:
     ap.add_argument("checkouts", nargs=2)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--edits", type=int, default=3, help="edits (each checked by both checkouts) per round")
-    ap.add_argument(
-        "--fresh", action="store_true", help="each edit adds a comment never written before (no run memo replay)"
+    kind = ap.add_mutually_exclusive_group()
+    kind.add_argument("--fresh", action="store_true", help="each edit adds a comment never written before")
+    kind.add_argument(
+        "--subscription", action="store_true", help="each edit adds a tag never written before to a subscription"
     )
     args = ap.parse_args()
     tree = args.tree.resolve()
@@ -85,14 +87,17 @@ def main() -> int:
                 read_tree()
                 times.setdefault((n, "warm"), []).append(run(cmd, env))
             for e in range(args.edits):
-                if args.fresh:  # bytes no run has parsed: the run after them is a real one
+                if args.fresh:  # bytes no run has parsed: parsed, then replayed when the parse is the same
                     target.write_bytes(original + b"# edit %d of round %d, bench run %d\n" % (e, r, os.getpid()))
+                elif args.subscription:  # another parse: the consumer's group judged anew
+                    target.write_bytes(check_speed.subscription_edit(original, r * args.edits + e) or original)
                 else:
                     target.write_bytes(original + b"\n" if target.read_bytes() == original else original)
                 time.sleep(0.15)  # past the run memo's racy window
                 for n, (_, env, cmd) in order if e % 2 == 0 else order[::-1]:
                     read_tree()
-                    times.setdefault((n, "new edit" if args.fresh else "1 edit"), []).append(run(cmd, env))
+                    label = "new edit" if args.fresh else "tag edit" if args.subscription else "1 edit"
+                    times.setdefault((n, label), []).append(run(cmd, env))
     finally:
         target.write_bytes(original)
         os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns))

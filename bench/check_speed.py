@@ -8,7 +8,8 @@ subguard reads once `site-packages` and `__pycache__` are left out, as always).
 Runs, several rounds each: `subguard check` cold (content cache, parsed-policy cache, impact memo
 and run memo emptied), `subguard check` warm (caches filled, nothing changed: the run memo answers),
 `subguard check` after one edit of a file that mentions rocketmq (a blank line added, then taken
-away: after the first round both contents' parses are cached), the same with a new comment each
+away: after the first round both contents' parses are known, and the run memo replays the run, as
+after an undo or pre-commit's stash: `subguard.scan.unread.same_parses`), the same with a new comment each
 round (bytes never parsed before: the parse is needed, `subguard.scan.ahead` takes it off the
 critical path when a second core is free), the same with a tag never written before added to the
 file's first subscription each round (its consumer's record changes, so its group is judged and
@@ -349,9 +350,10 @@ def main() -> int:
         )
         floor = f"; its floor, start + listing + the file's parse: {parsed[0] / ruff_r[0]:.2f}" if parsed else ""
         print(
-            f"ratio 1 edit/ruff: {edited[0] / ruff_r[0]:.2f} (a pre-commit run after editing one consumer file{floor})"
+            f"ratio 1 edit/ruff: {edited[0] / ruff_r[0]:.2f} (a pre-commit run after editing one consumer file"
+            " back to bytes a recent run parsed)"
         )
-        print(f"ratio 1 new edit/ruff: {fresh[0] / ruff_r[0]:.2f} (bytes never parsed before: no parse from the cache)")
+        print(f"ratio 1 new edit/ruff: {fresh[0] / ruff_r[0]:.2f} (bytes never parsed before: the file parsed{floor})")
         if subscription:
             print(
                 f"ratio 1 subscription edit/ruff: {subscription[0] / ruff_r[0]:.2f} (a tag added: its group judged anew)"

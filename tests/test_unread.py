@@ -78,19 +78,40 @@ def repo(tmp_path: Path, request: pytest.FixtureRequest) -> Path:
     return root
 
 
-def _check(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def _memos(repo: Path) -> list[tuple[str, int, int]]:
+    """The run memo's entries as a run leaves them: a real run writes its entry anew, a replay never."""
+    runs = repo.parent / "xdg" / "subguard" / "runs"
+    return sorted((p.name, p.stat().st_ino, p.stat().st_mtime_ns) for p in runs.glob("*.memo"))
+
+
+class _Run(subprocess.CompletedProcess[str]):
+    replayed: bool
+
+
+def _check(repo: Path, *args: str) -> _Run:
     env = {**os.environ, "XDG_CACHE_HOME": str(repo.parent / "xdg"), "NO_COLOR": "1"}
     env.pop("SUBGUARD_CACHE_DIR", None)
     env.pop("SUBGUARD_NO_RUN_MEMO", None)
     cmd = [sys.executable, "-X", "importtime", "-m", "subguard", "check", ".", "--no-simulate", "--format", "json"]
-    return subprocess.run([*cmd, *args], cwd=repo, capture_output=True, text=True, timeout=120, env=env, check=False)
+    before = _memos(repo)
+    proc = subprocess.run([*cmd, *args], cwd=repo, capture_output=True, text=True, timeout=120, env=env, check=False)
+    run = _Run(proc.args, proc.returncode, proc.stdout, proc.stderr)
+    run.replayed = "subguard.scan.runmemo" in proc.stderr and _memos(repo) == before
+    return run
 
 
-def _replayed(proc: subprocess.CompletedProcess[str]) -> bool:
-    return "subguard.scan.runmemo" in proc.stderr and "subguard.rules.engine" not in proc.stderr
+def _replayed(proc: _Run) -> bool:
+    """Answered from the memo: at once, or once the parses made ahead confirmed it
+    (`runmemo.confirm`); either way the entry is not written anew."""
+    return proc.replayed
 
 
-def _recorded(repo: Path) -> subprocess.CompletedProcess[str]:
+def _at_once(proc: _Run) -> bool:
+    """Replayed before the engine loaded."""
+    return proc.replayed and "subguard.rules.engine" not in proc.stderr
+
+
+def _recorded(repo: Path) -> _Run:
     first = _check(repo)
     assert first.returncode in (0, 1), first.stderr
     time.sleep(TICK)  # the fixture's files are far enough back: the run is memoised
@@ -109,8 +130,8 @@ def test_an_edit_of_ordinary_code_is_replayed(repo: Path) -> None:
     _edit(repo / "b" / "util.py", PLAIN.format(n=7) + "\n\ndef more():\n    return 1\n")
     _edit(repo / "c" / "more.py", "# reformatted\n" + PLAIN.format(n=3))
     proc = _check(repo)
-    assert _replayed(proc) and proc.stdout == first.stdout
-    assert _replayed(_check(repo))  # the recorded listing still serves: the edits are read again
+    assert _at_once(proc) and proc.stdout == first.stdout
+    assert _at_once(_check(repo))  # the recorded listing still serves: the edits are read again
 
 
 @pytest.mark.parametrize(
@@ -174,24 +195,29 @@ def test_added_removed_oversized_and_linked_files_run_for_real(repo: Path) -> No
 
 def test_an_edit_that_leaves_a_consumer_files_parse_is_replayed(repo: Path) -> None:
     """A comment, a touch, an undo: the parse the run took from the file is the same, and so is the
-    run; a content no run has parsed yet runs for real once (then it is known)."""
+    run. Bytes the record knows replay at once; new bytes once the parse made ahead confirms them."""
     first = _recorded(repo)
-    one = repo / "a" / "one.py"
-    original = one.read_text(encoding="utf-8")
-    _edit(one, original + "# reviewed\n")  # bytes no run has parsed: it runs, and records their parse
+    one, two = repo / "a" / "one.py", repo / "b" / "two.py"
+    original, other = one.read_text(encoding="utf-8"), two.read_text(encoding="utf-8")
+    _edit(one, original + "# reviewed\n")  # new bytes: parsed ahead, the same parse
     proc = _check(repo)
-    assert not _replayed(proc) and proc.stdout == first.stdout
-    _edit(one, original)  # an undo: bytes the run before parsed, to the same parse
+    assert _replayed(proc) and not _at_once(proc) and proc.stdout == first.stdout
+    assert _at_once(_check(repo))  # what the replay learnt is kept: the same bytes need no parse
+    _edit(one, original)  # the recorded bytes
     proc = _check(repo)
-    assert _replayed(proc) and proc.stdout == first.stdout
-    _edit(one, original + "# reviewed\n")  # the recorded bytes again
-    assert _replayed(_check(repo))
+    assert _replayed(proc) and _at_once(proc) and proc.stdout == first.stdout
     os.utime(one)  # the same bytes, a new mtime
     time.sleep(TICK)
-    assert _replayed(_check(repo))
-    _edit(one, original.replace("c.start()", "c.start()  # now"))  # new bytes again: a real run
+    assert _at_once(_check(repo))
+    _edit(one, original.replace("c.start()", "c.start()  # now"))
+    _edit(two, other.replace("TagA", "TagB"))  # another parse: a real run, which records both files
+    changed = _check(repo)
+    assert not _replayed(changed) and changed.stdout == _check(repo, "--no-cache").stdout
+    _edit(two, other)  # back to bytes the record knows, with another parse: a real run
+    assert not _replayed(_check(repo))
+    _edit(one, original)  # an undo to bytes an earlier record parsed, to the recorded parse: at once
     proc = _check(repo)
-    assert not _replayed(proc) and proc.stdout == first.stdout == _check(repo, "--no-cache").stdout
+    assert _at_once(proc) and proc.stdout == first.stdout
 
 
 @pytest.mark.parametrize(
@@ -316,6 +342,8 @@ def test_with_earlier_prints_keeps_a_few_contents_per_file() -> None:
     assert merged == {"a.py": {"0": "q", "2": "q", "1": "p", "3": "p"}, "b.py": {"9": "p"}}
     assert len(merged["a.py"]) == unread.HELD_CONTENTS
     assert unread.with_earlier_prints({"a.py": {"0": "q"}}, None) == {"a.py": {"0": "q"}}
+    learnt = unread.learnt({"1": "p", "2": "p", "3": "q", "4": "p"}, "2", "9", "p")
+    assert learnt == {"2": "p", "9": "p", "1": "p", "3": "q"}  # the recorded content first, then the new one
     assert unread.with_earlier_prints({"a.py": {"0": "q"}}, (b"", b"garbage", b"")) == {"a.py": {"0": "q"}}
 
 

@@ -15,6 +15,10 @@ if TYPE_CHECKING:
     from typing import NoReturn
 
 
+# what a run loads first: imported while the parses that may confirm a replay are made (`check_here`)
+_RUN_MODULES = ("subguard.cli.main", "subguard.cli.commands.check")
+
+
 def run(argv: Sequence[str]) -> int:
     """The exit code of `subguard ARGV...`; `check` runs are replayed (`subguard.scan.runmemo`) or
     recorded (`subguard.scan.runrecord`)."""
@@ -33,7 +37,9 @@ def run(argv: Sequence[str]) -> int:
 
 def check_here(argv: Sequence[str], served: bool = False, answer: Callable[[int], None] | None = None) -> int:
     """`subguard check ...`: handed to the resident server of this install when one listens
-    (`subguard.cli.resident`), else replayed from the run memo, else run here and recorded. `served`:
+    (`subguard.cli.resident`), else replayed from the run memo (at once, or once the parses made
+    ahead confirm that edited files parse as the recorded run's: `runmemo.confirm`), else run here
+    and recorded. `served`:
     this is the run a server forked for a client (it replays, or runs, here). `answer(code)` is
     called once the run's outputs are written and before its caches and run memo are
     (`subguard.core.afterwards`)."""
@@ -57,6 +63,16 @@ def check_here(argv: Sequence[str], served: bool = False, answer: Callable[[int]
     from subguard.scan import ahead, runrecord
 
     ahead.start(runmemo.CHANGED)  # the edited consumer files, parsed on the other core meanwhile
+    if runmemo.PENDING:  # a replay those parses may confirm: the run loads meanwhile, then asks them
+        import importlib
+
+        for module in _RUN_MODULES:
+            importlib.import_module(module)
+        parsed = ahead.answered(ahead.CONFIRM_SECONDS)
+        confirmed = runmemo.confirm(ahead.parse_digest if parsed else lambda *_: None)
+        if confirmed is not None:
+            ahead.forget()
+            return confirmed
     try:
         with runrecord.recording(argv[1:]) as recorder, afterwards.deferring() as for_the_next_run:
             from subguard.cli.main import main

@@ -8,7 +8,10 @@ parses those of them the last run parsed with the Python extractor (`parse_full`
 on the same bytes as the extractor's memo), while this process imports the rest of subguard and
 scans. The parse memo (`subguard.scan.parallel.Prefetcher`) takes the child's answer for a file
 whose bytes it was given (`take`); a file that changed again, failed to parse or was never asked for
-is parsed as without this module. Standard library only: it is loaded before the CLI.
+is parsed as without this module. When the replay waits on those parses to confirm it (an edited
+consumer file whose new bytes may parse as the recorded ones: `subguard.scan.runmemo.PENDING`), the
+run asks for them once it has loaded (`answered`, `parse_digest`). Standard library only: it is
+loaded before the CLI.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ if TYPE_CHECKING:
 
 MOST_FILES = 8  # an edit larger than this is a bulk change: the extractor's own pool parses it
 KIND = "python"  # the extractor whose full parses are taken ahead, and its memo kind
+CONFIRM_SECONDS = 2.0  # how long a replay waits for the parses that may confirm it (`answered`)
 _MISSING: Any = object()
 _pending: treestamp.Pending | None = None
 _answers: dict[tuple[str, str], tuple[float, bytes]] | None = None
@@ -85,6 +89,28 @@ def take(kind: str, path: str, digest: str, seconds: float) -> Any:
     import pickle
 
     return pickle.loads(answer[1])
+
+
+def answered(seconds: float) -> bool:
+    """Whether the child has answered, waiting for it at most `seconds` (it is never stopped here:
+    a later `take` waits for it within the parse budget)."""
+    global _answers
+    if _answers is None and _pending is not None:
+        ready, _, _ = select.select([_pending.fd], [], [], seconds)
+        if ready:
+            _answers = _collect(0)
+    return _answers is not None
+
+
+def parse_digest(path: str, digest: str) -> str | None:
+    """The sha1 of the child's pickled parse of `path` when its bytes had the sha1 `digest` (what the
+    parse memo's pickle of it would be: `subguard.core.cache.ContentCache.prints`), or None."""
+    answer = _answers.get((path, digest)) if _answers is not None else None
+    if answer is None:
+        return None
+    from hashlib import sha1
+
+    return sha1(answer[1]).hexdigest()
 
 
 def missing(value: object) -> bool:

@@ -168,6 +168,13 @@ def _exclude_matcher(folder: str, globs: Sequence[Any]) -> Callable[[str], str |
 # parsed each file then and the size limit, when the replay compared them (`subguard.scan.ahead`)
 CHANGED: dict[str, tuple[list[str], dict[str, str], int]] = {}
 
+# a replay that stands once the parses ahead confirm it (`confirm`): each file whose bytes no recent
+# run parsed as (its root's index, path, sha1 of its bytes, the digest its parse must have), the entry
+# it replays, and the aside the replay read (its path and content: `confirm` adds what it learnt)
+PENDING: list[tuple[int, str, str, str]] = []
+_DEFERRED: list[dict[str, Any]] = []
+_ASIDE: list[Any] = []
+
 # listings the replay took, for the recorder of the same process (taken before the run read anything):
 # when, digest, newest ctime, and what `root_listing` kept of its entries
 _TAKEN: dict[tuple[str, tuple[str, ...], str], tuple[int, str, int, Any]] = {}
@@ -329,15 +336,21 @@ def _valid(entry: dict[str, Any], memo: str) -> bool:
             continue
         if aside is None:
             aside = _aside(memo, inputs.get("aside"))
-        if i >= len(aside) or not _only_unread_edits(root, aside[i]):
+        unknown: list[tuple[str, str, str]] = []
+        if i >= len(aside) or not _only_unread_edits(root, aside[i], unknown):
             return False
+        PENDING.extend((i, *u) for u in unknown)
     return True
 
 
 def _aside(memo: str, token: object) -> list[Any]:
     """The entry's listings and unread files by root (`aside_path`); empty when it has none."""
     kept = read_entry(aside_path(memo)) if token else None
-    return kept["roots"] if kept is not None and kept.get("token") == token else []
+    if kept is None or kept.get("token") != token:
+        return []
+    _ASIDE[:] = [aside_path(memo), kept]
+    roots: list[Any] = kept["roots"]
+    return roots
 
 
 def aside_roots(memo: str) -> list[Any]:
@@ -348,13 +361,14 @@ def aside_roots(memo: str) -> list[Any]:
     return roots if isinstance(roots, list) else []
 
 
-def _only_unread_edits(root: dict[str, Any], aside: object) -> bool:
+def _only_unread_edits(root: dict[str, Any], aside: object, unknown: list[tuple[str, str, str]]) -> bool:
     """Whether the root differs from its recorded listing only by edits the run would not see: the
     same entries, and each entry that changed a regular file of the size limit that the run skipped
     for want of its extractor's needles (read by no extractor, cited by no finding), and that still
     holds none of them, nor anything an extractor searched other files for (`unread.untouched`), or
     that the run parsed in full and took nothing else from, and whose bytes are the same or parse to
-    what they parsed to then (`unread.same_parses`)."""
+    what they parsed to then (`unread.same_parses`; those whose bytes no recent run parsed are added
+    to `unknown`)."""
     taken = _TAKEN.get(_taken_key(root["path"], root["exclude"], root["globs"]))
     if not isinstance(aside, tuple) or len(aside) != 3 or taken is None or taken[3] is None:
         return False
@@ -367,7 +381,7 @@ def _only_unread_edits(root: dict[str, Any], aside: object) -> bool:
     parsed = kept.get("parsed") or {}
     CHANGED[top] = (changed, parsed, kept.get("max_size") or 0)
     edited = [rel for rel in changed if rel in parsed]
-    if edited and not unread.same_parses(top, edited, kept):  # a parse that changed: it runs (no file list loaded)
+    if edited and not unread.same_parses(top, edited, kept, unknown):  # a parse that changed: it runs
         return False
     others = [rel for rel in changed if rel not in parsed]
     if not others:
@@ -377,15 +391,65 @@ def _only_unread_edits(root: dict[str, Any], aside: object) -> bool:
 
 
 def replay(argv: Sequence[str]) -> int | None:
-    """The exit code of a replayed run (its output already written), or None to run for real."""
+    """The exit code of a replayed run (its output already written), or None to run for real (or to
+    wait for the parses that would confirm the replay: `PENDING`, `confirm`)."""
     CHANGED.clear()
+    PENDING.clear()
+    _DEFERRED.clear()
+    _ASIDE.clear()
     if not enabled(argv):
         return None
     try:
         memo = memo_path(argv)
         entry = read_entry(memo)
         if entry is None or not _valid(entry, memo):
+            PENDING.clear()
             return None
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        PENDING.clear()
+        return None
+    if PENDING:
+        _DEFERRED.append(entry)
+        return None
+    return _answer(entry)
+
+
+def confirm(parse_digest: Callable[[str, str], str | None]) -> int | None:
+    """The exit code of the replay `replay` left waiting, now that `parse_digest(path, sha1 of its
+    bytes)` gives the digest of each pending file's parse (None: not parsed): replayed when each is the
+    one the recorded run's parse had, else None (and the run runs). A replayed run's aside keeps what
+    it learnt (`unread.learnt`): the same bytes replay at once next time."""
+    entry = _DEFERRED[0] if _DEFERRED and PENDING else None
+    pending = list(PENDING)
+    PENDING.clear()
+    _DEFERRED.clear()
+    if entry is None or not all(parse_digest(path, now) == then for _, path, now, then in pending):
+        return None
+    code = _answer(entry)
+    if code is not None and _ASIDE:
+        try:
+            _learn(pending)
+        except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError, EOFError):
+            pass  # the memo is an optimisation: the next run parses those bytes again
+    return code
+
+
+def _learn(pending: Sequence[tuple[int, str, str, str]]) -> None:
+    """The aside the replay read, written again with each confirmed file's new bytes known."""
+    path, kept = _ASIDE
+    roots = list(kept["roots"])
+    for i in sorted({p[0] for p in pending}):
+        blob, recorded, unread_paths = roots[i]
+        rest = marshal.loads(recorded)
+        for _, rel, now, then in (p for p in pending if p[0] == i):
+            rest["prints"][rel] = unread.learnt(rest["prints"][rel], rest["printed"][rel], now, then)
+        roots[i] = (blob, marshal.dumps(rest), unread_paths)
+    write_entry(path, {**kept, "roots": roots})
+
+
+def _answer(entry: dict[str, Any]) -> int | None:
+    """The recorded run's files rewritten where they differ, its streams printed: its exit code."""
+    try:
         for target, text in entry["outputs"]["files"].items():
             if _read(target) != text:
                 with open(target, "w", encoding="utf-8", errors="backslashreplace") as fh:

@@ -10,13 +10,14 @@ files for. The replay compares the listing now with the recorded one (`changed_e
 only entries that changed are such files, still regular, within the size limit, and still holding no
 needle and matching no searched pattern (`untouched`), the memo stands.
 
-An edit of a consumer file can leave the run as blind: a comment, a blank line or code moved within
-a line changes no position or name the parse keeps, and undoing an edit, switching branches or
-pre-commit stashing what is not staged brings back bytes a recent run parsed. The record keeps, for
-each file an extractor parsed in full and took nothing else from, the digest of its bytes and of
-their parse, and those of the same file's last few contents (`with_earlier_prints`); an edit that
-gives bytes whose parse the record knows to be the same (`same_parses`) leaves the memo standing. A
-new content's parse is not known until a run parses it: that edit runs for real.
+An edit of a consumer file can leave the run as blind, when the file's parse is what it was: a
+`touch`, a comment edited in place or added after the last line. Undoing an edit, switching back to
+a branch or pre-commit stashing what is not staged brings back bytes a recent run parsed. The record
+keeps, for each file an extractor parsed in full and took nothing else from, the digest of its bytes
+and of their parse, and those of the same file's last few contents (`with_earlier_prints`); an edit
+that gives bytes whose parse the record knows to be the recorded one (`same_parses`) leaves the memo
+standing. The parse of bytes no recent run parsed is not known without parsing them: that edit runs
+for real.
 
 Nothing is written back: a later run compares against the same recorded listing and reads the edited
 files again, so a second edit of one of them is never missed. Standard library only, like
@@ -28,6 +29,11 @@ from __future__ import annotations
 import marshal
 import os
 import stat
+
+try:  # hashlib would load OpenSSL (~10 ms) for a digest the interpreter has built in
+    from _sha1 import sha1
+except ImportError:  # pragma: no cover - an interpreter built without it
+    from hashlib import sha1
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -129,14 +135,18 @@ def untouched(top: str, changed: Sequence[str], recorded: dict[str, Any]) -> boo
     return True
 
 
-def same_parses(top: str, changed: Sequence[str], recorded: dict[str, Any]) -> bool:
+def same_parses(
+    top: str, changed: Sequence[str], recorded: dict[str, Any], unknown: list[tuple[str, str, str]] | None = None
+) -> bool:
     """Whether each changed path is a file the recorded run parsed in full and took nothing else from
     (`subguard.scan.extraction.parse_prints`), and still is: regular, within the size limit, holding
     one of its extractor's needles and one of those of a full parse and no inline waiver (what the
     extractors search other files for is never searched in a file parsed in full); and whose bytes
     are the ones the run parsed, or bytes the same file held before that parsed to the same
     (`with_earlier_prints`): a parse pickles to the same bytes in every process, so equal digests
-    are equal parses, and the run's output follows."""
+    are equal parses, and the run's output follows. With `unknown`, a file whose bytes no recent run
+    parsed passes too, and (path, sha1 of its bytes, the digest its parse must have) is added to it:
+    the memo stands if the parses ahead confirm them (`subguard.scan.runmemo.confirm`)."""
     tables = [recorded.get(key) for key in ("printed", "prints", "parsed", "needles", "full")]
     most, waiver = recorded.get("max_size"), recorded.get("waiver")
     if not all(isinstance(table, dict) for table in tables) or not isinstance(most, int):
@@ -144,7 +154,6 @@ def same_parses(top: str, changed: Sequence[str], recorded: dict[str, Any]) -> b
     printed, prints, parsed, needles, full = (table or {} for table in tables)
     if not isinstance(waiver, bytes) or not waiver:
         return False
-    import hashlib
     import re
 
     try:
@@ -162,8 +171,13 @@ def same_parses(top: str, changed: Sequence[str], recorded: dict[str, Any]) -> b
             return False
         if marked(data):
             return False
-        now = hashlib.sha1(data).hexdigest()
-        if now != digest and contents.get(now) != then:
+        now = sha1(data).hexdigest()
+        if now == digest:
+            continue
+        parse = contents.get(now)
+        if parse is None and unknown is not None:
+            unknown.append((rel, now, then))
+        elif parse != then:
             return False
     return True
 
@@ -189,6 +203,17 @@ def with_earlier_prints(now: dict[str, dict[str, str]], earlier: Any) -> dict[st
             merged.setdefault(digest, parse)
         out[path] = merged
     return out
+
+
+def learnt(contents: dict[str, str], printed: str, now: str, parse: str) -> dict[str, str]:
+    """A file's known contents (`with_earlier_prints`) with bytes `now` whose parse was found to be
+    `parse`: after the recorded content, before the earlier ones, at most `HELD_CONTENTS`."""
+    merged = {printed: contents[printed], now: parse}
+    for digest, other in contents.items():
+        if len(merged) >= HELD_CONTENTS:
+            break
+        merged.setdefault(digest, other)
+    return merged
 
 
 def read_regular(path: str, most: int) -> bytes | None:
