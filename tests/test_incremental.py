@@ -179,9 +179,11 @@ class Editor:
         self.broken: Path | None = None
         self.saved = ""
         self.counter = 100
+        self.before: tuple[Path, str] | None = None  # a file's content before the last write, for `undo`
 
     def write(self, path: Path, text: str) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
+        self.before = (path, path.read_text(encoding="utf-8")) if path.is_file() else None
         path.write_text(text, encoding="utf-8")
         self.clock += 1_000_000_000
         os.utime(path, ns=(self.clock, self.clock))
@@ -209,8 +211,28 @@ class Editor:
             self.touch,
             self.edit_plain,
             self.edit_link,
+            self.comment,
+            self.undo,
         ]
         return self.rng.choice(ops)()
+
+    def comment(self) -> str:
+        """A comment after a consumer file's last line, new bytes with the same parse (the run memo
+        replays once the parse made ahead confirms it, `subguard.scan.runmemo.confirm`); now and then
+        an inline waiver, which no parse keeps."""
+        path = self.rng.choice(self.files("consumer_*.py") or self.files("*.py"))
+        self.counter += 1
+        line = self.rng.choice([f"# reviewed {self.counter}\n", "# subguard: ignore[SG102] a waiver\n"])
+        self.write(path, path.read_text(encoding="utf-8") + line)
+        return f"comment {path.name}"
+
+    def undo(self) -> str:
+        """The last write taken back: bytes a recent run parsed (an undo, pre-commit's stash)."""
+        if self.before is None:
+            return self.touch()
+        path, text = self.before
+        self.write(path, text)
+        return f"undo {path.name}"
 
     def edit_link(self) -> str:
         """An edit of what links a consumer beyond its own module (a fixture, a test taking it, a
@@ -476,6 +498,9 @@ def test_incremental_equals_cold_over_200_random_edits_in_process(
     trusted: list[bool] = []  # whether a run after edits of files no extractor saw was replayed
     only_unread = runmemo._only_unread_edits
     monkeypatch.setattr(runmemo, "_only_unread_edits", lambda *a: trusted.append(only_unread(*a)) or trusted[-1])
+    confirmed: list[int | None] = []  # the code of each run replayed once a parse ahead confirmed it, else None
+    confirm = runmemo.confirm
+    monkeypatch.setattr(runmemo, "confirm", lambda *a: confirmed.append(code := confirm(*a)) or code)
     editor = Editor(root, seed)
     done: list[str] = []
     kinds: set[str] = set()
@@ -500,6 +525,7 @@ def test_incremental_equals_cold_over_200_random_edits_in_process(
         assert warm == cold, f"after {done[-8:]} ({len(done)} edits)"
     assert {"add", "remove", "change", "rename", "delete", "break", "fix"} <= kinds, kinds
     assert True in trusted and False in trusted, trusted  # both answers were given, and held
+    assert None in confirmed and any(c is not None for c in confirmed), confirmed  # and both after a parse ahead
     kept.forget()
     watch.forget()
     kept.serve(False)
