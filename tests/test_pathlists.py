@@ -68,7 +68,8 @@ def test_an_edit_appends_no_list_of_the_files_read(repo: Path, tmp_path: Path) -
     assert listed is not None and len(listed) > PLAIN_FILES  # the search read every Python file
     editor = Editor(repo, 0)
     consumer = repo / "svc1" / "consumer_1.py"
-    editor.write(consumer, consumer.read_text(encoding="utf-8") + "\n# edited\n")
+    # a new global: the file's parse changes, so the run runs (a comment alone would be replayed)
+    editor.write(consumer, consumer.read_text(encoding="utf-8") + "\nEDITED = 1\n")
     _check_here(repo, out)
     (log,) = _logs(repo)
     (frame,) = _frames(log)

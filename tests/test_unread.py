@@ -231,8 +231,9 @@ def test_an_edit_that_leaves_a_consumer_files_parse_is_replayed(repo: Path) -> N
 )
 @pytest.mark.parametrize("repo", ["folder"], indirect=True)  # the listing's two kinds: the test above
 def test_an_edit_back_to_bytes_with_another_parse_runs_for_real(repo: Path, changed: Any) -> None:
-    """Bytes the record knows, but whose parse differs from the recorded run's (or that hold an inline
-    waiver, which no parse keeps): the run after them is a real one, and prints what a cold run prints."""
+    """New bytes whose parse, made ahead, differs from the recorded run's, then bytes the record knows
+    with another parse (or bytes that hold an inline waiver, which no parse keeps): each run after
+    them is a real one, and prints what a cold run prints."""
     (repo / "b" / "two.py").write_text(CONSUMER.format(tags="TagB"), encoding="utf-8")
     first = _recorded(repo)
     one = repo / "a" / "one.py"
@@ -324,7 +325,11 @@ def test_same_parses_reads_each_changed_file(tmp_path: Path) -> None:
     assert not unread.same_parses(
         top, ["one.py"], {**recorded, "prints": {"one.py": {"0" * 40: "p", digest["one.py"]: "q"}}}
     )
-    assert not unread.same_parses(top, ["one.py"], {**recorded, "prints": {"one.py": {"0" * 40: "p"}}})  # unknown bytes
+    unknown_bytes = {**recorded, "prints": {"one.py": {"0" * 40: "p"}}}
+    assert not unread.same_parses(top, ["one.py"], unknown_bytes)
+    unknown: list[tuple[str, str, str]] = []
+    assert unread.same_parses(top, ["one.py"], unknown_bytes, unknown)  # pending a parse made ahead
+    assert unknown == [("one.py", digest["one.py"], "p")]
     assert not unread.same_parses(top, ["one.py"], {**recorded, "printed": {}})  # not parsed in full by the run
     assert not unread.same_parses(top, ["marked.py"], recorded)  # an inline waiver, in any case
     assert not unread.same_parses(top, ["light.py"], recorded)  # no consumer class: no full parse now

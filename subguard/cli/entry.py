@@ -39,10 +39,9 @@ def check_here(argv: Sequence[str], served: bool = False, answer: Callable[[int]
     """`subguard check ...`: handed to the resident server of this install when one listens
     (`subguard.cli.resident`), else replayed from the run memo (at once, or once the parses made
     ahead confirm that edited files parse as the recorded run's: `runmemo.confirm`), else run here
-    and recorded. `served`:
-    this is the run a server forked for a client (it replays, or runs, here). `answer(code)` is
-    called once the run's outputs are written and before its caches and run memo are
-    (`subguard.core.afterwards`)."""
+    and recorded. `served`: this is the run a server forked for a client (it replays, or runs,
+    here). `answer(code)` is called once the run's outputs are written and before its caches and run
+    memo are (`subguard.core.afterwards`)."""
     if not served:
         code = _serve(argv)
         if code is not None:
