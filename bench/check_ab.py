@@ -6,12 +6,12 @@ Each checkout is installed as `check_speed.py` installs it (not editable, its ow
 cache). Every round runs, alternating between the checkouts: a cold check (caches emptied), a warm
 check (the run memo answers), then `--edits` edits of `check_speed.edit_target(TREE)` (a line added,
 then taken away again; with `--fresh`, a comment never written before added instead; with
-`--subscription`, a tag never written before added to the first subscription), each followed by one check of each checkout: many edits measure the steady
-state of a day's commits, where the content cache's appended log has grown and been folded into its
-snapshot again (`subguard.core.cache`). Which checkout goes first
-alternates from round to round and edit to edit. Prints, per checkout and kind, the median, lowest
-and highest wall time and CPU seconds (the child's and its children's). On a shared machine the
-load moves during a run; alternating puts both sides under the same load.
+`--subscription`, a tag never written before added to the first subscription), each followed by one
+check of each checkout: many edits measure the steady state of a day's commits, where the content
+cache's appended log has grown and been folded into its snapshot again (`subguard.core.cache`).
+Which checkout goes first alternates from round to round and edit to edit. Prints, per checkout and
+kind, the median, lowest and highest wall time and CPU seconds (the child's and its children's). On
+a shared machine the load moves during a run; alternating puts both sides under the same load.
 A checkout older than `check_speed.install` cannot be measured (`git archive REV | tar -x -C DIR`
 gives one to compare with).
 """
