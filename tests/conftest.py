@@ -18,8 +18,9 @@ def pytest_configure(config: pytest.Config) -> None:
     """Compile subguard's modules once, before any test runs: the suite starts subguard in hundreds of
     subprocesses, and in a fresh checkout where Python writes no bytecode (PYTHONDONTWRITEBYTECODE is
     set on the development VM) each would compile every module it imports again, about half a second
-    of CPU each on a 2-core VM. The bytecode goes where Python looks for it (`__pycache__`, ignored by
-    git); a module a test changes is still compiled anew."""
+    of CPU each on a 2-core VM, until a test whose subprocesses run without that variable happens to
+    write it. The bytecode goes where Python looks for it (`__pycache__`, ignored by git); a module a
+    test changes is still compiled anew."""
     if hasattr(config, "workerinput"):  # an xdist worker: the controller did it before starting it
         return
     import compileall
