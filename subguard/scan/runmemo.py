@@ -355,8 +355,10 @@ def _aside(memo: str, token: object) -> list[Any]:
 
 def aside_roots(memo: str) -> list[Any]:
     """The roots of the aside last written beside `memo`, whatever entry it belonged to: the parse
-    digests a new entry keeps of the same files' earlier contents (`unread.with_earlier_prints`)."""
-    kept = read_entry(aside_path(memo))
+    digests a new entry keeps of the same files' earlier contents (`unread.with_earlier_prints`). The
+    one this run's replay read, when it read it (a run after an edit): not read and checked again."""
+    path = aside_path(memo)
+    kept = _ASIDE[1] if _ASIDE and _ASIDE[0] == path else read_entry(path)
     roots = kept.get("roots") if kept is not None else None
     return roots if isinstance(roots, list) else []
 

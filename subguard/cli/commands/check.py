@@ -497,7 +497,7 @@ def check(
     if revisions:
         afterwards.now()  # the base revision's scan reads the content cache this scan wrote
     change = _base_change(roots, revisions, results, config, None if no_cache else digest)
-    mismatch = config_mismatch(config_file, roots)
+    mismatch = config_mismatch(config, config_file, roots)
     notes = [mismatch] if mismatch else []
     memo = impact_memo() if config.simulate and not no_cache else None
     org = _org_check(org_map, results, config)

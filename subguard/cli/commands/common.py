@@ -29,12 +29,13 @@ def load_or_fail(config_file: str | None, paths: Sequence[str]) -> Config:
         raise InputError(str(exc)) from None
 
 
-def config_mismatch(config_file: str | None, paths: Sequence[str]) -> str | None:
-    """The warning for paths whose nearest config files differ: one config (the first path's) applies
-    to every path, where each path checked alone would get its own; None when they agree or with --config."""
+def config_mismatch(config: Config, config_file: str | None, paths: Sequence[str]) -> str | None:
+    """The warning for paths whose nearest config files differ: `config` (the first path's, from
+    `load_or_fail`) applies to every path, where each path checked alone would get its own; None when
+    they agree or with --config."""
     if config_file or len(paths) < 2:
         return None
-    first = find_config(Path(paths[0]))
+    first = Path(config.source) if config.source else None
     for path in paths[1:]:
         own = find_config(Path(path))
         if own != first:

@@ -45,7 +45,7 @@ def inventory(
             fh.write(text)
     else:
         click.echo(text, nl=False)
-    if mismatch := config_mismatch(config_file, roots):
+    if mismatch := config_mismatch(config, config_file, roots):
         click.echo(mismatch, err=True)
     if stats:
         click.echo(stats_text(results), err=True)
