@@ -15,6 +15,7 @@ import pytest
 from subguard.cli.main import main
 from subguard.scan import globs, runmemo
 from tests.report_json import all_findings
+from tests.settle import settle
 
 CONSUMER = """from rocketmq.client import PushConsumer
 
@@ -100,6 +101,7 @@ def _check(repo: Path, importtime: bool = True) -> subprocess.CompletedProcess[s
         "--stats",
     ]
     proc = subprocess.run(cmd, cwd=repo, capture_output=True, text=True, timeout=120, env=env, check=False)
+    settle(env)
     time.sleep(runmemo.RACY_NS / 1e9 + 0.05)  # the next edit is not within the listing's timestamp tick
     return proc
 

@@ -17,6 +17,7 @@ import pytest
 
 from subguard.report import FORMATS
 from tests.report_json import all_findings
+from tests.settle import settle
 
 FIXTURE = Path(__file__).parent / "fixtures" / "hostile"
 MARKER = Path("/tmp/subguard-pwned")
@@ -48,7 +49,7 @@ def hostile_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def _run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "NO_COLOR": "1"}
     env.pop("SUBGUARD_DEBUG", None)
-    return subprocess.run(
+    proc = subprocess.run(
         [sys.executable, "-m", "subguard", *args],
         cwd=cwd,
         capture_output=True,
@@ -57,6 +58,8 @@ def _run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
         env=env,
         check=False,
     )
+    settle(env)
+    return proc
 
 
 def _children_cpu() -> float:

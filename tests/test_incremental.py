@@ -25,6 +25,7 @@ import pytest
 import subguard.cli.resident.warm  # noqa: F401 - as the server: registers the run memo's kept kind
 from subguard.core import cache, kept, signing
 from subguard.scan import passedover, runmemo, watch
+from tests.settle import settle
 
 CONSTANTS = '''"""Names shared by the consumers."""
 GROUP_A = "{group_a}"
@@ -414,7 +415,9 @@ def _env(root: Path) -> dict[str, str]:
 def _check(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = _env(root)
     cmd = [sys.executable, "-m", "subguard", "check", ".", "--format", "json", "--fail-on", "none", *args]
-    return subprocess.run(cmd, cwd=root, capture_output=True, text=True, timeout=300, env=env, check=False)
+    proc = subprocess.run(cmd, cwd=root, capture_output=True, text=True, timeout=300, env=env, check=False)
+    settle(env)
+    return proc
 
 
 def _run_sequence(tmp_path: Path, seed: int, edits: int) -> None:

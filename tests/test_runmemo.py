@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from subguard.scan import runmemo, runrecord, treestamp
+from tests.settle import settle
 
 CONSUMER = """from rocketmq.client import PushConsumer
 
@@ -51,7 +52,9 @@ def _check(repo: Path, *args: str, importtime: bool = False) -> subprocess.Compl
         "--no-simulate",
         *args,
     ]
-    return subprocess.run(cmd, cwd=repo, capture_output=True, text=True, timeout=120, env=env, check=False)
+    proc = subprocess.run(cmd, cwd=repo, capture_output=True, text=True, timeout=120, env=env, check=False)
+    settle(env)
+    return proc
 
 
 def _replayed(proc: subprocess.CompletedProcess[str]) -> bool:
@@ -245,7 +248,9 @@ def test_a_root_given_as_a_link_is_checked_again_after_an_edit(repo: Path) -> No
     cmd = [sys.executable, "-m", "subguard", "check", str(link), "--no-simulate"]
 
     def run() -> subprocess.CompletedProcess[str]:
-        return subprocess.run(cmd, cwd=repo.parent, capture_output=True, text=True, timeout=120, env=env, check=False)
+        proc = subprocess.run(cmd, cwd=repo.parent, capture_output=True, text=True, timeout=120, env=env, check=False)
+        settle(env)
+        return proc
 
     assert run().returncode == 0
     time.sleep(runmemo.RACY_NS / 1e9 + 0.05)

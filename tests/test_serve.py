@@ -24,6 +24,7 @@ import pytest
 from subguard.cli.resident import address
 from subguard.cli.resident.server import ask
 from subguard.core import frames
+from tests.settle import settle
 
 # one consumer module; "{tags}" is its tag expression (shared with the cache, action and hook tests)
 CONSUMER = (Path(__file__).parent / "fixtures" / "snippets" / "order_consumer.py.tmpl").read_text(encoding="utf-8")
@@ -53,7 +54,9 @@ def _env(tmp: Path, **more: str) -> dict[str, str]:
 
 def _subguard(cwd: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     cmd = [sys.executable, "-m", "subguard", *args]
-    return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=180, env=env, check=False)
+    proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=180, env=env, check=False)
+    settle(env)
+    return proc
 
 
 class Served:

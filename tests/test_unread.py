@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 from subguard.scan import runmemo, treestamp, unread
+from tests.settle import settle
 
 CONSUMER = """from rocketmq.client import PushConsumer
 
@@ -95,6 +96,7 @@ def _check(repo: Path, *args: str) -> _Run:
     cmd = [sys.executable, "-X", "importtime", "-m", "subguard", "check", ".", "--no-simulate", "--format", "json"]
     before = _memos(repo)
     proc = subprocess.run([*cmd, *args], cwd=repo, capture_output=True, text=True, timeout=120, env=env, check=False)
+    settle(env)
     run = _Run(proc.args, proc.returncode, proc.stdout, proc.stderr)
     run.replayed = "subguard.scan.runmemo" in proc.stderr and _memos(repo) == before
     return run

@@ -7,6 +7,7 @@ import gc
 import os
 import sys
 
+from subguard.cli import background, pydantic_plugins
 from subguard.cli.streams import escape_streams, flush_streams
 
 TYPE_CHECKING = False
@@ -19,20 +20,22 @@ if TYPE_CHECKING:
 _RUN_MODULES = ("subguard.cli.main", "subguard.cli.commands.check")
 
 
-def run(argv: Sequence[str]) -> int:
+def run(argv: Sequence[str], answer: Callable[[int], None] | None = None) -> int:
     """The exit code of `subguard ARGV...`; `check` runs are replayed (`subguard.scan.runmemo`) or
-    recorded (`subguard.scan.runrecord`)."""
+    recorded (`subguard.scan.runrecord`), `answer` as `check_here` takes it. Every run but
+    `--version` first waits for an earlier run's caches to be written (`subguard.cli.background`)."""
     escape_streams()
     if list(argv) == ["--version"]:  # what click's version option prints, without loading click
         from subguard import __version__
 
         print(f"subguard, version {__version__}")
         return 0
+    background.wait()
     if list(argv[:1]) != ["check"]:
         from subguard.cli.main import main
 
         return main(argv)
-    return check_here(argv)
+    return check_here(argv, answer=answer)
 
 
 def check_here(argv: Sequence[str], served: bool = False, answer: Callable[[int], None] | None = None) -> int:
@@ -88,10 +91,13 @@ def check_here(argv: Sequence[str], served: bool = False, answer: Callable[[int]
 
 
 def main() -> None:
+    pydantic_plugins.skip_lookup()  # this process is subguard's: its models need no plugin lookup
     argv = sys.argv[1:]
     if argv[:1] == ["check"]:
         gc.disable()  # a short run: its scan and judging pause the collector anyway (`limits.gc_paused`)
-        leave(run(argv))  # and no collection catches up on what they allocated, nor does a teardown
+        # and no collection catches up on what they allocated, nor does a teardown; its caches are
+        # written by a fork once its report is out (`subguard.cli.background`)
+        leave(run(argv, answer=background.answer))
     sys.exit(run(argv))
 
 

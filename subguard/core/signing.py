@@ -9,6 +9,10 @@ from __future__ import annotations
 
 import os
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
 try:  # hashlib would load OpenSSL (~10 ms) for a MAC the interpreter has built in
     from _blake2 import blake2b
 except ImportError:  # pragma: no cover - an interpreter built without it
@@ -23,9 +27,10 @@ _FAMILY = b"subguard-cache-v"
 TAG_SIZE = 32
 
 
-def cache_home() -> str:
-    """`$XDG_CACHE_HOME/subguard` (default `~/.cache/subguard`): per user, outside every scanned repo."""
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+def cache_home(environ: Mapping[str, str] = os.environ) -> str:
+    """`$XDG_CACHE_HOME/subguard` (default `~/.cache/subguard`): per user, outside every scanned repo
+    (`environ`: of another process, which a test starts)."""
+    base = environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return os.path.join(base, "subguard")
 
 

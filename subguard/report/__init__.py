@@ -114,17 +114,25 @@ def render(name: str, findings: Sequence[Finding], docs: Mapping[str, RuleDoc], 
 
 def root_of(location: Location, ctx: ReportContext) -> Root | None:
     """The scan root a location belongs to (by repo name; the first root when the repo is not set)."""
-    for root in ctx.roots:
-        if root.repo == location.repo:
+    return _root_named(location.repo, ctx.roots)
+
+
+def _root_named(repo: str, roots: tuple[Root, ...]) -> Root | None:
+    for root in roots:
+        if root.repo == repo:
             return root
-    return ctx.roots[0] if ctx.roots else None
+    return roots[0] if roots else None
 
 
 def root_prefix(root: Root | None, ctx: ReportContext) -> str | None:
     """POSIX path of a root relative to the workdir ('' for the workdir itself); None when outside it."""
-    if root is None or not ctx.workdir:
+    return _prefix(root, ctx.workdir)
+
+
+def _prefix(root: Root | None, workdir: str) -> str | None:
+    if root is None or not workdir:
         return ""
-    return _relative(root.path, ctx.workdir)
+    return _relative(root.path, workdir)
 
 
 @functools.lru_cache(maxsize=256)
@@ -139,7 +147,11 @@ def _relative(path: str, workdir: str) -> str | None:
 
 def foreign(location: Location, ctx: ReportContext) -> bool:
     """A location of a repository that is none of the roots (a member from the org map)."""
-    return bool(location.repo and ctx.roots and all(r.repo != location.repo for r in ctx.roots))
+    return _foreign(location.repo, ctx.roots)
+
+
+def _foreign(repo: str, roots: tuple[Root, ...]) -> bool:
+    return bool(repo and roots and all(r.repo != repo for r in roots))
 
 
 def display_path(location: Location, ctx: ReportContext) -> str:
@@ -150,13 +162,12 @@ def display_path(location: Location, ctx: ReportContext) -> str:
 
 @functools.lru_cache(maxsize=4096)  # a report cites the same few hundred paths in many messages
 def _display(path: str, repo: str, roots: tuple[Root, ...], workdir: str) -> str:
-    if PurePosixPath(path).is_absolute():  # e.g. a config file outside every root
+    if path.startswith("/"):  # e.g. a config file outside every root
         return path
-    location, ctx = Location(path=path, repo=repo), ReportContext(roots=roots, workdir=workdir)
-    if foreign(location, ctx):
+    if _foreign(repo, roots):
         return f"{repo}:{path}"
-    root = root_of(location, ctx)
-    prefix = root_prefix(root, ctx)
+    root = _root_named(repo, roots)
+    prefix = _prefix(root, workdir)
     if prefix is None:
         assert root is not None
         return (PurePosixPath(Path(root.path).resolve().as_posix()) / path).as_posix()
