@@ -80,8 +80,11 @@ def answer(code: int) -> None:
         return
     flush_streams()  # before the fork: nothing buffered is written twice (the streams a run records,
     for stream in (sys.__stdout__, sys.__stderr__):  # and those they write to)
-        if stream is not None:
-            stream.flush()
+        try:
+            if stream is not None:
+                stream.flush()
+        except (OSError, ValueError):  # a reader that went away (`| head`), a closed stream
+            pass
     try:
         pid = os.fork()
     except OSError:
