@@ -109,8 +109,9 @@ def _replayed(proc: _Run) -> bool:
 
 
 def _at_once(proc: _Run) -> bool:
-    """Replayed before the engine loaded."""
-    return proc.replayed and "subguard.rules.engine" not in proc.stderr
+    """Replayed from the record alone: no parse was made ahead to confirm it (`subguard.scan.ahead`,
+    which forks the child that parses, never loaded), nor the engine loaded."""
+    return proc.replayed and "subguard.scan.ahead" not in proc.stderr and "subguard.rules.engine" not in proc.stderr
 
 
 def _recorded(repo: Path) -> _Run:

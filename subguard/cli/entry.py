@@ -16,8 +16,18 @@ if TYPE_CHECKING:
     from typing import NoReturn
 
 
-# what a run loads first: imported while the parses that may confirm a replay are made (`check_here`)
-_RUN_MODULES = ("subguard.cli.main", "subguard.cli.commands.check")
+# what a run loads first, in steps of 10-150 ms: imported while the parses that may confirm a replay
+# are made, until they are in (`check_here`)
+_RUN_MODULES = (
+    "click",
+    "pydantic.main",
+    "subguard.core.model",
+    "subguard.core.config",
+    "subguard.scan.extraction",
+    "subguard.rules.judge",
+    "subguard.cli.main",
+    "subguard.cli.commands.check",
+)
 
 
 def run(argv: Sequence[str], answer: Callable[[int], None] | None = None) -> int:
@@ -32,9 +42,14 @@ def run(argv: Sequence[str], answer: Callable[[int], None] | None = None) -> int
         return 0
     background.wait()
     if list(argv[:1]) != ["check"]:
+        from subguard.cli import dataclass_code
         from subguard.cli.main import main
 
-        return main(argv)
+        dataclass_code.install()
+        try:
+            return main(argv)
+        finally:
+            dataclass_code.save()
     return check_here(argv, answer=answer)
 
 
@@ -61,14 +76,18 @@ def check_here(argv: Sequence[str], served: bool = False, answer: Callable[[int]
         from subguard.cli.resident import client
 
         client.start_server()  # for the next run: this one does not wait for it
+    from subguard.cli import dataclass_code
     from subguard.core import afterwards
     from subguard.scan import ahead, runrecord
 
+    dataclass_code.install()  # before the fork below: the child makes libcst's classes of that code too
     ahead.start(runmemo.CHANGED)  # the edited consumer files, parsed on the other core meanwhile
-    if runmemo.PENDING:  # a replay those parses may confirm: the run loads meanwhile, then asks them
+    if runmemo.PENDING:  # a replay those parses may confirm: the run loads until they are in, then asks
         import importlib
 
         for module in _RUN_MODULES:
+            if ahead.answered(0):
+                break  # a confirmed replay needs none of them, a run that is not imports them itself
             importlib.import_module(module)
         parsed = ahead.answered(ahead.CONFIRM_SECONDS)
         confirmed = runmemo.confirm(ahead.parse_digest if parsed else lambda *_: None)
@@ -83,6 +102,7 @@ def check_here(argv: Sequence[str], served: bool = False, answer: Callable[[int]
             if answer is not None:
                 answer(code)
             for_the_next_run()  # the caches, and what the run memo needs besides its listings
+            dataclass_code.save(warm=ahead.IMPORTS)
     finally:
         ahead.forget()
     if recorder is not None:

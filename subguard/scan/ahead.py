@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
     from typing import Any
 
+IMPORTS = ("subguard.extract.python.parse",)  # what the child imports (`_parse`), libcst with it
 MOST_FILES = 8  # an edit larger than this is a bulk change: the extractor's own pool parses it
 KIND = "python"  # the extractor whose full parses are taken ahead, and its memo kind
 CONFIRM_SECONDS = 2.0  # how long a replay waits for the parses that may confirm it (`answered`)
@@ -60,7 +61,7 @@ def _parse(jobs: Sequence[tuple[str, bytes]]) -> list[tuple[str, str, float, byt
     import pickle
     import time
 
-    from subguard.extract.python.parse import parse_full
+    from subguard.extract.python.parse import parse_full  # IMPORTS
 
     out: list[tuple[str, str, float, bytes]] = []
     for path, data in jobs:
