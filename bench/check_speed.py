@@ -52,10 +52,12 @@ ENV: dict[str, str] = dict(os.environ)
 
 # what an unchanged run cannot do without: list the root as the run memo compares it (`runmemo.root_listing`)
 LISTING = "import sys; from subguard.scan import runmemo; runmemo.root_listing(sys.argv[1])"
-# what an edited consumer file's run cannot do without besides: its parse (libcst's import and the
-# Python extractor's parse of its bytes), whichever core it runs on
+# what an edited consumer file's run cannot do without besides: its parse (libcst's import, its
+# classes made of the code earlier runs kept as the run's own child makes them, and the Python
+# extractor's parse of its bytes), whichever core it runs on
 PARSED = (
     LISTING
+    + "; from subguard.cli import dataclass_code; dataclass_code.install()"
     + "; from subguard.extract.python.parse import parse_full; parse_full(sys.argv[2], open(sys.argv[2], 'rb').read())"
 )
 
