@@ -9,7 +9,8 @@ import pytest
 from subguard.core.config import Config
 from subguard.core.model import ClientFamily, Consumer, Deployment, FileStatus, Location, Value
 from subguard.extract.base import ExtractResult, RepoContext, SourceFile
-from subguard.extract.manifests.extractor import EXTRACTOR, NOT_A_MANIFEST, TEMPLATE_REASON
+from subguard.extract.manifests.extractor import EXTRACTOR, NOT_A_MANIFEST, SCHEMAS_REASON, TEMPLATE_REASON
+from subguard.extract.manifests.yaml_docs import without_schemas
 
 ROOT = Path(__file__).resolve().parents[1] / "fixtures" / "deploy" / "manifests"
 
@@ -172,3 +173,71 @@ def test_python_tag_in_a_manifest_is_loaded_inert(tmp_path: Path) -> None:
     ctx = RepoContext(root=str(tmp_path), repo="fx", config=Config(), paths=frozenset({"cm.yaml"}), read=lambda p: None)
     EXTRACTOR.extract([SourceFile("cm.yaml", text.encode())], ctx)
     assert not marker.exists()
+
+
+# an operator's install file, as they are published: its custom resources' schemas, then the operator
+OPERATOR = """# CRDs first, then the operator itself
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: brokers.rocketmq.apache.org
+spec:
+  group: rocketmq.apache.org
+  names: {kind: Broker, plural: brokers}
+  versions:
+    - name: v1alpha1
+      schema:
+        openAPIV3Schema:
+          type: object
+          properties:
+            spec:
+\t\t\t\ttype: object
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: rocketmq-operator
+  namespace: ops
+spec:
+  replicas: 1
+  template:
+    spec:
+      containers:
+        - name: operator
+          image: apacherocketmq/rocketmq-operator:0.3.0
+"""
+
+
+def _extract(tmp_path: Path, name: str, text: str) -> ExtractResult:
+    ctx = RepoContext(root=str(tmp_path), repo="fx", config=Config(), paths=frozenset({name}), read=lambda p: None)
+    return EXTRACTOR.extract([SourceFile(name, text.encode())], ctx)
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+def test_custom_resource_schemas_are_not_parsed(tmp_path: Path, newline: str) -> None:
+    # the schema's tab-indented line is invalid YAML: the file would fail if that document were parsed
+    result = _extract(tmp_path, "deploy/operator.yaml", OPERATOR.replace("\n", newline))
+    assert [(d.name, d.location.line) for d in result.deployments] == [("rocketmq-operator", 28)]
+    assert result.files == ()
+    schema_alone = OPERATOR.split("---")[0]
+    result = _extract(tmp_path, "crds.yaml", schema_alone + "---\n" + schema_alone)
+    assert [(r.path, r.status, r.reason) for r in result.files] == [("crds.yaml", FileStatus.SKIPPED, SCHEMAS_REASON)]
+    assert result.deployments == ()
+
+
+def test_without_schemas_keeps_every_other_document_and_line() -> None:
+    crd = "apiVersion: v1\nkind: 'CustomResourceDefinition'  # the schema\nspec:\n  x: [1\n"
+    deployment = "kind: Deployment\nmetadata: {name: a}\n"
+    for text in (crd + "---\n" + deployment, crd + "...\n---\n" + deployment, deployment + "--- # next\n" + crd):
+        out, blanked = without_schemas(text)
+        assert blanked == 1 and out.count("\n") == text.count("\n") and deployment in out
+        assert "CustomResourceDefinition" not in out and "x: [1" not in out
+    untouched = [
+        "spec:\n  kind: CustomResourceDefinition\n",  # not a document's own kind
+        "--- !!map\nkind: CustomResourceDefinition\n",  # a document that starts on its marker line
+        "{kind: CustomResourceDefinition}\n",  # flow style: the loader reads it
+        "kind: CustomResourceDefinition\rspec: 1\r",  # lone CRs: line breaks the split would not see
+        "kind: CustomResourceDefinitionList\n",
+    ]
+    for text in untouched:
+        assert without_schemas(text) == (text, 0)

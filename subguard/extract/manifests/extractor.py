@@ -14,6 +14,10 @@ not rendered", and one SG901 note per chart says its facts are missing, only whe
 describes a container and a consumer of the repo could run in it (its model is BROADCASTING or
 unknown: only SG301/SG302 judge deployments).
 
+A document whose top-level `kind` is `CustomResourceDefinition` (the OpenAPI schema of a custom
+resource, often megabytes: an operator's install file) is not parsed (`yaml_docs.without_schemas`);
+a file of nothing else is SKIPPED with that reason.
+
 A file is FAILED (SG901, at the first line named) when its YAML breaks off or a workload in it has
 wrong-typed nodes (`manifest_shape`); the reason names each, `line N: Deployment 'x': spec is an int,
 expected a mapping` (SKIPPED instead when the file holds `{{ }}`, whose rendering would explain
@@ -44,7 +48,7 @@ from subguard.deploy.service import is_dockerfile_path, service_for
 from subguard.extract import NEEDLES
 from subguard.extract.base import ExtractResult, RepoContext, SourceFile
 from subguard.extract.manifests import compose, docker, helm, helm_render, k8s, shape
-from subguard.extract.manifests.yaml_docs import Document, as_map, load_documents
+from subguard.extract.manifests.yaml_docs import Document, as_map, load_documents, without_schemas
 
 NAME = "manifests"
 TEMPLATE_RULE = "SG901"
@@ -55,6 +59,7 @@ DEFAULT_VALUES = frozenset({"values.yaml", "values.yml"})
 TEMPLATE_SYNTAX_REASON = "template syntax ({{ }}), not rendered"
 # Words that make a skipped template matter: it describes a container whose facts SG301/SG302 need.
 NOT_A_MANIFEST = "YAML without kind or services (not a manifest)"
+SCHEMAS_REASON = "CustomResourceDefinition documents only (schemas of custom resources, not workloads)"
 _MANIFEST_MARKS = (b"kind", b"services")
 _TEMPLATE_RELEVANT = (b"containers:", b"-D", b"JAVA_OPTS", b"JAVA_TOOL_OPTIONS", b"volumeMounts", b"rocketmq")
 
@@ -130,9 +135,13 @@ class ManifestsExtractor:
                 continue
             try:
                 with time_budget(repo.config.parse_timeout):
+                    text, schemas = without_schemas(text)
                     docs, failure = load_documents(text)
             except ParseTimeout as exc:
                 records.append(_record(f.path, FileStatus.FAILED, str(exc)))
+                continue
+            if schemas and not docs and failure is None:
+                records.append(_record(f.path, FileStatus.SKIPPED, SCHEMAS_REASON))
                 continue
             if failure is not None and templated:
                 records.append(_record(f.path, FileStatus.SKIPPED, f"{TEMPLATE_SYNTAX_REASON} (line {failure.line})"))

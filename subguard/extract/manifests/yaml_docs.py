@@ -6,6 +6,7 @@ scalars only (unknown tags stay inert data, nothing is instantiated).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -13,6 +14,48 @@ from ruamel.yaml import YAML
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
 from subguard.core.yamlsafe import safe_yaml
+
+# a line that starts or ends a document (YAML forbids either at the start of a line of content)
+_DOC_MARK = re.compile(r"(?:---|\.\.\.)(?:[ \t]|$)")
+_BARE_MARK = re.compile(r"(?:---|\.\.\.)[ \t]*(?:#.*)?")
+# a document's top-level kind, in block style: a CustomResourceDefinition is the schema of a custom
+# resource (an OpenAPI document, often megabytes), never a workload, a ConfigMap or a compose file
+SCHEMA_KIND = "CustomResourceDefinition"
+_SCHEMA_LINE = re.compile(r"kind:[ \t]*([\"']?)CustomResourceDefinition\1[ \t]*(?:#.*)?")
+
+
+def without_schemas(text: str) -> tuple[str, int]:
+    """`text` with each document whose top-level `kind` is `CustomResourceDefinition` left blank (its
+    lines kept, empty, so every other document keeps its line numbers), and how many were. A
+    document that starts on its `---` line, or a file whose line breaks are not `\n`, is left as it
+    is: the loader reads it."""
+    if SCHEMA_KIND not in text or "\r" in text.replace("\r\n", ""):  # lone CRs: line breaks of their own
+        return text, 0
+    lines = text.split("\n")
+    out: list[str] = []
+    doc: list[str] = []
+    bare = True  # the document began at the start of the file or after a bare marker
+    blanked = 0
+
+    def flush() -> None:
+        nonlocal blanked
+        if bare and any(_SCHEMA_LINE.fullmatch(line[:-1] if line.endswith("\r") else line) for line in doc):
+            out.extend("" for _ in doc)
+            blanked += 1
+        else:
+            out.extend(doc)
+        doc.clear()
+
+    for line in lines:
+        content = line[:-1] if line.endswith("\r") else line
+        if _DOC_MARK.match(content):
+            flush()
+            out.append(line)
+            bare = _BARE_MARK.fullmatch(content) is not None
+        else:
+            doc.append(line)
+    flush()
+    return "\n".join(out), blanked
 
 
 class YamlFailure(Exception):
