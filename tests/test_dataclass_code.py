@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -144,18 +145,40 @@ def test_a_file_not_signed_with_the_users_key_is_a_miss(tmp_path: Path, shapes: 
     assert isinstance(kept["hits"], int) and kept["hits"] > 0 and kept["code"] == plain["code"]
 
 
-def test_a_console_check_keeps_libcsts_classes_for_the_child_that_parses_ahead(tmp_path: Path) -> None:
+def test_a_console_check_keeps_libcsts_classes_for_the_child_that_parses_ahead(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     repo = tmp_path / "repo"
     repo.mkdir()
-    (repo / "consumer.py").write_text(
+    consumer = (
         "from rocketmq.client import PushConsumer\nc = PushConsumer('GID_A')\nc.subscribe('orders', print, 'TagA')\n"
     )
-    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "xdg"), "NO_COLOR": "1"}
+    (repo / "consumer.py").write_text(consumer)
+    env = {**os.environ, "NO_COLOR": "1"}
     env.pop("SUBGUARD_CACHE_DIR", None)
-    for _ in range(2):
+
+    def check() -> None:
         cmd = [sys.executable, "-m", "subguard", "check", ".", "--format", "json"]
         proc = subprocess.run(cmd, cwd=repo, capture_output=True, text=True, timeout=120, env=env, check=False)
         assert proc.returncode == 0, proc.stderr[-3000:]
         settle(env)
+
+    time.sleep(0.3)  # past the run memo's racy window: the run is recorded, the edit below is seen
+    check()  # parses the file itself: libcst's classes are kept with the run's own, and noted so
+    noted = dataclass_code._note("subguard.extract.python.parse")
+    assert noted in dataclass_code._load(dataclass_code.path())
     kept = _run(tmp_path, "kept", "libcst")
     assert isinstance(kept["hits"], int) and kept["hits"] > 500  # every node class of libcst's tree
+    # as after an interpreter upgrade: no file for this build, while the content cache holds the
+    # file's parse (the run imports no libcst, and forks no child: nothing to keep for it)
+    Path(dataclass_code.path()).unlink()
+    check()
+    assert noted not in dataclass_code._load(dataclass_code.path())
+    time.sleep(0.3)
+    (repo / "consumer.py").write_text(consumer.replace("TagA", "TagB"))
+    time.sleep(0.3)
+    check()  # the edited file is parsed by the child: the run's fork imports libcst to keep its classes
+    assert noted in dataclass_code._load(dataclass_code.path())
+    kept = _run(tmp_path, "kept", "libcst")
+    assert isinstance(kept["hits"], int) and kept["hits"] > 500

@@ -44,6 +44,7 @@ _KNOWN: dict[bytes, bytes] = {}  # digest of the source text -> marshalled code,
 _NEW: dict[bytes, CodeType] = {}  # what this process compiled
 _installed = False
 _hits = 0  # methods made from code read from the file
+_before: frozenset[str] = frozenset()  # the modules imported before `install`: their classes were not seen
 
 
 def path() -> str:
@@ -96,35 +97,39 @@ def _exec(source: Any, /, *args: Any, **kwargs: Any) -> None:
 
 def install() -> None:
     """Read this build's file and give `dataclasses` the `exec` above (once per process)."""
-    global _installed
+    global _installed, _before
     if _installed:
         return
     _installed = True
+    _before = frozenset(sys.modules)
     import dataclasses
 
     _KNOWN.update(_load(path()))
     dataclasses.exec = _exec  # type: ignore[attr-defined]
 
 
-def save(warm: Sequence[str] = ()) -> None:
-    """Add what this process compiled to this build's file. Each module of `warm` (what another
-    process of the run imports: libcst, in the child that parses ahead) is imported here first, once
-    per build (the file notes it), so that its classes are in the file too. A cache is an
-    optimisation: a file that cannot be written is left as it is."""
-    if not _NEW and not warm:
+def save(modules: Sequence[str] = (), fetch: bool = False) -> None:
+    """Add what this process compiled to this build's file, and note each of `modules` (what another
+    process of the run imports: libcst, in the child that parses ahead) as in it once its classes
+    are: when this process imported it since `install`, or, with `fetch` (that process ran, without
+    them), by importing it here. A cache is an optimisation: a file that cannot be written is left
+    as it is."""
+    unseen = [name for name in modules if _note(name) not in _KNOWN and name not in _before]
+    made = [name for name in unseen if name in sys.modules or fetch]
+    if not _NEW and not made:
         return
     file = path()
     table = _load(file)
     noted = False
-    for name in warm:
-        note = _digest(f"imported {name}")  # never the digest of a method's source text
-        if note not in table:
-            importlib.import_module(name)
-            table[note] = b""
+    for name in made:
+        if _note(name) not in table:
+            importlib.import_module(name)  # its classes: compiled now into `_NEW`, or earlier in this run
+            table[_note(name)] = b""
             noted = True
     fresh = {key: code for key, code in _NEW.items() if key not in table}
     _NEW.clear()
     if not fresh and not noted:  # nothing the file lacks (a resident server's other runs wrote it)
+        _KNOWN.update(table)
         return
     table.update({key: marshal.dumps(code) for key, code in fresh.items()})
     try:
@@ -133,6 +138,12 @@ def save(warm: Sequence[str] = ()) -> None:
     except OSError:
         return
     _KNOWN.update(table)
+
+
+def _note(module: str) -> bytes:
+    """The key under which the file notes that `module`'s classes are in it (the digest of no
+    method's source text)."""
+    return _digest(f"imported {module}")
 
 
 def hits() -> int:

@@ -102,7 +102,7 @@ def check_here(argv: Sequence[str], served: bool = False, answer: Callable[[int]
             if answer is not None:
                 answer(code)
             for_the_next_run()  # the caches, and what the run memo needs besides its listings
-            dataclass_code.save(warm=ahead.IMPORTS)
+            dataclass_code.save(ahead.IMPORTS, fetch=ahead.forked())  # the classes the child makes, too
     finally:
         ahead.forget()
     if recorder is not None:

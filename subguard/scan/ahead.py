@@ -34,13 +34,14 @@ CONFIRM_SECONDS = 2.0  # how long a replay waits for the parses that may confirm
 _MISSING: Any = object()
 _pending: treestamp.Pending | None = None
 _answers: dict[tuple[str, str], tuple[float, bytes]] | None = None
+_forked = False  # whether this process forked a child that parses (`forked`)
 
 
 def start(changed: Mapping[str, tuple[Sequence[str], Mapping[str, str], int]]) -> None:
     """Fork the child that parses, for each root (its folder -> the entries that changed, the
     extractor that parsed each file last time and the size limit), the changed files the Python
     extractor parsed that are still regular files within the limit."""
-    global _pending
+    global _pending, _forked
     forget()
     jobs: list[tuple[str, bytes]] = []
     for top, (paths, parsed, most) in changed.items():
@@ -52,6 +53,7 @@ def start(changed: Mapping[str, tuple[Sequence[str], Mapping[str, str], int]]) -
                 jobs.append((rel, data))
     if jobs:
         _pending = treestamp.in_child(lambda: _parse(jobs))
+        _forked = True
 
 
 def _parse(jobs: Sequence[tuple[str, bytes]]) -> list[tuple[str, str, float, bytes]]:
@@ -112,6 +114,11 @@ def parse_digest(path: str, digest: str) -> str | None:
     from hashlib import sha1
 
     return sha1(answer[1]).hexdigest()
+
+
+def forked() -> bool:
+    """Whether this process has forked a child that parses (which imported `IMPORTS`, not this one)."""
+    return _forked
 
 
 def missing(value: object) -> bool:
