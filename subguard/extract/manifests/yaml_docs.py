@@ -27,8 +27,8 @@ _SCHEMA_LINE = re.compile(r"kind:[ \t]*([\"']?)CustomResourceDefinition\1[ \t]*(
 def without_schemas(text: str) -> tuple[str, int]:
     """`text` with each document whose top-level `kind` is `CustomResourceDefinition` left blank (its
     lines kept, empty, so every other document keeps its line numbers), and how many were. A
-    document that starts on its `---` line, or a file whose line breaks are not `\n`, is left as it
-    is: the loader reads it."""
+    document that starts on its `---` line, a flow-style one, or a file with lone-CR line breaks is
+    left as it is: the loader reads it."""
     if SCHEMA_KIND not in text or "\r" in text.replace("\r\n", ""):  # lone CRs: line breaks of their own
         return text, 0
     lines = text.split("\n")
