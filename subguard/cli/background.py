@@ -20,7 +20,6 @@ still writes) or cannot fork writes its own caches before it ends, as before.
 from __future__ import annotations
 
 import os
-import sys
 import time
 
 from subguard.cli.streams import flush_streams
@@ -78,13 +77,7 @@ def answer(code: int) -> None:
     except OSError:
         os.close(fd)
         return
-    flush_streams()  # before the fork: nothing buffered is written twice (the streams a run records,
-    for stream in (sys.__stdout__, sys.__stderr__):  # and those they write to)
-        try:
-            if stream is not None:
-                stream.flush()
-        except (OSError, ValueError):  # a reader that went away (`| head`), a closed stream
-            pass
+    flush_streams()  # before the fork: nothing buffered is written twice (a run's recorded streams flush theirs)
     try:
         pid = os.fork()
     except OSError:

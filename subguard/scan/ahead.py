@@ -34,7 +34,7 @@ CONFIRM_SECONDS = 2.0  # how long a replay waits for the parses that may confirm
 _MISSING: Any = object()
 _pending: treestamp.Pending | None = None
 _answers: dict[tuple[str, str], tuple[float, bytes]] | None = None
-_forked = False  # whether this process forked a child that parses (`forked`)
+_forked = False  # whether this run forked a child that parses (`forked`)
 
 
 def start(changed: Mapping[str, tuple[Sequence[str], Mapping[str, str], int]]) -> None:
@@ -43,6 +43,7 @@ def start(changed: Mapping[str, tuple[Sequence[str], Mapping[str, str], int]]) -
     extractor parsed that are still regular files within the limit."""
     global _pending, _forked
     forget()
+    _forked = False
     jobs: list[tuple[str, bytes]] = []
     for top, (paths, parsed, most) in changed.items():
         for rel in paths:
@@ -117,7 +118,7 @@ def parse_digest(path: str, digest: str) -> str | None:
 
 
 def forked() -> bool:
-    """Whether this process has forked a child that parses (which imported `IMPORTS`, not this one)."""
+    """Whether the last `start` forked a child that parses (which imported `IMPORTS`, not this one)."""
     return _forked
 
 

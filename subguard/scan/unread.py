@@ -16,11 +16,12 @@ a branch or pre-commit stashing what is not staged brings back bytes a recent ru
 keeps, for each file an extractor parsed in full and took nothing else from, the digest of its bytes
 and of their parse, and those of the same file's last few contents (`with_earlier_prints`); an edit
 that gives bytes whose parse the record knows to be the recorded one (`same_parses`) leaves the memo
-standing. The parse of bytes no recent run parsed is not known without parsing them: that edit runs
-for real.
+standing. The parse of bytes no recent run parsed is not known without parsing them: `same_parses`
+names those files, and the memo stands once the parses made ahead confirm them
+(`subguard.scan.runmemo.confirm`, which then keeps the new bytes as known: `learnt`).
 
-Nothing is written back: a later run compares against the same recorded listing and reads the edited
-files again, so a second edit of one of them is never missed. Standard library only, like
+Nothing else is written back: a later run compares against the same recorded listing and reads the
+edited files again, so a second edit of one of them is never missed. Standard library only, like
 `subguard.scan.runmemo`, which loads this module.
 """
 

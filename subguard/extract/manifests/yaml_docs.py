@@ -39,7 +39,7 @@ def without_schemas(text: str) -> tuple[str, int]:
 
     def flush() -> None:
         nonlocal blanked
-        if bare and any(_SCHEMA_LINE.fullmatch(line[:-1] if line.endswith("\r") else line) for line in doc):
+        if bare and any(_SCHEMA_LINE.fullmatch(line.removesuffix("\r")) for line in doc):
             out.extend("" for _ in doc)
             blanked += 1
         else:
@@ -47,7 +47,7 @@ def without_schemas(text: str) -> tuple[str, int]:
         doc.clear()
 
     for line in lines:
-        content = line[:-1] if line.endswith("\r") else line
+        content = line.removesuffix("\r")
         if _DOC_MARK.match(content):
             flush()
             out.append(line)
